@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit statuses of ctxleak.
+const (
+	exitClean    = 0 // nothing retained, every expectation met
+	exitFindings = 1 // retention found, or an expectation not met
+	exitUsage    = 2 // bad flags, arguments or input
+)
+
+// exitError is an error that chooses the process exit status.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// findingsErrorf reports that the analysis found what it looks for
+// (retention, growth past a threshold, a scenario not as expected): exit 1.
+// The message is printed as the last line of output.
+func findingsErrorf(format string, args ...any) error {
+	return &exitError{code: exitFindings, err: fmt.Errorf(format, args...)}
+}
+
+// usageErrorf reports a bad flag, argument or input file: exit 2.
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// silentExit ends the process with code without printing anything more;
+// the command has already written its report.
+func silentExit(code int) error {
+	return &exitError{code: code}
+}
+
+// report prints err once, as "ctxleak: ...", and returns the exit status
+// for it. Errors that are not exitErrors (cobra's flag and argument errors,
+// unreadable files) are usage or input errors: exit 2.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitClean
+	}
+	code := exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(stderr, "ctxleak: %v\n", err)
+	return code
+}

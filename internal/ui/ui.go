@@ -1,0 +1,158 @@
+// Package ui renders ctxleak's terminal output: headings, verdicts and
+// tables, styled with lipgloss on a terminal and plain (no escape codes,
+// ASCII borders) when the output is piped, redirected or NO_COLOR is set.
+package ui
+
+import (
+	"io"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/mattn/go-isatty"
+	"github.com/muesli/termenv"
+)
+
+// Mode chooses between styled and plain output.
+type Mode int
+
+const (
+	// Auto styles output only when it goes to a terminal and NO_COLOR is unset.
+	Auto Mode = iota
+	// Plain never emits escape codes and draws tables with ASCII borders.
+	Plain
+	// Styled always emits colours and draws tables with rounded borders.
+	Styled
+)
+
+// ParseMode reads the value of a --color flag: "auto", "never" or "always".
+func ParseMode(s string) (Mode, bool) {
+	switch s {
+	case "auto", "":
+		return Auto, true
+	case "never", "plain":
+		return Plain, true
+	case "always", "styled":
+		return Styled, true
+	}
+	return Auto, false
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// Printer writes styled or plain text to one writer.
+type Printer struct {
+	w      io.Writer
+	r      *lipgloss.Renderer
+	styled bool
+}
+
+// NewPrinter returns a Printer for w. In Auto mode it styles output only if
+// w is a terminal and the NO_COLOR environment variable is empty.
+func NewPrinter(w io.Writer, mode Mode) *Printer {
+	styled := mode == Styled
+	if mode == Auto {
+		styled = IsTerminal(w) && os.Getenv("NO_COLOR") == ""
+	}
+	r := lipgloss.NewRenderer(w)
+	// Never let lipgloss query the terminal for its background colour: it
+	// can stall on terminals that do not answer.
+	r.SetHasDarkBackground(true)
+	if styled {
+		r.SetColorProfile(termenv.ANSI256)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return &Printer{w: w, r: r, styled: styled}
+}
+
+// Styled reports whether the printer emits colours and box-drawing borders.
+func (p *Printer) Styled() bool { return p.styled }
+
+// Writer returns the underlying writer.
+func (p *Printer) Writer() io.Writer { return p.w }
+
+// Print writes s followed by a newline, ignoring write errors as fmt.Println does.
+func (p *Printer) Print(s string) {
+	_, _ = io.WriteString(p.w, s+"\n")
+}
+
+func (p *Printer) paint(color string, bold bool, s string) string {
+	if !p.styled {
+		return s
+	}
+	st := p.r.NewStyle().Foreground(lipgloss.Color(color))
+	if bold {
+		st = st.Bold(true)
+	}
+	return st.Render(s)
+}
+
+// Heading styles a section title.
+func (p *Printer) Heading(s string) string { return p.paint("12", true, s) }
+
+// Good styles a passing verdict.
+func (p *Printer) Good(s string) string { return p.paint("10", true, s) }
+
+// Bad styles a failing verdict or an error.
+func (p *Printer) Bad(s string) string { return p.paint("9", true, s) }
+
+// Warn styles something that needs attention but is not a failure.
+func (p *Printer) Warn(s string) string { return p.paint("11", false, s) }
+
+// Faint styles secondary text such as explanations and hints.
+func (p *Printer) Faint(s string) string { return p.paint("8", false, s) }
+
+// Bold styles emphasised text.
+func (p *Printer) Bold(s string) string {
+	if !p.styled {
+		return s
+	}
+	return p.r.NewStyle().Bold(true).Render(s)
+}
+
+// Table describes a table to render. Cells may already be styled.
+type Table struct {
+	Headers []string
+	Rows    [][]string
+	// Right lists the columns (by index) to align right, such as numbers.
+	Right []int
+}
+
+// Table renders t: rounded borders when styled, ASCII borders when plain.
+func (p *Printer) Table(t Table) string {
+	right := make(map[int]bool, len(t.Right))
+	for _, c := range t.Right {
+		right[c] = true
+	}
+	border := lipgloss.ASCIIBorder()
+	borderStyle := p.r.NewStyle()
+	if p.styled {
+		border = lipgloss.RoundedBorder()
+		borderStyle = borderStyle.Foreground(lipgloss.Color("8"))
+	}
+	tb := table.New().
+		Border(border).
+		BorderStyle(borderStyle).
+		Headers(t.Headers...).
+		Rows(t.Rows...).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			st := p.r.NewStyle().Padding(0, 1)
+			if right[col] {
+				st = st.Align(lipgloss.Right)
+			}
+			if row == table.HeaderRow && p.styled {
+				st = st.Bold(true)
+			}
+			return st
+		})
+	return strings.TrimRight(tb.Render(), "\n")
+}
