@@ -15,8 +15,8 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	var b strings.Builder
 	switch {
 	case st.total > 0:
-		fmt.Fprintf(&b, "retain: %d of %d tracked values still alive after %s (%d GCs)\n",
-			len(alive), st.total, roundDuration(st.waited), st.gcs)
+		fmt.Fprintf(&b, "retain: %d of %d tracked values still alive after %s (%s)\n",
+			len(alive), st.total, roundDuration(st.waited), plural(st.gcs, "GC"))
 	default:
 		fmt.Fprintf(&b, "retain: %d tracked values still alive\n", len(alive))
 	}
@@ -31,6 +31,7 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 		fmt.Fprintf(&b, "no heap dump: %v\n", err)
 		return strings.TrimSuffix(b.String(), "\n")
 	}
+	explained := false
 	if explain != nil {
 		rep, err := explain(d.path, d.binary, alive)
 		if err != nil {
@@ -38,6 +39,7 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 		} else {
 			b.WriteString(strings.TrimSuffix(rep, "\n"))
 			b.WriteByte('\n')
+			explained = true
 		}
 	}
 	fmt.Fprintf(&b, "heap dump: %s\n", d.path)
@@ -46,7 +48,7 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	if d.binary != "" {
 		fmt.Fprintf(&b, "binary: %s\n", d.binary)
 	}
-	if explain == nil {
+	if !explained {
 		fmt.Fprintf(&b, "run: ctxleak holders %s\n", d.path)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
@@ -74,4 +76,11 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Microsecond)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
