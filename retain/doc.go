@@ -26,7 +26,10 @@
 // closure of a func. The tracker holds no strong reference and so never
 // keeps a value alive itself. A weak pointer reads nil as soon as the GC has
 // found its object unreachable, so the check does not depend on cleanup or
-// finalizer goroutines running in time. An interior pointer (to a field or an
+// finalizer goroutines running in time; the back-off gives goroutines,
+// cleanups and finalizers that free a value later the time to run. A value
+// with a finalizer (runtime.SetFinalizer) counts as freed once its finalizer
+// is queued, even if the finalizer then stores it again. An interior pointer (to a field or an
 // element) tracks the whole allocation that contains it.
 //
 // # What cannot be tracked

@@ -163,6 +163,9 @@ func (tr *Tracker) wait(ctx context.Context) ([]Tracked, waitStats, error) {
 	start := time.Now()
 	deadline := start.Add(tr.opts.timeout)
 	st := waitStats{total: tr.count()}
+	if st.total == 0 {
+		return nil, st, nil
+	}
 	backoff := minBackoff
 	var timer *time.Timer
 	for {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -261,4 +262,27 @@ func TestParallelTrackers(t *testing.T) {
 		t.Errorf("%d copies of the binary kept, want 1", kept)
 	}
 	runtime.KeepAlive(held)
+}
+
+// TestReleaseAfterLateCleanup frees the tracked value from a cleanup of
+// another object: the cleanup runs on a cleanup goroutine some time after
+// the GC that queued it, and only then can a later GC free the value.
+func TestReleaseAfterLateCleanup(t *testing.T) {
+	tb := &recordingTB{name: t.Name()}
+	tr := retain.New(tb, retain.NoDump())
+	armLateCleanup(tr)
+	if !tr.AssertReleased() {
+		t.Errorf("value freed by a late cleanup counted as retained:\n%s", tb.text())
+	}
+}
+
+var lateHeld sync.Map
+
+//go:noinline
+func armLateCleanup(tr *retain.Tracker) {
+	body := make([]byte, 4096)
+	tr.Track(body, "freed by a cleanup")
+	lateHeld.Store("k", body)
+	owner := new([64]byte)
+	runtime.AddCleanup(owner, func(k string) { lateHeld.Delete(k) }, "k")
 }
