@@ -82,8 +82,14 @@
 // process, so a dump holds the whole heap, other tests' objects included,
 // and a value that another parallel test still holds counts as alive: that
 // test is a real holder. A value tracked by two Trackers is judged by each.
-// Not supported: testing/synctest bubbles (the back-off and the timeout
-// would run on the bubble's fake clock).
+//
+// Inside a testing/synctest bubble the back-off and the timeout run on the
+// bubble's fake clock, so the wait takes no real time once the bubble is
+// idle. The verdicts on the patterns in this package's tests are the same as
+// outside; but a value freed only by something outside the bubble (a
+// cleanup or finalizer, which run outside it, or another goroutine) may be
+// reported alive, and a bubble timer shorter than the timeout fires during
+// the wait.
 //
 // # Allocation sites
 //
