@@ -286,3 +286,21 @@ func armLateCleanup(tr *retain.Tracker) {
 	owner := new([64]byte)
 	runtime.AddCleanup(owner, func(k string) { lateHeld.Delete(k) }, "k")
 }
+
+// TestReportForPrograms checks the report a program gets from a Tracker
+// made by NewTracker: the same list and dump as a test failure.
+func TestReportForPrograms(t *testing.T) {
+	dir := t.TempDir()
+	tr := retain.NewTracker(retain.Timeout(0), retain.DumpDir(dir))
+	held := make([]byte, 4096)
+	tr.Track(held, "cache entry")
+	alive, _ := tr.Released(context.Background())
+	msg := tr.Report(alive)
+	runtime.KeepAlive(held)
+	for _, want := range []string{"retain: 1 tracked values still alive\n", `"cache entry" []uint8, 4.0 KiB at 0x`, "heap dump: " + dir} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("report lacks %q:\n%s", want, msg)
+		}
+	}
+	checkDumps(t, dir, 1)
+}
