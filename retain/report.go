@@ -18,7 +18,7 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 		fmt.Fprintf(&b, "retain: %d of %d tracked values still alive after %s (%s)\n",
 			len(alive), st.total, roundDuration(st.waited), plural(st.gcs, "GC"))
 	default:
-		fmt.Fprintf(&b, "retain: %d tracked values still alive\n", len(alive))
+		fmt.Fprintf(&b, "retain: %s still alive\n", plural(len(alive), "tracked value"))
 	}
 	listAlive(&b, alive)
 

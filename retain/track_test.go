@@ -297,7 +297,7 @@ func TestReportForPrograms(t *testing.T) {
 	alive, _ := tr.Released(context.Background())
 	msg := tr.Report(alive)
 	runtime.KeepAlive(held)
-	for _, want := range []string{"retain: 1 tracked values still alive\n", `"cache entry" []uint8, 4.0 KiB at 0x`, "heap dump: " + dir} {
+	for _, want := range []string{"retain: 1 tracked value still alive\n", `"cache entry" []uint8, 4.0 KiB at 0x`, "heap dump: " + dir} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("report lacks %q:\n%s", want, msg)
 		}
