@@ -1,0 +1,99 @@
+// Package retain makes a test fail when a tracked value outlives its request.
+//
+// Track the values a request should free, run the code, then assert that
+// they are gone:
+//
+//	func TestUpload(t *testing.T) {
+//		tr := retain.New(t)
+//		body := make([]byte, 50<<20)
+//		tr.Track(body, "request body")
+//		handle(ctx, body)
+//		tr.AssertReleased()
+//	}
+//
+// AssertReleased runs the garbage collector and checks again with back-off
+// until every tracked value is freed (it returns at the first moment they
+// all are) or the timeout passes (2 s by default, see [Timeout]). If
+// something is still alive it writes a heap dump of the process, keeps it,
+// and fails the test with a report that names each value still alive and
+// where the dump is, so that `ctxleak holders` can say who holds it.
+//
+// # How values are tracked
+//
+// Track keeps a weak pointer ([weak.Pointer]) to the heap object behind the
+// value: the pointed-to value for a pointer, the backing array of a slice,
+// the bytes of a string, the runtime's header of a map or channel, the
+// closure of a func. The tracker holds no strong reference and so never
+// keeps a value alive itself. A weak pointer reads nil as soon as the GC has
+// found its object unreachable, so the check does not depend on cleanup or
+// finalizer goroutines running in time; the back-off gives goroutines,
+// cleanups and finalizers that free a value later the time to run. A value
+// with a finalizer (runtime.SetFinalizer) counts as freed once its finalizer
+// is queued, even if the finalizer then stores it again. An interior pointer (to a field or an
+// element) tracks the whole allocation that contains it.
+//
+// # What cannot be tracked
+//
+// Track refuses, with an error that says why, values that the runtime can
+// never report as freed, instead of failing later with a false leak:
+//   - nil pointers, slices, maps, channels and funcs, and empty strings;
+//   - zero-size values, which all share one address;
+//   - pointer-free values under 16 bytes (a *int64, a 10-byte string): the
+//     tiny allocator packs several of them into one 16-byte block, which is
+//     freed only when all of them are. A value is taken to be tiny when its
+//     type has no pointers and its size (the pointed-to type, cap*elem for a
+//     slice, len for a string) is under 16 bytes; a small field of a larger
+//     allocation is refused too, track the allocation instead;
+//   - memory outside the Go heap: globals, values the linker allocated
+//     (var p = &T{...} at package level), string literals, functions and
+//     closures that capture nothing (read-only data). These are told apart
+//     by [runtime.AddCleanup], which ignores globals and rejects read-only
+//     data; the probe is stopped at once;
+//   - values that are not references (a struct or an int): pass a pointer;
+//   - unsafe.Pointer, whose type and so whose allocation are unknown.
+//
+// Stack memory cannot be tracked by mistake: the value handed to Track
+// escapes, so the compiler puts it on the heap.
+//
+// When a Tracker was made by [New], a refusal also fails the test (with
+// Errorf, so Track may be called from any goroutine); the returned error is
+// for programs that use [NewTracker], and can be ignored in tests.
+//
+// # Heap dumps
+//
+// A failure writes a heap dump ([runtime/debug.WriteHeapDump]) with mode
+// 0600: it holds every byte of the process, secrets included. The dump goes
+// to the directory given by [DumpDir], else to $CTXLEAK_DUMP_DIR, else to a
+// new directory under [os.TempDir] named after the test, which is kept after
+// the test ends (t.TempDir would be removed with the failed test). A copy (a
+// hard link where possible) of the running binary is kept next to it, since
+// `go test` deletes its test binary on exit and the dump alone has no symbol
+// names. Existing files are never overwritten. [NoDump] turns dumps off.
+//
+// Writing a dump stops the world for about 0.3 s per 100 MiB of heap and the
+// file is larger than the heap. Dumps are written one at a time.
+//
+// # Parallel tests
+//
+// Each Tracker checks only the values tracked through it, so tests that call
+// t.Parallel do not see each other's values, and each failing Tracker writes
+// its own dump file. What is shared: the garbage collector (every check runs
+// a process-wide GC, which slows the other tests while it runs) and the
+// process, so a dump holds the whole heap, other tests' objects included,
+// and a value that another parallel test still holds counts as alive: that
+// test is a real holder. A value tracked by two Trackers is judged by each.
+//
+// Inside a testing/synctest bubble the back-off and the timeout run on the
+// bubble's fake clock, so the wait takes no real time once the bubble is
+// idle. The verdicts on the patterns in this package's tests are the same as
+// outside; but a value freed only by something outside the bubble (a
+// cleanup or finalizer, which run outside it, or another goroutine) may be
+// reported alive, and a bubble timer shorter than the timeout fires during
+// the wait.
+//
+// # Allocation sites
+//
+// Heap dumps link objects to the stack that allocated them only for objects
+// the memory profiler sampled. Call [EnableAllocSites] first thing in
+// TestMain to sample every allocation.
+package retain

@@ -1,0 +1,150 @@
+package retain
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// explain, when set, turns a heap dump and the values still alive into the
+// holder report: for each value, who holds it and through what. dumpPath is
+// the heap dump just written; binaryPath is the executable that wrote it (a
+// kept copy, or "" if none could be kept), for symbol names and DWARF types;
+// alive has each value's label, Go type, kind, address and known size. The
+// report is printed as it is, under the list of values.
+//
+// It is nil until the heap package can analyse dumps; until then a failure
+// lists the values still alive and where the dump was kept.
+var explain func(dumpPath, binaryPath string, alive []Tracked) (report string, err error)
+
+// dumpMu serializes heap dumps: each one stops the world, and two trackers
+// in parallel tests may fail at the same moment.
+var dumpMu sync.Mutex
+
+// dumpFile is a heap dump written for a failure.
+type dumpFile struct {
+	path   string
+	binary string // kept copy of the executable, or ""
+	size   int64
+	took   time.Duration // time to write the dump, world stopped
+}
+
+// writeDump writes a heap dump of the process for the tracker named name,
+// into dir, or $CTXLEAK_DUMP_DIR, or a new directory under os.TempDir. The
+// file is new (never an existing one) and has mode 0600.
+func writeDump(dir, name string) (dumpFile, error) {
+	base := fileName(name)
+	if dir == "" {
+		dir = os.Getenv(DumpDirEnv)
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ctxleak-"+base+"-*")
+		if err != nil {
+			return dumpFile{}, fmt.Errorf("making a directory for the heap dump: %w", err)
+		}
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return dumpFile{}, fmt.Errorf("making the heap dump directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, base+"-*.heapdump") // 0600, O_EXCL
+	if err != nil {
+		return dumpFile{}, fmt.Errorf("creating the heap dump: %w", err)
+	}
+	d := dumpFile{path: f.Name()}
+
+	dumpMu.Lock()
+	start := time.Now()
+	debug.WriteHeapDump(f.Fd())
+	d.took = time.Since(start)
+	dumpMu.Unlock()
+
+	st, statErr := f.Stat()
+	if err := f.Close(); err != nil {
+		return d, fmt.Errorf("writing the heap dump %s: %w", d.path, err)
+	}
+	if statErr == nil {
+		d.size = st.Size()
+	}
+	d.binary = keepBinary(dir)
+	return d, nil
+}
+
+// fileName turns a test name into something safe in a file name.
+func fileName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "ctxleak"
+	}
+	return b.String()
+}
+
+// kept maps a dump directory to the copy of the executable kept in it, so
+// that a process keeps at most one copy per directory.
+var kept struct {
+	sync.Mutex
+	bins map[string]string
+}
+
+// keepBinary keeps a copy of the running executable in dir, a hard link when
+// the file system allows it, and returns its path, or "" if it could not.
+// `go test` removes the test binary when it exits, and the dump alone has no
+// symbol names.
+func keepBinary(dir string) string {
+	kept.Lock()
+	defer kept.Unlock()
+	if p, ok := kept.bins[dir]; ok {
+		return p
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	dst := filepath.Join(dir, fmt.Sprintf("%s-%d.bin", filepath.Base(exe), os.Getpid()))
+	if err := os.Link(exe, dst); err != nil {
+		dst, err = copyFile(exe, dir, filepath.Base(exe)+"-*.bin")
+		if err != nil {
+			return ""
+		}
+	}
+	if kept.bins == nil {
+		kept.bins = make(map[string]string)
+	}
+	kept.bins[dir] = dst
+	return dst
+}
+
+func copyFile(src, dir, pattern string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(out, in)
+	err = errors.Join(err, out.Chmod(0o700), out.Close())
+	if err != nil {
+		os.Remove(out.Name())
+		return "", err
+	}
+	return out.Name(), nil
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package retain_test
+
+const raceEnabled = true

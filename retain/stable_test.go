@@ -1,0 +1,100 @@
+package retain_test
+
+import (
+	"context"
+	"flag"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ctxleak/ctxleak/retain"
+)
+
+var verdictCount = flag.Int("retain.count", 50,
+	"how many times TestVerdictIsStable serves each pattern (1000 for the full check)")
+
+// TestVerdictIsStable serves every pattern -retain.count times while a
+// CPU-bound goroutine keeps another core busy: a released pattern must pass
+// AssertReleased every time, a retained one must be found alive every time.
+// Retained runs use Released with a short timeout, so that a thousand runs
+// do not write a thousand dumps; a few full failures with dumps follow.
+func TestVerdictIsStable(t *testing.T) {
+	n := *verdictCount
+	stop := spin()
+	defer stop()
+	for _, p := range patterns {
+		start := time.Now()
+		wrong := 0
+		for range n {
+			if retainedOnce(t, p) != p.retained {
+				wrong++
+			}
+		}
+		verdict := "released"
+		if p.retained {
+			verdict = "retained"
+		}
+		t.Logf("%-55s %s %d/%d in %v", p.name, verdict, n-wrong, n, time.Since(start).Round(time.Millisecond))
+		if wrong > 0 {
+			t.Errorf("%s: %d of %d runs gave the wrong verdict", p.name, wrong, n)
+		}
+	}
+	// Full failures, dump included, for the retained patterns.
+	for _, p := range patterns {
+		if !p.retained {
+			continue
+		}
+		for range min(n, 3) {
+			dir := t.TempDir()
+			check(t, p, retain.Timeout(20*time.Millisecond), retain.DumpDir(dir))
+			checkDumps(t, dir, 1)
+		}
+	}
+}
+
+// retainedOnce serves p once and reports whether the body stayed alive.
+func retainedOnce(t *testing.T, p pattern) bool {
+	server, stopServer := context.WithCancel(context.Background())
+	defer stopServer()
+	if p.retained {
+		tr := retain.NewTracker(retain.Timeout(20 * time.Millisecond))
+		release := serve(p, tr, server)
+		defer release()
+		alive, err := tr.Released(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(alive) > 0
+	}
+	tb := &recordingTB{name: t.Name()}
+	tr := retain.New(tb, retain.NoDump())
+	release := serve(p, tr, server)
+	defer release()
+	ok := tr.AssertReleased()
+	if !ok {
+		t.Logf("%s:\n%s", p.name, tb.text())
+	}
+	return !ok
+}
+
+// spin keeps a goroutine busy on the CPU until stop is called.
+func spin() (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x := 0
+		for !done.Load() {
+			x++
+		}
+		spinSink = x
+	}()
+	return func() {
+		done.Store(true)
+		wg.Wait()
+	}
+}
+
+var spinSink int
