@@ -673,3 +673,12 @@ func TestConcurrentLookups(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestSplitIndex(t *testing.T) {
+	b := open(t, progs.exe)
+	for _, n := range []int{2, 3, 4} {
+		if names, err := binsym.CheckSplitIndex(b, n); err != nil || names < 1000 {
+			t.Errorf("in %d pieces: %d names, %v", n, names, err)
+		}
+	}
+}

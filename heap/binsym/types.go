@@ -3,9 +3,12 @@ package binsym
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,7 +211,9 @@ func (b *Binary) typeIndex() *typeIndex {
 	return b.types
 }
 
-func (b *Binary) dwarf() (*dwarf.Data, error) {
+// dwarf returns the executable's DWARF and its .debug_info section, or nil
+// for the section if debug/elf had to find it.
+func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
 	sect := func(name string) ([]byte, error) {
 		s := b.elf.Section(".debug_" + name)
 		if s == nil || s.Type == elf.SHT_NOBITS {
@@ -218,38 +223,39 @@ func (b *Binary) dwarf() (*dwarf.Data, error) {
 	}
 	info, err := sect("info")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if info == nil {
 		// Old-style .zdebug sections, or none: let debug/elf decide.
-		return b.elf.DWARF()
+		d, err := b.elf.DWARF()
+		return d, nil, err
 	}
 	abbrev, err := sect("abbrev")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	str, err := sect("str")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Only the sections that type, variable and function entries need:
 	// decompressing line tables and location lists would double the cost.
 	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, name := range []string{"addr", "str_offsets", "line_str"} {
 		data, err := sect(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if data != nil {
 			if err := d.AddSection(".debug_"+name, data); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return d, nil
+	return d, info, nil
 }
 
 func (b *Binary) loadTypes() (*typeIndex, error) {
@@ -260,7 +266,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	if !ok {
 		return nil, fmt.Errorf("binary %s: no runtime.types symbol: types are unknown", b.path)
 	}
-	d, err := b.dwarf()
+	d, info, err := b.dwarf()
 	if err != nil {
 		return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, err)
 	}
@@ -277,15 +283,107 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	}
 	// Walk the top level of every compilation unit: types, globals and
 	// functions. Children (fields, parameters, locals) are skipped and read
-	// on demand.
+	// on demand. The units are split between a few goroutines.
+	chunks := splitUnits(info, min(runtime.GOMAXPROCS(0), 4))
+	parts := make([]*indexPart, len(chunks))
+	var wg sync.WaitGroup
+	for i, c := range chunks {
+		wg.Go(func() { parts[i] = walkUnits(d, c[0], c[1]) })
+	}
+	wg.Wait()
+	named := map[string]bool{} // names whose DIE has a runtime type
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, p.err)
+		}
+		maps.Copy(x.byRT, p.byRT)
+		maps.Copy(x.funcs, p.funcs)
+		for name, off := range p.global {
+			if _, dup := x.global[name]; !dup {
+				x.global[name] = off
+			}
+		}
+		for _, n := range p.names {
+			if _, dup := x.byName[n.name]; !dup || n.rt && !named[n.name] {
+				x.byName[n.name] = n.off
+				named[n.name] = n.rt
+			}
+		}
+	}
+	return x, nil
+}
+
+// An indexPart is what walkUnits found in some compilation units.
+type indexPart struct {
+	byRT   map[uint64]dwarf.Offset
+	names  []namedDIE
+	global map[string]dwarf.Offset
+	funcs  map[uint64]dwarf.Offset
+	err    error
+}
+
+type namedDIE struct {
+	name string
+	off  dwarf.Offset
+	rt   bool // the DIE has a runtime type
+}
+
+// splitUnits returns n or fewer ranges [start, end) of .debug_info offsets
+// that hold whole compilation units and about the same number of bytes.
+// Offsets are those of the units' first entries; a range ending at 0 ends
+// at the end of the section.
+func splitUnits(info []byte, n int) [][2]dwarf.Offset {
+	var units []uint64 // offsets of the units' first entries
+	le := binary.LittleEndian
+	for o := uint64(0); o+4 <= uint64(len(info)); {
+		l, hdr, offSize := uint64(le.Uint32(info[o:])), uint64(4), uint64(4)
+		if l == 0xffffffff && o+12 <= uint64(len(info)) {
+			l, hdr, offSize = le.Uint64(info[o+4:]), 12, 8
+		}
+		if l > uint64(len(info))-o-hdr || l < 2 {
+			break
+		}
+		// version, then unit type and address size (DWARF 5) or nothing
+		// (DWARF 2-4), abbrev offset, address size (DWARF 2-4).
+		first := o + hdr + 2 + offSize + 2
+		if v := le.Uint16(info[o+hdr:]); v < 5 {
+			first--
+		}
+		units = append(units, first)
+		o += hdr + l
+	}
+	if n < 2 || len(units) < 2*n {
+		return [][2]dwarf.Offset{{0, 0}}
+	}
+	per := uint64(len(info)) / uint64(n)
+	chunks := [][2]dwarf.Offset{}
+	start := uint64(0)
+	for _, u := range units[1:] {
+		if u-start >= per && len(chunks) < n-1 {
+			chunks = append(chunks, [2]dwarf.Offset{dwarf.Offset(start), dwarf.Offset(u)})
+			start = u
+		}
+	}
+	return append(chunks, [2]dwarf.Offset{dwarf.Offset(start), 0})
+}
+
+// walkUnits indexes the top-level entries of the units in [start, end).
+func walkUnits(d *dwarf.Data, start, end dwarf.Offset) *indexPart {
+	p := &indexPart{
+		byRT:   map[uint64]dwarf.Offset{},
+		global: map[string]dwarf.Offset{},
+		funcs:  map[uint64]dwarf.Offset{},
+	}
 	r := d.Reader()
+	r.Seek(start)
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, err)
+			p.err = err
+			return p
 		}
-		if e == nil {
-			break
+		if e == nil || end != 0 && e.Offset >= end {
+			return p
 		}
 		if e.Tag == dwarf.TagCompileUnit || e.Tag == 0 {
 			continue
@@ -297,28 +395,26 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 		case dwarf.TagVariable:
 			name, _ := e.Val(dwarf.AttrName).(string)
 			if typ, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok && name != "" {
-				x.global[name] = typ
+				if _, dup := p.global[name]; !dup {
+					p.global[name] = typ
+				}
 			}
 		case dwarf.TagSubprogram:
 			if pc, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
-				x.funcs[pc] = e.Offset
+				p.funcs[pc] = e.Offset
 			}
 		case dwarf.TagBaseType, dwarf.TagStructType, dwarf.TagTypedef, dwarf.TagPointerType,
 			dwarf.TagArrayType, dwarf.TagSubroutineType, dwarf.TagUnspecifiedType:
 			name, _ := e.Val(dwarf.AttrName).(string)
 			rt, _ := e.Val(attrGoRuntimeType).(uint64)
 			if rt != 0 {
-				x.byRT[rt] = e.Offset
+				p.byRT[rt] = e.Offset
 			}
-			if name == "" {
-				break
-			}
-			if _, dup := x.byName[name]; !dup || rt != 0 {
-				x.byName[name] = e.Offset
+			if name != "" {
+				p.names = append(p.names, namedDIE{name, e.Offset, rt != 0})
 			}
 		}
 	}
-	return x, nil
 }
 
 // TypeAt returns the type whose runtime type descriptor is at addr: the
