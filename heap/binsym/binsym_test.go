@@ -30,6 +30,7 @@ var progs struct {
 	exe      string // default build
 	pie      string // -buildmode=pie
 	stripped string // -ldflags=-s -w
+	arm64    string // GOARCH=arm64 (or amd64 on arm64), not run
 	dump     string // heap dump written by exe
 
 	facts, pieFacts, strippedFacts facts
@@ -45,6 +46,7 @@ func TestMain(m *testing.M) {
 	if err := setup(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "binsym test setup:", err)
 	} else {
+		binsym.TestExe = progs.exe
 		code = m.Run()
 	}
 	os.RemoveAll(dir)
@@ -64,19 +66,29 @@ func setup(dir string) error {
 	progs.pie = filepath.Join(dir, "prog.pie")
 	progs.stripped = filepath.Join(dir, "prog.stripped")
 	progs.dump = filepath.Join(dir, "prog.dump")
-	builds := [][]string{
-		{"-o", progs.exe},
-		{"-buildmode=pie", "-o", progs.pie},
-		{"-ldflags=-s -w", "-o", progs.stripped},
+	progs.arm64 = filepath.Join(dir, "prog.other")
+	other := "GOARCH=arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "GOARCH=amd64"
+	}
+	builds := []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"-o", progs.exe}, ""},
+		{[]string{"-buildmode=pie", "-o", progs.pie}, ""},
+		{[]string{"-ldflags=-s -w", "-o", progs.stripped}, ""},
+		{[]string{"-o", progs.arm64}, other},
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
-	for i, args := range builds {
+	for i, bd := range builds {
 		wg.Go(func() {
+			args := bd.args
 			cmd := exec.Command(goCmd, append(append([]string{"build"}, args...), "./testdata/prog")...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", bd.env)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
+				errs[i] = fmt.Errorf("%s go build %s: %v\n%s", bd.env, strings.Join(args, " "), err, out)
 			}
 		})
 	}
@@ -681,4 +693,53 @@ func TestSplitIndex(t *testing.T) {
 			t.Errorf("in %d pieces: %d names, %v", n, names, err)
 		}
 	}
+}
+
+// TestOtherArch reads the test program built for the other architecture
+// (arm64 on amd64), which cannot run here: what the binary says must agree
+// with itself.
+func TestOtherArch(t *testing.T) {
+	b := open(t, progs.arm64)
+	wantArch, wantMin := "arm64", int64(8)
+	if runtime.GOARCH == "arm64" {
+		wantArch, wantMin = "amd64", 0
+	}
+	if b.Arch() != wantArch || b.MinFrameSize() != wantMin || len(b.Missing()) != 0 {
+		t.Errorf("Arch, MinFrameSize, Missing = %s, %d, %q; want %s, %d, nothing", b.Arch(), b.MinFrameSize(), b.Missing(), wantArch, wantMin)
+	}
+	wait, ok := b.FuncByName("main.wait")
+	if !ok || !strings.HasSuffix(wait.File, "testdata/prog/main.go") {
+		t.Fatalf("FuncByName(main.wait) = %+v, %v", wait, ok)
+	}
+	if args, ok := b.ArgsSize(wait.Entry); !ok || args != 32 {
+		t.Errorf("ArgsSize(main.wait) = %d, %v; want 32", args, ok)
+	}
+	if s, ok := b.Symbol(wait.Entry + 4); !ok || s.Name != "main.wait" {
+		t.Errorf("Symbol(main.wait+4) = %+v, %v", s, ok)
+	}
+	cache, ok := b.LookupSymbol("main.cache")
+	if g, ok2 := b.Global(cache.Addr + 7); !ok || !ok2 || g != cache {
+		t.Errorf("Global(main.cache+7) = %+v, want %+v", g, cache)
+	}
+	itab, ok := b.LookupSymbol("go:itab.*context.valueCtx,context.Context")
+	if !ok {
+		t.Fatal("no itab symbol for *context.valueCtx")
+	}
+	typAddr, ok := b.ItabType(itab.Addr)
+	if typ := b.TypeAt(typAddr); !ok || typ == nil || typ.Name != "*context.valueCtx" || typ.Elem.Size != 48 {
+		t.Errorf("TypeAt(ItabType(%s)) = %v, want *context.valueCtx", itab.Name, typ)
+	}
+	code := b.ClosureType(mustFunc(t, b, "main.scheduleRetry.func1").Entry)
+	if code == nil || len(code.Fields) != 2 || code.Fields[1].Name != "u" {
+		t.Errorf("ClosureType(main.scheduleRetry.func1) = %+v", code)
+	}
+}
+
+func mustFunc(t *testing.T, b *binsym.Binary, name string) binsym.Func {
+	t.Helper()
+	f, ok := b.FuncByName(name)
+	if !ok {
+		t.Fatalf("no function %s", name)
+	}
+	return f
 }

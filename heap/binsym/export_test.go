@@ -7,6 +7,9 @@ import (
 	"slices"
 )
 
+// TestExe is an unstripped Go executable, set by TestMain.
+var TestExe string
+
 // CheckSplitIndex indexes b's DWARF in one piece and split in n, and
 // reports any difference.
 func CheckSplitIndex(b *Binary, n int) (units int, err error) {

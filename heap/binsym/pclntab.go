@@ -388,9 +388,12 @@ func (b *Binary) Frames(pc uint64) []Frame {
 		name := t.funcName(int32(le.Uint32(rec[4:])))
 		parent := int32(le.Uint32(rec[8:]))
 		frames = append(frames, Frame{Func: name, File: file, Line: line, Inlined: true})
+		if parent < 0 {
+			break // corrupt: end with the physical function
+		}
 		lpc = f.entry + uint64(parent)
 	}
-	return frames
+	return append(frames, Frame{Func: f.name(), File: "?"})
 }
 
 // String formats f as "name file:line".

@@ -79,7 +79,7 @@ func (t *Type) String() string {
 // EmptyInterface reports whether t is an interface type with no methods,
 // whose first word is a type descriptor; a non-empty interface's first word
 // is an itab (see ItabType).
-func (t *Type) EmptyInterface() bool { return t.Kind == reflect.Interface && t.emptyIface }
+func (t *Type) EmptyInterface() bool { return t != nil && t.Kind == reflect.Interface && t.emptyIface }
 
 // DirectIface reports whether a value of type t is stored directly in an
 // interface's data word rather than pointed to by it: a pointer-shaped type
@@ -89,7 +89,7 @@ func (t *Type) EmptyInterface() bool { return t.Kind == reflect.Interface && t.e
 // points to (t.Elem for a pointer); otherwise the object is a value of
 // type t.
 func (t *Type) DirectIface() bool {
-	if t.Size != 8 {
+	if t == nil || t.Size != 8 {
 		return false
 	}
 	_, ft, _ := t.PointerAt(0)
@@ -164,8 +164,12 @@ func (t *Type) pointerAt(off int64, path *strings.Builder) (*Type, bool) {
 }
 
 // ArrayOf returns the type [n]elem: the type of a slice's backing array, or
-// of a heap object that holds n values of type elem.
+// of a heap object that holds n values of type elem. It returns nil for a
+// nil elem.
 func ArrayOf(elem *Type, n int64) *Type {
+	if elem == nil {
+		return nil
+	}
 	return &Type{
 		Name: "[" + strconv.FormatInt(n, 10) + "]" + elem.Name,
 		Kind: reflect.Array,
@@ -194,20 +198,24 @@ type typeIndex struct {
 }
 
 // LoadTypes decodes the executable's DWARF index if it has not been
-// decoded yet, and returns the error, if any, that made types unavailable.
-// Type lookups call it; a caller may call it early, in its own goroutine, to
-// overlap the work with reading a dump.
+// decoded yet. It returns the error that made types unavailable, if any, or
+// else the first error met decoding a type (corrupt DWARF; lookups of that
+// type return nil). Type lookups call it; a caller may call it early, in its
+// own goroutine, to overlap the work with reading a dump.
 func (b *Binary) LoadTypes() error {
-	b.typesOnce.Do(func() {
-		b.types, b.typesErr = b.loadTypes()
-	})
-	return b.typesErr
+	x := b.typeIndex()
+	if x == nil {
+		return b.typesErr
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
 }
 
 func (b *Binary) typeIndex() *typeIndex {
-	if b.LoadTypes() != nil {
-		return nil
-	}
+	b.typesOnce.Do(func() {
+		b.types, b.typesErr = b.loadTypes()
+	})
 	return b.types
 }
 
@@ -368,12 +376,17 @@ func splitUnits(info []byte, n int) [][2]dwarf.Offset {
 }
 
 // walkUnits indexes the top-level entries of the units in [start, end).
-func walkUnits(d *dwarf.Data, start, end dwarf.Offset) *indexPart {
-	p := &indexPart{
+func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
+	p = &indexPart{
 		byRT:   map[uint64]dwarf.Offset{},
 		global: map[string]dwarf.Offset{},
 		funcs:  map[uint64]dwarf.Offset{},
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.err = fmt.Errorf("corrupt DWARF: %v", r)
+		}
+	}()
 	r := d.Reader()
 	r.Seek(start)
 	for {
@@ -494,8 +507,10 @@ func (b *Binary) ClosureType(code uint64) *Type {
 	if t, ok := x.closures[entry]; ok {
 		return t
 	}
+	var t *Type
+	defer x.recoverCorrupt(&t)
 	uintptrType := x.buildNamed("uintptr")
-	t := &Type{Name: fn.Name, Kind: reflect.Struct, Size: 8}
+	t = &Type{Name: fn.Name, Kind: reflect.Struct, Size: 8}
 	t.Fields = append(t.Fields, Field{Name: "F", Offset: 0, Type: uintptrType})
 	if off, ok := x.funcs[entry]; ok {
 		t.Fields = append(t.Fields, x.closureVars(off)...)
@@ -545,12 +560,25 @@ func (x *typeIndex) closureVars(off dwarf.Offset) []Field {
 }
 
 // get builds the type at off and finishes it. It takes x.mu.
-func (x *typeIndex) get(off dwarf.Offset) *Type {
+func (x *typeIndex) get(off dwarf.Offset) (t *Type) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	t := x.build(off)
+	defer x.recoverCorrupt(&t)
+	t = x.build(off)
 	x.finish()
 	return t
+}
+
+// recoverCorrupt turns a panic in debug/dwarf on corrupt input into a nil
+// type and a recorded error. Called with x.mu held.
+func (x *typeIndex) recoverCorrupt(t **Type) {
+	if r := recover(); r != nil {
+		*t = nil
+		x.pending = x.pending[:0]
+		if x.err == nil {
+			x.err = fmt.Errorf("corrupt DWARF: %v", r)
+		}
+	}
 }
 
 func (x *typeIndex) buildNamed(name string) *Type {
