@@ -39,7 +39,8 @@ type Binary struct {
 	pie       bool
 	bias      uint64
 
-	pcln *pclntab // nil if the executable has no usable pclntab
+	pcln    *pclntab // nil if the executable has no usable pclntab
+	pclnErr error    // why pcln is nil
 
 	symOnce sync.Once
 	syms    *symtab
@@ -118,7 +119,8 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		return nil, fmt.Errorf("binary %s: reading .gopclntab: %v", path, err)
 	}
 	if b.pcln, err = b.newPclntab(data, sec.Addr); err != nil {
-		return nil, fmt.Errorf("binary %s: .gopclntab: %v", path, err)
+		// Functions are unknown, symbols and types may still be.
+		b.pclnErr = fmt.Errorf(".gopclntab: %v", err)
 	}
 	return b, nil
 }
@@ -203,7 +205,9 @@ func (b *Binary) Missing() []string {
 	if !b.HasDWARF() {
 		m = append(m, "no DWARF (linked with -w or -s): types of objects, fields and globals are unknown")
 	}
-	if !b.pcln.hasGofunc {
+	if b.pcln == nil {
+		m = append(m, fmt.Sprintf("function names and source positions are unknown: %v", b.pclnErr))
+	} else if !b.pcln.hasGofunc {
 		m = append(m, "no go:func.* symbol: inlined frames are not expanded")
 	}
 	if b.pie && b.bias == 0 {

@@ -31,9 +31,11 @@ var progs struct {
 	pie      string // -buildmode=pie
 	stripped string // -ldflags=-s -w
 	arm64    string // GOARCH=arm64 (or amd64 on arm64), not run
+	pieStrip string // -buildmode=pie -ldflags=-s -w
+	extStrip string // -ldflags=-s -w -linkmode=external, if there is a C linker
 	dump     string // heap dump written by exe
 
-	facts, pieFacts, strippedFacts facts
+	facts, pieFacts, strippedFacts, pieStripFacts, extStripFacts facts
 }
 
 func TestMain(m *testing.M) {
@@ -71,6 +73,7 @@ func setup(dir string) error {
 	if runtime.GOARCH == "arm64" {
 		other = "GOARCH=amd64"
 	}
+	progs.pieStrip = filepath.Join(dir, "prog.pie.stripped")
 	builds := []struct {
 		args []string
 		env  string
@@ -79,6 +82,14 @@ func setup(dir string) error {
 		{[]string{"-buildmode=pie", "-o", progs.pie}, ""},
 		{[]string{"-ldflags=-s -w", "-o", progs.stripped}, ""},
 		{[]string{"-o", progs.arm64}, other},
+		{[]string{"-buildmode=pie", "-ldflags=-s -w", "-o", progs.pieStrip}, ""},
+	}
+	if _, err := exec.LookPath("gcc"); err == nil {
+		progs.extStrip = filepath.Join(dir, "prog.ext.stripped")
+		builds = append(builds, struct {
+			args []string
+			env  string
+		}{[]string{"-ldflags=-s -w -linkmode=external", "-o", progs.extStrip}, "CGO_ENABLED=1"})
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
@@ -104,7 +115,16 @@ func setup(dir string) error {
 		{progs.exe, []string{"-dump", progs.dump}, &progs.facts},
 		{progs.pie, nil, &progs.pieFacts},
 		{progs.stripped, nil, &progs.strippedFacts},
+		{progs.pieStrip, nil, &progs.pieStripFacts},
 	}
+	if progs.extStrip != "" {
+		runs = append(runs, struct {
+			exe  string
+			args []string
+			dst  *facts
+		}{progs.extStrip, nil, &progs.extStripFacts})
+	}
+	errs = make([]error, len(runs))
 	for i, r := range runs {
 		wg.Go(func() {
 			out, err := exec.Command(r.exe, r.args...).Output()
@@ -582,6 +602,25 @@ func TestTypeStructure(t *testing.T) {
 		t.Errorf("[4]*main.Upload.PointerAt(24) = %q, %v", path, ft)
 	}
 
+	for _, tc := range []struct{ typ, pointee, ifacePointee string }{
+		{"*context.valueCtx", "context.valueCtx", "context.valueCtx"},
+		{"context.withoutCancelCtx", "<nil>", "context.withoutCancelCtx"},
+		{"[]uint8", "uint8", "[]uint8"},
+		{"string", "uint8", "string"},
+		{"map[string]context.Context", "map<string,context.Context>", "map<string,context.Context>"},
+		{"chan struct {}", "hchan<struct {}>", "hchan<struct {}>"},
+		{"func() int", "<nil>", "<nil>"},
+		{"context.Context", "<nil>", "context.Context"},
+	} {
+		typ := b.TypeByName(tc.typ)
+		if got := typ.Pointee().String(); got != tc.pointee {
+			t.Errorf("%s.Pointee() = %s, want %s", tc.typ, got, tc.pointee)
+		}
+		if got := typ.IfacePointee().String(); got != tc.ifacePointee {
+			t.Errorf("%s.IfacePointee() = %s, want %s", tc.typ, got, tc.ifacePointee)
+		}
+	}
+
 	for name, want := range map[string]bool{
 		"*context.valueCtx": true, "context.valueCtx": false, "context.withoutCancelCtx": false,
 		"map[string]context.Context": true, "func() int": true, "[]uint8": false, "string": false,
@@ -672,6 +711,34 @@ func TestStripped(t *testing.T) {
 	if got, ok := b.ItabType(num(t, v[0])); !ok || got != num(t, v[1]) {
 		t.Errorf("ItabType = %#x, %v; want %s", got, ok, v[1])
 	}
+}
+
+// TestStrippedPIE reads a stripped PIE: the text start comes from the
+// module data, whose pointers are relocations.
+func TestStrippedPIE(t *testing.T) {
+	b := open(t, progs.pieStrip)
+	f := progs.pieStripFacts
+	v := f.get(t, "pc", "main.work")
+	bias, err := b.BiasFor("main.work", num(t, v[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetBias(bias)
+	testFuncs(t, b, f)
+	v = f.get(t, "itab", "*context.valueCtx")
+	if got, ok := b.ItabType(num(t, v[0])); !ok || got != num(t, v[1]) {
+		t.Errorf("ItabType = %#x, %v; want %s", got, ok, v[1])
+	}
+}
+
+// TestStrippedExternal reads a stripped executable linked by the C linker,
+// whose .text starts with C code before the Go text.
+func TestStrippedExternal(t *testing.T) {
+	if progs.extStrip == "" {
+		t.Skip("no C linker (gcc) to link externally")
+	}
+	b := open(t, progs.extStrip)
+	testFuncs(t, b, progs.extStripFacts)
 }
 
 func TestConcurrentLookups(t *testing.T) {

@@ -1,6 +1,7 @@
 package binsym
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -86,20 +87,78 @@ func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
 	if uint64(len(t.functab)) < (nfunc+1)*8 {
 		return nil, fmt.Errorf("function table of %d entries does not fit", nfunc)
 	}
-	// The text start is no longer in the header: take runtime.text, or the
-	// start of .text (they agree for internally linked executables).
-	t.text = 0
+	// The text start is no longer in the header: take runtime.text, or
+	// find it from the module data. The start of .text is the same only in
+	// an internally linked executable: an external linker puts C code first.
 	if s, ok := b.linkSymbol("runtime.text"); ok {
 		t.text = s
-	} else if sec := b.elf.Section(".text"); sec != nil {
+	} else if text, ok := b.moduledataText(t, addr); ok {
+		t.text = text
+	} else if sec := b.elf.Section(".text"); sec != nil && b.elf.Section(".interp") == nil && !b.pie {
 		t.text = sec.Addr
 	} else {
-		return nil, errors.New("no runtime.text symbol and no .text section")
+		return nil, errors.New("cannot find the start of the Go text: no runtime.text symbol and no module data")
 	}
 	if s, ok := b.linkSymbol("go:func.*"); ok {
 		t.gofunc, t.hasGofunc = s, true
 	}
 	return t, nil
+}
+
+// moduledataText finds runtime.firstmoduledata in a stripped executable
+// and returns the text start from it: the module data begins with a pointer
+// to the pclntab (at link address pcAddr) and the funcnametab slice, and
+// its minpc, the first function's entry, is word 20 (Go 1.16 to 1.26).
+func (b *Binary) moduledataText(t *pclntab, pcAddr uint64) (uint64, bool) {
+	le := binary.LittleEndian
+	word := func(a uint64) uint64 {
+		buf, ok := b.readLink(a, 8)
+		if !ok {
+			return 0
+		}
+		v := le.Uint64(buf)
+		if v == 0 && b.pie {
+			v = b.relative(a)
+		}
+		return v
+	}
+	funcnames := pcAddr + le.Uint64(t.data[8+8*3:])
+	entry0 := uint64(le.Uint32(t.functab))
+	try := func(m uint64) (uint64, bool) {
+		if word(m+8) != funcnames {
+			return 0, false
+		}
+		text := word(m+20*8) - entry0
+		s := b.sectionAt(text)
+		return text, s != nil && s.Flags&elf.SHF_EXECINSTR != 0
+	}
+	if b.pie {
+		for off, add := range b.relatives() {
+			if add == pcAddr {
+				if text, ok := try(off); ok {
+					return text, true
+				}
+			}
+		}
+		return 0, false
+	}
+	for _, s := range b.elf.Sections {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&elf.SHF_WRITE == 0 {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for i := 0; i+8 <= len(data); i += 8 {
+			if le.Uint64(data[i:]) == pcAddr {
+				if text, ok := try(s.Addr + uint64(i)); ok {
+					return text, true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // funcInfo is one _func record.

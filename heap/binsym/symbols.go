@@ -190,13 +190,18 @@ func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 
 // relative returns the addend of the R_*_RELATIVE dynamic relocation that
 // fills the word at link address a in a PIE, or 0.
-func (b *Binary) relative(a uint64) uint64 {
+func (b *Binary) relative(a uint64) uint64 { return b.relatives()[a] }
+
+// relatives returns the RELATIVE relocations of a PIE: link address ->
+// addend.
+func (b *Binary) relatives() map[uint64]uint64 {
 	b.relaOnce.Do(func() {
 		b.rela = map[uint64]uint64{}
 		typ := uint32(elf.R_X86_64_RELATIVE)
 		if b.arch == "arm64" {
 			typ = uint32(elf.R_AARCH64_RELATIVE)
 		}
+		le := binary.LittleEndian
 		for _, s := range b.elf.Sections {
 			if s.Type != elf.SHT_RELA {
 				continue
@@ -206,7 +211,6 @@ func (b *Binary) relative(a uint64) uint64 {
 				continue
 			}
 			for ; len(data) >= 24; data = data[24:] {
-				le := binary.LittleEndian
 				off, info, add := le.Uint64(data), le.Uint64(data[8:]), le.Uint64(data[16:])
 				if uint32(info) == typ {
 					b.rela[off] = add
@@ -214,5 +218,5 @@ func (b *Binary) relative(a uint64) uint64 {
 			}
 		}
 	})
-	return b.rela[a]
+	return b.rela
 }

@@ -163,6 +163,43 @@ func (t *Type) pointerAt(off int64, path *strings.Builder) (*Type, bool) {
 	return nil, false
 }
 
+// Pointee returns the type of the object that a pointer word of type t
+// (as PointerAt returns it) points to: the element of a pointer; the
+// runtime's map or channel object (Header); the element type of a slice's
+// or string's backing array, which is an array of it (see ArrayOf). It
+// returns nil for a func, whose object ClosureType describes from its code
+// pointer, for unsafe.Pointer, and for an interface, whose data word points
+// to an object of the type its first word gives (see IfacePointee).
+func (t *Type) Pointee() *Type {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind {
+	case reflect.Pointer, reflect.Slice:
+		return t.Elem
+	case reflect.Map, reflect.Chan:
+		return t.Header
+	case reflect.String:
+		if len(t.Fields) > 0 && t.Fields[0].Type != nil {
+			return t.Fields[0].Type.Elem
+		}
+	}
+	return nil
+}
+
+// IfacePointee returns the type of the object an interface's data word
+// points to when t is the interface's dynamic type: t itself, unless t is
+// pointer-shaped (DirectIface), when the data word is t's value and the
+// object is what it points to. It returns nil when that is a closure or
+// unknown (see Pointee).
+func (t *Type) IfacePointee() *Type {
+	if !t.DirectIface() {
+		return t
+	}
+	_, ft, _ := t.PointerAt(0)
+	return ft.Pointee()
+}
+
 // ArrayOf returns the type [n]elem: the type of a slice's backing array, or
 // of a heap object that holds n values of type elem. It returns nil for a
 // nil elem.
