@@ -4,10 +4,11 @@
 // symbol table), and the types behind runtime type descriptors (DWARF).
 //
 // It reads linux ELF executables for amd64 and arm64 built by Go 1.20 or
-// later, using only the standard library. Open is cheap: the pclntab is read
-// once and the symbol table is read on first use, and DWARF is decoded only
-// when a type is first asked for (or when LoadTypes is called, which a
-// caller may do in the background while it reads a dump).
+// later, using only the standard library. Open reads the pclntab and the
+// symbol table (about 10 ms for an 11 MB executable); the pclntab is
+// searched in place. DWARF is decoded only when a type is first asked for,
+// or when LoadTypes is called, which a caller may do in the background
+// while it reads a dump (about 70-150 ms for the same executable).
 //
 // Addresses passed to and returned by a Binary are run-time addresses. For a
 // non-PIE executable they equal the link-time addresses in the file. A PIE
@@ -169,7 +170,9 @@ func (b *Binary) Bias() uint64 { return b.bias }
 // BiasFor returns the load bias implied by the function funcName having its
 // entry at the run-time address entry, as a heap dump's stack frame records
 // give them. It fails if the executable has no such function or the implied
-// bias is not page aligned.
+// bias is not page aligned. For a non-PIE executable the bias is 0 unless
+// the dump was written by a different build: a cheap check that the
+// executable matches the dump.
 func (b *Binary) BiasFor(funcName string, entry uint64) (uint64, error) {
 	link, ok := b.pcln.entryByName(funcName)
 	if !ok {

@@ -647,6 +647,16 @@ func TestClosureType(t *testing.T) {
 	if b.ClosureType(code+1) != nil {
 		t.Errorf("ClosureType(code+1) != nil")
 	}
+
+	// A variable captured by reference.
+	code = num(t, progs.facts.get(t, "closure", "main.tally.func1")[0])
+	ct = b.ClosureType(code)
+	if ct == nil || len(ct.Fields) != 2 {
+		t.Fatalf("ClosureType(main.tally.func1) = %+v, want {F; &n}", ct)
+	}
+	if path, ft, _ := ct.PointerAt(8); path != ".&n" || ft.Name != "*int" {
+		t.Errorf("closure.PointerAt(8) = %q, %v; want .&n *int", path, ft)
+	}
 }
 
 func TestPIE(t *testing.T) {

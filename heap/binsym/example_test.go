@@ -71,7 +71,7 @@ func ExampleBinary_ArgsSize() {
 	}
 	// Output:
 	// main.caller frame +8 is an argument of main.wait
-	// called at main.go:139
+	// called at main.go:147
 }
 
 // A func value object's first word is its code pointer: the closure's name

@@ -391,7 +391,8 @@ func (b *Binary) FuncByName(name string) (Func, bool) {
 // ArgsSize returns the size in bytes of the argument frame of the function
 // whose code holds pc (normally its entry): the pclntab's args, which for a
 // register-ABI function covers the spill slots of its register arguments
-// plus its stack arguments and results. The caller reserves this space at
+// and any arguments and results passed on the stack (results returned in
+// registers take none). The caller reserves this space at
 // MinFrameSize in its own frame, which is why a heap dump shows a callee's
 // live arguments in its caller's frame. It returns false for an unknown PC
 // and for the few functions whose size is only known at run time

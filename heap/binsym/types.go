@@ -526,9 +526,11 @@ func (b *Binary) GlobalType(name string) *Type {
 // the code pointer code, as a struct type named after the function (e.g.
 // "main.scheduleRetry.func1"): the field F (the code pointer) at
 // offset 0, then the captured variables at the offsets DWARF records for
-// them (Go 1.23 and later). A variable captured by reference appears with
-// a pointer type. It returns nil if code is not a function's entry or the
-// executable has no DWARF.
+// them (Go 1.23 and later). A variable captured by reference is named "&x"
+// and has a pointer type. DWARF omits some captured variables (one only
+// read into a register, for example): PointerAt finds no field for their
+// words, and Size ends with the last known one. It returns nil if code is
+// not a function's entry or the executable has no DWARF.
 func (b *Binary) ClosureType(code uint64) *Type {
 	x := b.typeIndex()
 	if x == nil {

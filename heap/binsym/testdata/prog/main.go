@@ -125,6 +125,14 @@ func scheduleRetry(u *Upload) func() int {
 	return func() int { return len(u.Body) }
 }
 
+// tally's closure captures n by reference.
+//
+//go:noinline
+func tally() func() int {
+	n := 0
+	return func() int { n++; return n }
+}
+
 // wait blocks until ch is closed and still uses ctx afterwards, so ctx is
 // live (spilled) while it blocks.
 //
@@ -155,6 +163,9 @@ func main() {
 	f := scheduleRetry(u)
 	fv := *(*unsafe.Pointer)(unsafe.Pointer(&f))
 	code := *(*uintptr)(fv)
+	emit("closure", runtime.FuncForPC(code).Name(), code)
+	c := tally()
+	code = **(**uintptr)(unsafe.Pointer(&c))
 	emit("closure", runtime.FuncForPC(code).Name(), code)
 	emit("funcentry", "main.wait", reflect.ValueOf(wait).Pointer())
 	emit("funcentry", "main.caller", reflect.ValueOf(caller).Pointer())
@@ -247,6 +258,7 @@ func main() {
 		<-done
 	}
 	runtime.KeepAlive(f)
+	runtime.KeepAlive(c)
 	runtime.KeepAlive(u)
 }
 
