@@ -25,6 +25,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -86,7 +87,7 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		if errors.As(err, &fe) {
 			return nil, fmt.Errorf("binary %s: not an ELF executable: %v", path, err)
 		}
-		return nil, fmt.Errorf("binary %s: %w", path, err)
+		return nil, readError(path, "ELF headers", err)
 	}
 	b := &Binary{path: path, f: f, elf: ef}
 	switch {
@@ -108,6 +109,9 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 	}
 	info, err := buildinfo.Read(f)
 	if err != nil {
+		if err.Error() == ErrNotGo.Error() {
+			return nil, fmt.Errorf("binary %s: %w (no Go build information)", path, ErrNotGo)
+		}
 		return nil, fmt.Errorf("binary %s: %w: %v", path, ErrNotGo, err)
 	}
 	b.goVersion = info.GoVersion
@@ -117,13 +121,22 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 	}
 	data, err := sec.Data()
 	if err != nil {
-		return nil, fmt.Errorf("binary %s: reading .gopclntab: %v", path, err)
+		return nil, readError(path, ".gopclntab", err)
 	}
 	if b.pcln, err = b.newPclntab(data, sec.Addr); err != nil {
 		// Functions are unknown, symbols and types may still be.
 		b.pclnErr = fmt.Errorf(".gopclntab: %v", err)
 	}
 	return b, nil
+}
+
+// readError describes an error reading part of the executable, calling a
+// short read a truncated file.
+func readError(path, what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("binary %s: truncated file: reading %s: %v", path, what, err)
+	}
+	return fmt.Errorf("binary %s: reading %s: %w", path, what, err)
 }
 
 // Close closes the executable file. Types and functions already returned stay

@@ -231,15 +231,18 @@ func TestOpenErrors(t *testing.T) {
 		path string
 		want string
 	}{
-		{filepath.Join(dir, "missing"), "missing: no such file"},
+		{filepath.Join(dir, "missing"), "FILE: no such file"},
 		{dir, "is a directory"},
 		{text, "not an ELF executable"},
-		{truncated, "truncated"},
+		{truncated, "truncated file"},
 		{notGo, "not a Go executable"},
 	} {
 		_, err := binsym.Open(tc.path)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), tc.path, "FILE"), tc.want) || !strings.Contains(err.Error(), tc.path) {
 			t.Errorf("Open(%s) = %v, want an error naming the file and saying %q", filepath.Base(tc.path), err, tc.want)
+		}
+		if got, want := errors.Is(err, binsym.ErrNotGo), tc.path == notGo; got != want {
+			t.Errorf("Open(%s): errors.Is(err, ErrNotGo) = %v, want %v", filepath.Base(tc.path), got, want)
 		}
 	}
 }
