@@ -54,6 +54,9 @@ type Binary struct {
 
 	relaOnce sync.Once
 	rela     map[uint64]uint64 // link address -> addend of RELATIVE relocations
+
+	itabOnce sync.Once
+	itabs    map[uint64]bool // link addresses of static itabs
 }
 
 // ErrNotGo is returned (wrapped) by Open for an ELF file that is not a Go

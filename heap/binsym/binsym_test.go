@@ -719,10 +719,14 @@ func TestStripped(t *testing.T) {
 	if s, ok := b.Global(num(t, v[0])); ok {
 		t.Errorf("Global = %+v, want none without symbols", s)
 	}
-	// Static itabs are still read from the data.
+	// Static itabs are still read from the data, and recognized by the
+	// module's itablinks.
 	v = f.get(t, "itab", "*context.valueCtx")
 	if got, ok := b.ItabType(num(t, v[0])); !ok || got != num(t, v[1]) {
 		t.Errorf("ItabType = %#x, %v; want %s", got, ok, v[1])
+	}
+	if got, ok := b.ItabType(num(t, v[0]) + 8); ok {
+		t.Errorf("ItabType(itab+8) = %#x, want none", got)
 	}
 }
 

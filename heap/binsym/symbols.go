@@ -162,10 +162,11 @@ func (b *Binary) linkSymbol(name string) (uint64, bool) {
 // first word of a non-empty interface), read from the executable: the
 // abi.ITab layout is {Inter *InterfaceType; Type *Type; Hash uint32; Fun
 // [1]uintptr}, so Type is the word at offset 8. It works for the itabs the
-// linker laid out (go:itab.* symbols, in read-only data, with their Type
-// filled in by a relocation in a PIE); itabs built at run time live in
-// persistent memory that only the dump's itab records describe, and
-// ItabType returns false for them.
+// linker laid out (go:itab.* symbols, or without a symbol table the
+// module's itablinks; in read-only data, with their Type filled in by a
+// relocation in a PIE). Itabs built at run time live in persistent memory
+// that only the dump's itab records describe, and ItabType returns false
+// for them, as for any address that is not a static itab.
 func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 	a := b.toLink(itabAddr)
 	if t, err := b.symbols(); err == nil && len(t.all) > 0 {
@@ -173,6 +174,8 @@ func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 		if !ok || s.addr != a || !strings.HasPrefix(s.name, "go:itab.") {
 			return 0, false
 		}
+	} else if !b.itabLinks()[a] {
+		return 0, false
 	}
 	buf, ok := b.readLink(a+8, 8)
 	if !ok {
@@ -186,6 +189,35 @@ func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 		return 0, false
 	}
 	return b.toRun(typ), true
+}
+
+// itabLinks returns the link addresses of the static itabs, from the
+// module's itablinks (the .itablink section): how ItabType recognizes an
+// itab without a symbol table.
+func (b *Binary) itabLinks() map[uint64]bool {
+	b.itabOnce.Do(func() {
+		b.itabs = map[uint64]bool{}
+		for _, name := range []string{".itablink", ".data.rel.ro.itablink"} {
+			s := b.elf.Section(name)
+			if s == nil || s.Type == elf.SHT_NOBITS {
+				continue
+			}
+			data, err := s.Data()
+			if err != nil {
+				continue
+			}
+			for i := 0; i+8 <= len(data); i += 8 {
+				a := binary.LittleEndian.Uint64(data[i:])
+				if a == 0 && b.pie {
+					a = b.relative(s.Addr + uint64(i))
+				}
+				if a != 0 {
+					b.itabs[a] = true
+				}
+			}
+		}
+	})
+	return b.itabs
 }
 
 // relative returns the addend of the R_*_RELATIVE dynamic relocation that
