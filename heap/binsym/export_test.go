@@ -1,0 +1,52 @@
+package binsym
+
+import (
+	"debug/dwarf"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// TestExe is an unstripped Go executable, set by TestMain.
+var TestExe string
+
+// CheckSplitIndex indexes b's DWARF in one piece and split in n, and
+// reports any difference.
+func CheckSplitIndex(b *Binary, n int) (units int, err error) {
+	d, info, err := b.dwarf()
+	if err != nil {
+		return 0, err
+	}
+	whole := walkUnits(d, 0, 0)
+	chunks := splitUnits(info, n)
+	if len(chunks) < 2 || len(chunks) > n {
+		return 0, fmt.Errorf("split in %d, want 2 to %d", len(chunks), n)
+	}
+	var parts []*indexPart
+	for _, c := range chunks {
+		parts = append(parts, walkUnits(d, c[0], c[1]))
+	}
+	merged := &indexPart{byRT: map[uint64]dwarf.Offset{}, global: map[string]dwarf.Offset{}, funcs: map[uint64]dwarf.Offset{}}
+	for _, p := range parts {
+		if p.err != nil {
+			return 0, p.err
+		}
+		maps.Copy(merged.byRT, p.byRT)
+		maps.Copy(merged.global, p.global)
+		maps.Copy(merged.funcs, p.funcs)
+		merged.names = append(merged.names, p.names...)
+	}
+	switch {
+	case whole.err != nil:
+		return 0, whole.err
+	case !maps.Equal(whole.byRT, merged.byRT):
+		return 0, fmt.Errorf("runtime types differ: %d, %d", len(whole.byRT), len(merged.byRT))
+	case !maps.Equal(whole.global, merged.global):
+		return 0, fmt.Errorf("globals differ: %d, %d", len(whole.global), len(merged.global))
+	case !maps.Equal(whole.funcs, merged.funcs):
+		return 0, fmt.Errorf("functions differ: %d, %d", len(whole.funcs), len(merged.funcs))
+	case !slices.Equal(whole.names, merged.names):
+		return 0, fmt.Errorf("names differ: %d, %d", len(whole.names), len(merged.names))
+	}
+	return len(whole.names), nil
+}

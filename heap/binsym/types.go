@@ -1,0 +1,802 @@
+package binsym
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Go's DWARF extensions (cmd/internal/dwarf).
+const (
+	attrGoKind          dwarf.Attr = 0x2900
+	attrGoKey           dwarf.Attr = 0x2901
+	attrGoElem          dwarf.Attr = 0x2902
+	attrGoEmbeddedField dwarf.Attr = 0x2903
+	attrGoRuntimeType   dwarf.Attr = 0x2904
+	attrGoClosureOffset dwarf.Attr = 0x2907
+)
+
+// A Type is a Go type as the executable's DWARF describes it.
+//
+// Types form a graph (a struct may point to itself) and are shared: do not
+// modify them.
+type Type struct {
+	// Name is the type's name as Go prints it: "context.valueCtx",
+	// "*context.cancelCtx", "[]uint8", "map[string]context.Context".
+	Name string
+	// Kind is the type's kind. reflect.Kind has the values of the runtime's
+	// abi.Kind, which DWARF records.
+	Kind reflect.Kind
+	// Size is the size of a value of the type in bytes.
+	Size int64
+	// Elem is the element type of a pointer, slice, array or channel, and
+	// the value type of a map.
+	Elem *Type
+	// Key is the key type of a map.
+	Key *Type
+	// Len is the length of an array.
+	Len int64
+	// Fields are the fields of a struct, by offset. For the type ClosureType
+	// returns, they are the closure's code pointer F and captured
+	// variables.
+	Fields []Field
+	// Header is, for a map or a channel, the type of the runtime object a
+	// value of the type points to (the map<K,V> or hchan<T> struct the
+	// linker describes), or nil if DWARF does not say.
+	Header *Type
+
+	emptyIface bool   // an interface with no methods (runtime.eface layout)
+	rt         uint64 // link address of the runtime type descriptor, or 0
+	under      *Type  // for a named type, the DWARF type it is defined as
+	finished   bool   // the fields copied from under are set
+}
+
+// A Field is a field of a struct type.
+type Field struct {
+	Name     string
+	Offset   int64
+	Type     *Type
+	Embedded bool
+}
+
+// String returns t's name.
+func (t *Type) String() string {
+	if t == nil {
+		return "<nil>"
+	}
+	return t.Name
+}
+
+// EmptyInterface reports whether t is an interface type with no methods,
+// whose first word is a type descriptor; a non-empty interface's first word
+// is an itab (see ItabType).
+func (t *Type) EmptyInterface() bool { return t != nil && t.Kind == reflect.Interface && t.emptyIface }
+
+// DirectIface reports whether a value of type t is stored directly in an
+// interface's data word rather than pointed to by it: a pointer-shaped type
+// (a pointer, map, channel, func, unsafe.Pointer, or a one-word struct or
+// array whose word is one of these). When the dynamic type of an interface
+// is direct, the object its data word points to has the type that t's word
+// points to (t.Elem for a pointer); otherwise the object is a value of
+// type t.
+func (t *Type) DirectIface() bool {
+	if t == nil || t.Size != 8 {
+		return false
+	}
+	_, ft, _ := t.PointerAt(0)
+	return ft != nil && ft.Size == 8
+}
+
+// PointerAt describes the pointer word at byte offset off of a value of
+// type t. It descends through structs and arrays and returns the path to
+// the word (".Context", ".Pair[1]", "[3].next"), the type ft of the
+// smallest value that holds it, and whether the word is an interface's
+// data word.
+//
+// ft is a pointer, map, channel, func or unsafe.Pointer type whose value is
+// the word; a string or slice type (the word is its data pointer, at
+// offset 0 of it: a slice's backing array is an [N]Elem object, see
+// ArrayOf); or an interface type. For an interface, the word at offset 0
+// of it is the type descriptor (empty interface) or itab and the word at
+// offset 8, for which ifaceData is true, points to the value, whose type
+// that first word gives. ft is nil if off is not a pointer word of t.
+func (t *Type) PointerAt(off int64) (path string, ft *Type, ifaceData bool) {
+	var sb strings.Builder
+	ft, ifaceData = t.pointerAt(off, &sb)
+	if ft == nil {
+		return "", nil, false
+	}
+	return sb.String(), ft, ifaceData
+}
+
+func (t *Type) pointerAt(off int64, path *strings.Builder) (*Type, bool) {
+	for depth := 0; depth < 100; depth++ {
+		if t == nil || off < 0 || off >= t.Size || off%8 != 0 {
+			return nil, false
+		}
+		switch t.Kind {
+		case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.String, reflect.Slice:
+			if off != 0 {
+				return nil, false
+			}
+			return t, false
+		case reflect.Interface:
+			return t, off == 8
+		case reflect.Array:
+			if t.Elem == nil || t.Elem.Size <= 0 {
+				return nil, false
+			}
+			i := off / t.Elem.Size
+			path.WriteString("[" + strconv.FormatInt(i, 10) + "]")
+			t, off = t.Elem, off-i*t.Elem.Size
+			continue
+		}
+		if t.Kind != reflect.Struct {
+			return nil, false
+		}
+		// The last field that starts at or before off and is not empty.
+		i := sort.Search(len(t.Fields), func(i int) bool { return t.Fields[i].Offset > off }) - 1
+		for ; i >= 0; i-- {
+			f := t.Fields[i]
+			if f.Type != nil && f.Type.Size > 0 {
+				if off-f.Offset >= f.Type.Size {
+					return nil, false
+				}
+				path.WriteString("." + f.Name)
+				t, off = f.Type, off-f.Offset
+				break
+			}
+		}
+		if i < 0 {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// Pointee returns the type of the object that a pointer word of type t
+// (as PointerAt returns it) points to: the element of a pointer; the
+// runtime's map or channel object (Header); the element type of a slice's
+// or string's backing array, which is an array of it (see ArrayOf). It
+// returns nil for a func, whose object ClosureType describes from its code
+// pointer, for unsafe.Pointer, and for an interface, whose data word points
+// to an object of the type its first word gives (see IfacePointee).
+func (t *Type) Pointee() *Type {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind {
+	case reflect.Pointer, reflect.Slice:
+		return t.Elem
+	case reflect.Map, reflect.Chan:
+		return t.Header
+	case reflect.String:
+		if len(t.Fields) > 0 && t.Fields[0].Type != nil {
+			return t.Fields[0].Type.Elem
+		}
+	}
+	return nil
+}
+
+// IfacePointee returns the type of the object an interface's data word
+// points to when t is the interface's dynamic type: t itself, unless t is
+// pointer-shaped (DirectIface), when the data word is t's value and the
+// object is what it points to. It returns nil when that is a closure or
+// unknown (see Pointee).
+func (t *Type) IfacePointee() *Type {
+	if !t.DirectIface() {
+		return t
+	}
+	_, ft, _ := t.PointerAt(0)
+	return ft.Pointee()
+}
+
+// ArrayOf returns the type [n]elem: the type of a slice's backing array, or
+// of a heap object that holds n values of type elem. It returns nil for a
+// nil elem.
+func ArrayOf(elem *Type, n int64) *Type {
+	if elem == nil {
+		return nil
+	}
+	return &Type{
+		Name: "[" + strconv.FormatInt(n, 10) + "]" + elem.Name,
+		Kind: reflect.Array,
+		Size: n * elem.Size,
+		Elem: elem,
+		Len:  n,
+	}
+}
+
+// typeIndex is the DWARF index built on first use: where each runtime type,
+// named type, global and function is described.
+type typeIndex struct {
+	d      *dwarf.Data
+	types  uint64 // link address of runtime.types
+	byRT   map[uint64]dwarf.Offset
+	byName map[string]dwarf.Offset
+	global map[string]dwarf.Offset // global variable name -> its type
+	funcs  map[uint64]dwarf.Offset // link entry -> subprogram
+
+	mu       sync.Mutex
+	r        *dwarf.Reader
+	built    map[dwarf.Offset]*Type
+	closures map[uint64]*Type
+	pending  []*Type
+	err      error // first error decoding a type
+}
+
+// LoadTypes decodes the executable's DWARF index if it has not been
+// decoded yet. It returns the error that made types unavailable, if any, or
+// else the first error met decoding a type (corrupt DWARF; lookups of that
+// type return nil). Type lookups call it; a caller may call it early, in its
+// own goroutine, to overlap the work with reading a dump.
+func (b *Binary) LoadTypes() error {
+	x := b.typeIndex()
+	if x == nil {
+		return b.typesErr
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+func (b *Binary) typeIndex() *typeIndex {
+	b.typesOnce.Do(func() {
+		b.types, b.typesErr = b.loadTypes()
+	})
+	return b.types
+}
+
+// dwarf returns the executable's DWARF and its .debug_info section, or nil
+// for the section if debug/elf had to find it.
+func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
+	sect := func(name string) ([]byte, error) {
+		s := b.elf.Section(".debug_" + name)
+		if s == nil || s.Type == elf.SHT_NOBITS {
+			return nil, nil
+		}
+		return s.Data()
+	}
+	info, err := sect("info")
+	if err != nil {
+		return nil, nil, err
+	}
+	if info == nil {
+		// Old-style .zdebug sections, or none: let debug/elf decide.
+		d, err := b.elf.DWARF()
+		return d, nil, err
+	}
+	abbrev, err := sect("abbrev")
+	if err != nil {
+		return nil, nil, err
+	}
+	str, err := sect("str")
+	if err != nil {
+		return nil, nil, err
+	}
+	// Only the sections that type, variable and function entries need:
+	// decompressing line tables and location lists would double the cost.
+	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range []string{"addr", "str_offsets", "line_str"} {
+		data, err := sect(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if data != nil {
+			if err := d.AddSection(".debug_"+name, data); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return d, info, nil
+}
+
+func (b *Binary) loadTypes() (*typeIndex, error) {
+	if !b.HasDWARF() {
+		return nil, fmt.Errorf("binary %s: no DWARF (linked with -w or -s): types are unknown", b.path)
+	}
+	types, ok := b.linkSymbol("runtime.types")
+	if !ok {
+		return nil, fmt.Errorf("binary %s: no runtime.types symbol: types are unknown", b.path)
+	}
+	d, info, err := b.dwarf()
+	if err != nil {
+		return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, err)
+	}
+	x := &typeIndex{
+		d:        d,
+		types:    types,
+		byRT:     map[uint64]dwarf.Offset{},
+		byName:   map[string]dwarf.Offset{},
+		global:   map[string]dwarf.Offset{},
+		funcs:    map[uint64]dwarf.Offset{},
+		r:        d.Reader(),
+		built:    map[dwarf.Offset]*Type{},
+		closures: map[uint64]*Type{},
+	}
+	// Walk the top level of every compilation unit: types, globals and
+	// functions. Children (fields, parameters, locals) are skipped and read
+	// on demand. The units are split between a few goroutines.
+	chunks := splitUnits(info, min(runtime.GOMAXPROCS(0), 4))
+	parts := make([]*indexPart, len(chunks))
+	var wg sync.WaitGroup
+	for i, c := range chunks {
+		wg.Go(func() { parts[i] = walkUnits(d, c[0], c[1]) })
+	}
+	wg.Wait()
+	named := map[string]bool{} // names whose DIE has a runtime type
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, p.err)
+		}
+		maps.Copy(x.byRT, p.byRT)
+		maps.Copy(x.funcs, p.funcs)
+		for name, off := range p.global {
+			if _, dup := x.global[name]; !dup {
+				x.global[name] = off
+			}
+		}
+		for _, n := range p.names {
+			if _, dup := x.byName[n.name]; !dup || n.rt && !named[n.name] {
+				x.byName[n.name] = n.off
+				named[n.name] = n.rt
+			}
+		}
+	}
+	return x, nil
+}
+
+// An indexPart is what walkUnits found in some compilation units.
+type indexPart struct {
+	byRT   map[uint64]dwarf.Offset
+	names  []namedDIE
+	global map[string]dwarf.Offset
+	funcs  map[uint64]dwarf.Offset
+	err    error
+}
+
+type namedDIE struct {
+	name string
+	off  dwarf.Offset
+	rt   bool // the DIE has a runtime type
+}
+
+// splitUnits returns n or fewer ranges [start, end) of .debug_info offsets
+// that hold whole compilation units and about the same number of bytes.
+// Offsets are those of the units' first entries; a range ending at 0 ends
+// at the end of the section.
+func splitUnits(info []byte, n int) [][2]dwarf.Offset {
+	var units []uint64 // offsets of the units' first entries
+	le := binary.LittleEndian
+	for o := uint64(0); o+4 <= uint64(len(info)); {
+		l, hdr, offSize := uint64(le.Uint32(info[o:])), uint64(4), uint64(4)
+		if l == 0xffffffff && o+12 <= uint64(len(info)) {
+			l, hdr, offSize = le.Uint64(info[o+4:]), 12, 8
+		}
+		if l > uint64(len(info))-o-hdr || l < 2 {
+			break
+		}
+		// version, then unit type and address size (DWARF 5) or nothing
+		// (DWARF 2-4), abbrev offset, address size (DWARF 2-4).
+		first := o + hdr + 2 + offSize + 2
+		if v := le.Uint16(info[o+hdr:]); v < 5 {
+			first--
+		}
+		units = append(units, first)
+		o += hdr + l
+	}
+	if n < 2 || len(units) < 2*n {
+		return [][2]dwarf.Offset{{0, 0}}
+	}
+	per := uint64(len(info)) / uint64(n)
+	chunks := [][2]dwarf.Offset{}
+	start := uint64(0)
+	for _, u := range units[1:] {
+		if u-start >= per && len(chunks) < n-1 {
+			chunks = append(chunks, [2]dwarf.Offset{dwarf.Offset(start), dwarf.Offset(u)})
+			start = u
+		}
+	}
+	return append(chunks, [2]dwarf.Offset{dwarf.Offset(start), 0})
+}
+
+// walkUnits indexes the top-level entries of the units in [start, end).
+func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
+	p = &indexPart{
+		byRT:   map[uint64]dwarf.Offset{},
+		global: map[string]dwarf.Offset{},
+		funcs:  map[uint64]dwarf.Offset{},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.err = fmt.Errorf("corrupt DWARF: %v", r)
+		}
+	}()
+	r := d.Reader()
+	r.Seek(start)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			p.err = err
+			return p
+		}
+		if e == nil || end != 0 && e.Offset >= end {
+			return p
+		}
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == 0 {
+			continue
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+		switch e.Tag {
+		case dwarf.TagVariable:
+			name, _ := e.Val(dwarf.AttrName).(string)
+			if typ, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok && name != "" {
+				if _, dup := p.global[name]; !dup {
+					p.global[name] = typ
+				}
+			}
+		case dwarf.TagSubprogram:
+			if pc, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+				p.funcs[pc] = e.Offset
+			}
+		case dwarf.TagBaseType, dwarf.TagStructType, dwarf.TagTypedef, dwarf.TagPointerType,
+			dwarf.TagArrayType, dwarf.TagSubroutineType, dwarf.TagUnspecifiedType:
+			name, _ := e.Val(dwarf.AttrName).(string)
+			rt, _ := e.Val(attrGoRuntimeType).(uint64)
+			if rt != 0 {
+				p.byRT[rt] = e.Offset
+			}
+			if name != "" {
+				p.names = append(p.names, namedDIE{name, e.Offset, rt != 0})
+			}
+		}
+	}
+}
+
+// TypeAt returns the type whose runtime type descriptor is at addr: the
+// first word of an empty interface, the Type of an itab (ItabType), or the
+// address in a dump's type record. It returns nil if the executable has no
+// DWARF or DWARF does not describe a type there.
+func (b *Binary) TypeAt(addr uint64) *Type {
+	x := b.typeIndex()
+	if x == nil {
+		return nil
+	}
+	off, ok := x.byRT[b.toLink(addr)-x.types]
+	if !ok {
+		return nil
+	}
+	return x.get(off)
+}
+
+// TypeByName returns the type named name, as Go prints it (for example
+// "context.valueCtx", "*main.Upload", "[]uint8"), or nil. Package paths are
+// written in full: "internal/runtime/maps.Map".
+func (b *Binary) TypeByName(name string) *Type {
+	x := b.typeIndex()
+	if x == nil {
+		return nil
+	}
+	off, ok := x.byName[name]
+	if !ok {
+		return nil
+	}
+	return x.get(off)
+}
+
+// TypeAddr returns the run-time address of t's type descriptor, if the
+// executable has one.
+func (b *Binary) TypeAddr(t *Type) (uint64, bool) {
+	x := b.typeIndex()
+	if x == nil || t == nil || t.rt == 0 {
+		return 0, false
+	}
+	return b.toRun(x.types + t.rt), true
+}
+
+// GlobalType returns the type of the global variable named name (as the
+// symbol table names it, e.g. "main.cache"), or nil.
+func (b *Binary) GlobalType(name string) *Type {
+	x := b.typeIndex()
+	if x == nil {
+		return nil
+	}
+	off, ok := x.global[name]
+	if !ok {
+		return nil
+	}
+	return x.get(off)
+}
+
+// ClosureType returns the layout of a func value object whose first word is
+// the code pointer code, as a struct type named after the function (e.g.
+// "main.scheduleRetry.func1"): the field F (the code pointer) at
+// offset 0, then the captured variables at the offsets DWARF records for
+// them (Go 1.23 and later). A variable captured by reference is named "&x"
+// and has a pointer type. DWARF omits some captured variables (one only
+// read into a register, for example): PointerAt finds no field for their
+// words, and Size ends with the last known one. It returns nil if code is
+// not a function's entry or the executable has no DWARF.
+func (b *Binary) ClosureType(code uint64) *Type {
+	x := b.typeIndex()
+	if x == nil {
+		return nil
+	}
+	fn, ok := b.Func(code)
+	if !ok || fn.Entry != code {
+		return nil
+	}
+	entry := b.toLink(code)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if t, ok := x.closures[entry]; ok {
+		return t
+	}
+	var t *Type
+	defer x.recoverCorrupt(&t)
+	uintptrType := x.buildNamed("uintptr")
+	t = &Type{Name: fn.Name, Kind: reflect.Struct, Size: 8}
+	t.Fields = append(t.Fields, Field{Name: "F", Offset: 0, Type: uintptrType})
+	if off, ok := x.funcs[entry]; ok {
+		t.Fields = append(t.Fields, x.closureVars(off)...)
+	}
+	sort.SliceStable(t.Fields, func(i, j int) bool { return t.Fields[i].Offset < t.Fields[j].Offset })
+	for _, f := range t.Fields {
+		if f.Type != nil && f.Offset+f.Type.Size > t.Size {
+			t.Size = f.Offset + f.Type.Size
+		}
+	}
+	t.Size = (t.Size + 7) &^ 7
+	x.finish()
+	x.closures[entry] = t
+	return t
+}
+
+// closureVars returns the captured variables of the subprogram at off.
+// Called with x.mu held.
+func (x *typeIndex) closureVars(off dwarf.Offset) []Field {
+	_, kids, err := x.read(off)
+	if err != nil {
+		return nil
+	}
+	var fields []Field
+	for _, c := range kids {
+		if c.Tag != dwarf.TagVariable && c.Tag != dwarf.TagFormalParameter {
+			continue
+		}
+		src := c
+		if origin, ok := c.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+			if o, _, err := x.read(origin); err == nil {
+				src = o
+			}
+		}
+		coff, ok := src.Val(attrGoClosureOffset).(int64)
+		if !ok {
+			continue
+		}
+		name, _ := src.Val(dwarf.AttrName).(string)
+		var ft *Type
+		if typ, ok := src.Val(dwarf.AttrType).(dwarf.Offset); ok {
+			ft = x.build(typ)
+		}
+		fields = append(fields, Field{Name: name, Offset: coff, Type: ft})
+	}
+	return fields
+}
+
+// get builds the type at off and finishes it. It takes x.mu.
+func (x *typeIndex) get(off dwarf.Offset) (t *Type) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	defer x.recoverCorrupt(&t)
+	t = x.build(off)
+	x.finish()
+	return t
+}
+
+// recoverCorrupt turns a panic in debug/dwarf on corrupt input into a nil
+// type and a recorded error. Called with x.mu held.
+func (x *typeIndex) recoverCorrupt(t **Type) {
+	if r := recover(); r != nil {
+		*t = nil
+		x.pending = x.pending[:0]
+		if x.err == nil {
+			x.err = fmt.Errorf("corrupt DWARF: %v", r)
+		}
+	}
+}
+
+func (x *typeIndex) buildNamed(name string) *Type {
+	if off, ok := x.byName[name]; ok {
+		return x.build(off)
+	}
+	return &Type{Name: name, Kind: reflect.Uintptr, Size: 8}
+}
+
+// read returns the entry at off and its direct children.
+func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error) {
+	x.r.Seek(off)
+	e, err := x.r.Next()
+	if err != nil {
+		return nil, nil, err
+	}
+	if e == nil {
+		return nil, nil, errors.New("no entry")
+	}
+	var kids []*dwarf.Entry
+	if e.Children {
+		for {
+			c, err := x.r.Next()
+			if err != nil {
+				return nil, nil, err
+			}
+			if c == nil || c.Tag == 0 {
+				break
+			}
+			kids = append(kids, c)
+			if c.Children {
+				x.r.SkipChildren()
+			}
+		}
+	}
+	return e, kids, nil
+}
+
+// build returns the type described at off, creating it and the types it
+// refers to. Named types defined as another DWARF type are completed by
+// finish. Called with x.mu held.
+func (x *typeIndex) build(off dwarf.Offset) *Type {
+	if t, ok := x.built[off]; ok {
+		return t
+	}
+	e, kids, err := x.read(off)
+	if err != nil {
+		if x.err == nil {
+			x.err = err
+		}
+		t := &Type{Name: "?"}
+		x.built[off] = t
+		return t
+	}
+	name, _ := e.Val(dwarf.AttrName).(string)
+	kind, hasKind := e.Val(attrGoKind).(int64)
+	target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if e.Tag == dwarf.TagTypedef && !hasKind && hasTarget {
+		// The compiler's typedef for a named type refers to the linker's
+		// description of it: the same type.
+		t := x.build(target)
+		x.built[off] = t
+		return t
+	}
+	t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
+	x.built[off] = t
+	if rt, ok := e.Val(attrGoRuntimeType).(uint64); ok {
+		t.rt = rt
+	}
+	if size, ok := e.Val(dwarf.AttrByteSize).(int64); ok {
+		t.Size = size
+	}
+	if k, ok := e.Val(attrGoKey).(dwarf.Offset); ok {
+		t.Key = x.build(k)
+	}
+	if el, ok := e.Val(attrGoElem).(dwarf.Offset); ok {
+		t.Elem = x.build(el)
+	}
+	switch e.Tag {
+	case dwarf.TagPointerType:
+		if t.Kind == reflect.Invalid {
+			t.Kind = reflect.Pointer
+		}
+		if !hasTarget {
+			t.Kind = reflect.UnsafePointer
+		} else {
+			t.Elem = x.build(target)
+		}
+		t.Size = 8
+	case dwarf.TagStructType:
+		if t.Kind == reflect.Invalid {
+			t.Kind = reflect.Struct
+		}
+		for _, c := range kids {
+			if c.Tag != dwarf.TagMember {
+				continue
+			}
+			f := Field{}
+			f.Name, _ = c.Val(dwarf.AttrName).(string)
+			f.Offset, _ = c.Val(dwarf.AttrDataMemberLoc).(int64)
+			f.Embedded, _ = c.Val(attrGoEmbeddedField).(bool)
+			if ft, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
+				f.Type = x.build(ft)
+			}
+			t.Fields = append(t.Fields, f)
+		}
+		sort.SliceStable(t.Fields, func(i, j int) bool { return t.Fields[i].Offset < t.Fields[j].Offset })
+	case dwarf.TagArrayType:
+		t.Kind = reflect.Array
+		if hasTarget {
+			t.Elem = x.build(target)
+		}
+		for _, c := range kids {
+			if c.Tag == dwarf.TagSubrangeType {
+				t.Len, _ = c.Val(dwarf.AttrCount).(int64)
+			}
+		}
+	case dwarf.TagSubroutineType:
+		t.Kind = reflect.Func
+		t.Size = 8
+	case dwarf.TagTypedef:
+		if hasTarget {
+			t.under = x.build(target)
+			x.pending = append(x.pending, t)
+		}
+	}
+	return t
+}
+
+// finish completes the named types built since the last call from the
+// types they are defined as, which are complete now. Called with x.mu held.
+func (x *typeIndex) finish() {
+	for _, t := range x.pending {
+		finishNamed(t)
+	}
+	x.pending = x.pending[:0]
+}
+
+func finishNamed(t *Type) {
+	u := t.under
+	if t.finished || u == nil {
+		return
+	}
+	t.finished = true
+	finishNamed(u)
+	if t.Size == 0 {
+		t.Size = u.Size
+	}
+	switch t.Kind {
+	case reflect.Interface:
+		t.Size = 16
+		t.emptyIface = u.Name == "runtime.eface" || u.Kind == reflect.Interface && u.emptyIface
+	case reflect.Map, reflect.Chan:
+		// Defined as a pointer to the runtime's object, or as another
+		// map or channel type.
+		t.Size = 8
+		if u.Kind == reflect.Pointer {
+			t.Header = u.Elem
+			break
+		}
+		t.Header = u.Header
+		if t.Key == nil {
+			t.Key = u.Key
+		}
+		if t.Elem == nil {
+			t.Elem = u.Elem
+		}
+	case reflect.Func:
+		t.Size = 8
+	default:
+		if t.Kind == reflect.Invalid {
+			t.Kind = u.Kind
+		}
+		if t.Elem == nil {
+			t.Elem = u.Elem
+		}
+		if t.Key == nil {
+			t.Key = u.Key
+		}
+		t.Len, t.Fields, t.Header, t.emptyIface = u.Len, u.Fields, u.Header, u.emptyIface
+	}
+}
