@@ -24,8 +24,12 @@ type Runner struct {
 	Timeout time.Duration
 }
 
-// stderrTail is how much of a failed child's stderr goes into its error.
-const stderrTail = 2 << 10
+// stderrTail and stderrLines bound how much of a failed child's stderr
+// goes into its error.
+const (
+	stderrTail  = 2 << 10
+	stderrLines = 12
+)
 
 // killGrace is how long a killed child's output pipes may stay open.
 const killGrace = 2 * time.Second
@@ -90,30 +94,42 @@ func (r *Runner) run(ctx context.Context, s *Scenario) Result {
 }
 
 // tailOf returns the part of a child's stderr worth showing, at most
-// stderrTail bytes cut at line boundaries: from the last "panic: " or
+// stderrLines lines and stderrTail bytes: from the last "panic: " or
 // "fatal error: " line when there is one (the traceback follows it), else
 // the last lines.
 func tailOf(b []byte) string {
 	s := strings.TrimRight(string(b), "\n")
-	for _, marker := range []string{"\npanic: ", "\nfatal error: "} {
-		if i := strings.LastIndex("\n"+s, marker); i >= 0 {
-			s = s[i:]
-			if len(s) > stderrTail {
-				s = s[:stderrTail]
-				if j := strings.LastIndexByte(s, '\n'); j > 0 {
-					s = s[:j]
-				}
-				s += "\n..."
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "panic: ") || strings.HasPrefix(lines[i], "fatal error: ") {
+			head := lines[i:]
+			more := len(head) > stderrLines
+			if more {
+				head = head[:stderrLines]
 			}
-			return s
+			out := clip(strings.Join(head, "\n"), false)
+			if more {
+				out += "\n..."
+			}
+			return out
 		}
 	}
-	if len(s) > stderrTail {
-		s = s[len(s)-stderrTail:]
-		if j := strings.IndexByte(s, '\n'); j >= 0 {
-			s = s[j+1:]
-		}
-		s = "...\n" + s
+	if len(lines) > stderrLines {
+		return "...\n" + clip(strings.Join(lines[len(lines)-stderrLines:], "\n"), true)
 	}
-	return s
+	return clip(s, true)
+}
+
+// clip cuts s to stderrTail bytes, keeping its end or its start.
+func clip(s string, keepEnd bool) string {
+	if len(s) <= stderrTail {
+		return s
+	}
+	if keepEnd {
+		return "..." + strings.ToValidUTF8(s[len(s)-stderrTail:], "")
+	}
+	return strings.ToValidUTF8(s[:stderrTail], "") + "..."
 }

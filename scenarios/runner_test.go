@@ -1,0 +1,155 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childEnv, when set in the environment of the test binary, makes it run
+// the scenario it names (with the payload and tasks in childPayloadEnv and
+// childTasksEnv) and print the Result as JSON, as "ctxleak __scenario" does.
+const (
+	childEnv        = "SCENARIOS_TEST_CHILD"
+	childPayloadEnv = "SCENARIOS_TEST_PAYLOAD"
+	childTasksEnv   = "SCENARIOS_TEST_TASKS"
+)
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		os.Exit(child(name))
+	}
+	os.Exit(m.Run())
+}
+
+func child(name string) int {
+	s, ok := Lookup(name, true)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "no scenario %q\n", name)
+		return 2
+	}
+	payload, _ := strconv.ParseInt(os.Getenv(childPayloadEnv), 10, 64)
+	tasks, _ := strconv.Atoi(os.Getenv(childTasksEnv))
+	res, err := Run(s, Options{PayloadBytes: payload, Tasks: tasks})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// testRunner runs scenarios in children made of the test binary itself.
+func testRunner(timeout time.Duration) *Runner {
+	return &Runner{
+		Command: func(ctx context.Context, name string, o Options) *exec.Cmd {
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(),
+				childEnv+"="+name,
+				childPayloadEnv+"="+strconv.FormatInt(o.PayloadBytes, 10),
+				childTasksEnv+"="+strconv.Itoa(o.Tasks))
+			return cmd
+		},
+		Options: Options{PayloadBytes: 2 << 20, Tasks: 4},
+		Timeout: timeout,
+	}
+}
+
+// TestCatalogueInChildren runs every catalogue entry in a child process and
+// requires its expectation to be met, with figures that agree with it.
+func TestCatalogueInChildren(t *testing.T) {
+	r := testRunner(2 * time.Minute)
+	for _, s := range All() {
+		t.Run(s.Name, func(t *testing.T) {
+			if s.Name == "sync-pool" && raceEnabled {
+				t.Skip("under the race detector sync.Pool drops a quarter of its Puts, so the release may take one GC cycle")
+			}
+			t.Parallel()
+			res := r.Run(context.Background(), s)
+			if res.Verdict != AsExpected {
+				t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
+			}
+			payload := r.Options.PayloadBytes
+			if res.PayloadBytes != payload {
+				t.Errorf("payload %d bytes, want %d", res.PayloadBytes, payload)
+			}
+			for _, p := range res.Phases {
+				// A live payload shows in full at its allocation site and
+				// in the heap; a freed one shows in neither.
+				if p.Alive && p.AlivePayloads == res.Payloads {
+					if p.SiteBytes != payload {
+						t.Errorf("%s: %d bytes at the alloc site, want %d", p.Name, p.SiteBytes, payload)
+					}
+					if p.HeapDeltaBytes < payload {
+						t.Errorf("%s: heap delta %d < payload %d", p.Name, p.HeapDeltaBytes, payload)
+					}
+				}
+				if !p.Alive {
+					if p.SiteBytes != 0 {
+						t.Errorf("%s: freed, but %d bytes at the alloc site", p.Name, p.SiteBytes)
+					}
+					if p.HeapDeltaBytes > payload/2 {
+						t.Errorf("%s: freed, but heap delta %d", p.Name, p.HeapDeltaBytes)
+					}
+				}
+			}
+			if res.PeakRSSBytes < payload {
+				t.Errorf("peak RSS %d below the payload", res.PeakRSSBytes)
+			}
+		})
+	}
+}
+
+// TestRunnerFailures checks that a crash, a hang and a bad payload size
+// come back as the scenario's error.
+func TestRunnerFailures(t *testing.T) {
+	crash, _ := Lookup("test-crash", true)
+	hang, _ := Lookup("test-hang", true)
+	unexpected, _ := Lookup("test-unexpected", true)
+
+	t.Run("crash", func(t *testing.T) {
+		t.Parallel()
+		res := testRunner(time.Minute).Run(context.Background(), crash)
+		if res.Verdict != Failed || !strings.Contains(res.Error, "exit status 2") ||
+			!strings.Contains(res.Error, "panic: test-crash: deliberate crash") {
+			t.Errorf("verdict %q, error:\n%s", res.Verdict, res.Error)
+		}
+	})
+	t.Run("hang", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		res := testRunner(2*time.Second).Run(context.Background(), hang)
+		if res.Verdict != Failed || !strings.Contains(res.Error, "timed out after 2s") ||
+			!strings.Contains(res.Error, "test-hang: hanging") {
+			t.Errorf("verdict %q, error:\n%s", res.Verdict, res.Error)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("a 2s timeout took %v", d)
+		}
+	})
+	t.Run("unexpected", func(t *testing.T) {
+		t.Parallel()
+		res := testRunner(time.Minute).Run(context.Background(), unexpected)
+		if res.Verdict != NotAsExpected || res.Error != "request-returned: payload alive, want freed" {
+			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
+		}
+	})
+	t.Run("bad options", func(t *testing.T) {
+		t.Parallel()
+		r := testRunner(time.Minute)
+		r.Options.PayloadBytes = 100
+		res := r.Run(context.Background(), unexpected)
+		if res.Verdict != Failed || !strings.Contains(res.Error, "too small") {
+			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
+		}
+	})
+}
