@@ -66,7 +66,8 @@ func (r *Runner) run(ctx context.Context, s *Scenario) Result {
 		if tail := tailOf(stderr.Bytes()); tail != "" {
 			msg += "; stderr:\n" + tail
 		}
-		return Result{Name: s.Name, Error: msg, WallMillis: wall.Milliseconds()}
+		return Result{Name: s.Name, Error: msg, WallMillis: wall.Milliseconds(),
+			PeakRSSBytes: maxRSS(cmd.ProcessState)}
 	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded && r.Timeout > 0:
@@ -90,6 +91,9 @@ func (r *Runner) run(ctx context.Context, s *Scenario) Result {
 		return fail("the child ran %q, not %q", res.Name, s.Name)
 	}
 	res.WallMillis = wall.Milliseconds()
+	// The child reads its own VmHWM just before it writes its result; the
+	// kernel's figure at exit also covers that writing.
+	res.PeakRSSBytes = max(res.PeakRSSBytes, maxRSS(cmd.ProcessState))
 	return res
 }
 

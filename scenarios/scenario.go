@@ -91,7 +91,8 @@ type Result struct {
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Payloads is how many payloads were tracked (1, or one per request).
 	Payloads int `json:"payloads"`
-	// PeakRSSBytes is the child's peak resident set size (VmHWM).
+	// PeakRSSBytes is the child's peak resident set size: the larger of its
+	// own VmHWM and the kernel's figure at exit (rusage).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// WallMillis is how long the child took, start to exit, as the parent saw it.
 	WallMillis int64 `json:"wall_ms"`

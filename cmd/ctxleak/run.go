@@ -349,9 +349,12 @@ func printScenario(p *ui.Printer, r *scenarios.Result) {
 	default:
 		p.Print("verdict:   " + p.Bad("error") + ": " + indent(r.Error))
 	}
-	if r.PeakRSSBytes > 0 {
+	switch {
+	case r.Payloads > 0:
 		p.Print(p.Faint(fmt.Sprintf("payload %s in %d object(s); child peak RSS %s, %s",
 			bytesize.Format(r.PayloadBytes), r.Payloads, bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
+	case r.PeakRSSBytes > 0:
+		p.Print(p.Faint(fmt.Sprintf("child peak RSS %s, %s", bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
 	}
 	if r.ProfileDir != "" {
 		p.Print(p.Faint("heap profiles: " + r.ProfileDir))
