@@ -285,15 +285,20 @@ func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
 		return enc.Encode(l)
 	}
 	p := a.printer(a.stdout)
-	t := ui.Table{Headers: []string{"scenario", "expected", "phases (payload expected)"}}
-	for _, s := range list {
+	for i, s := range list {
+		if i > 0 {
+			p.Print("")
+		}
 		var phases []string
 		for _, ph := range s.Phases {
-			phases = append(phases, ph.Name+": "+aliveWord(ph.Alive))
+			phases = append(phases, ph.Name+" ("+aliveWord(ph.Alive)+")")
 		}
-		t.Rows = append(t.Rows, []string{s.Name, s.Expect, strings.Join(phases, "\n")})
+		p.Print(p.Heading(s.Name))
+		p.Print("  " + s.Description)
+		p.Print("  expected:  " + s.Expect)
+		p.Print("  phases:    " + strings.Join(phases, " > "))
+		p.Print("  mechanism: " + p.Faint(s.Mechanism))
 	}
-	p.Print(p.Table(t))
 	return nil
 }
 
