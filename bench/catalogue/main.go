@@ -123,8 +123,12 @@ func run() error {
 
 	sorted := append([]time.Duration(nil), walls...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	fmt.Printf("\nwall per run: min %.2f s, median %.2f s, max %.2f s (target %v)\n",
-		sorted[0].Seconds(), sorted[len(sorted)/2].Seconds(), sorted[len(sorted)-1].Seconds(), *maxWall)
+	target := "no target"
+	if *maxWall > 0 {
+		target = "target " + maxWall.String()
+	}
+	fmt.Printf("\nwall per run: min %.2f s, median %.2f s, max %.2f s (%s)\n",
+		sorted[0].Seconds(), sorted[len(sorted)/2].Seconds(), sorted[len(sorted)-1].Seconds(), target)
 	if len(problems) > 0 {
 		return errors.New("targets missed or verdicts not as expected:\n  " + strings.Join(problems, "\n  "))
 	}
