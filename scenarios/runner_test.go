@@ -19,6 +19,7 @@ const (
 	childEnv        = "SCENARIOS_TEST_CHILD"
 	childPayloadEnv = "SCENARIOS_TEST_PAYLOAD"
 	childTasksEnv   = "SCENARIOS_TEST_TASKS"
+	childHookEnv    = "SCENARIOS_TEST_HOOK"
 )
 
 func TestMain(m *testing.M) {
@@ -36,7 +37,13 @@ func child(name string) int {
 	}
 	payload, _ := strconv.ParseInt(os.Getenv(childPayloadEnv), 10, 64)
 	tasks, _ := strconv.Atoi(os.Getenv(childTasksEnv))
-	res, err := Run(s, Options{PayloadBytes: payload, Tasks: tasks})
+	opts := Options{PayloadBytes: payload, Tasks: tasks}
+	if os.Getenv(childHookEnv) == "1" {
+		opts.PhaseHook = func(phase string, alive bool) string {
+			return fmt.Sprintf("hook saw %s, alive=%v", phase, alive)
+		}
+	}
+	res, err := Run(s, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -152,4 +159,27 @@ func TestRunnerFailures(t *testing.T) {
 			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
 		}
 	})
+}
+
+// TestPhaseHook checks that what the hook returns at each boundary becomes
+// that phase's holder.
+func TestPhaseHook(t *testing.T) {
+	t.Setenv(childHookEnv, "1")
+	s, _ := Lookup("global-cache", false)
+	res := testRunner(time.Minute).Run(context.Background(), s)
+	if res.Verdict != AsExpected {
+		t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
+	}
+	var got []string
+	for _, p := range res.Phases {
+		got = append(got, p.Holder)
+	}
+	want := []string{
+		"hook saw request-running, alive=true",
+		"hook saw request-returned, alive=true",
+		"hook saw entry-deleted, alive=false",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("holders %q, want %q", got, want)
+	}
 }
