@@ -168,6 +168,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 	if f.format == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(report); err != nil {
 			return err
 		}
@@ -282,6 +283,7 @@ func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
 		}
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(l)
 	}
 	p := a.printer(a.stdout)
