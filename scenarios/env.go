@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,8 +42,9 @@ type sample struct {
 
 // Run executes s in the current process with o and returns what it
 // measured. It changes process-wide settings for the measurement to mean
-// something: it turns the automatic GC off (debug.SetGCPercent(-1)), so that
-// the only GC cycles are the ones counted at phase boundaries, and records
+// something: it turns the automatic GC off (debug.SetGCPercent(-1), and no
+// memory limit), so that the only GC cycles are the ones counted at phase
+// boundaries (a release is never hidden in a background cycle), and records
 // every allocation in the heap profile (runtime.MemProfileRate = 1). It is
 // meant to run in a child process of its own ("ctxleak __scenario").
 //
@@ -53,6 +55,7 @@ func Run(s *Scenario, o Options) (*Result, error) {
 	}
 	runtime.MemProfileRate = 1
 	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(math.MaxInt64) // a GOMEMLIMIT would start cycles of its own
 
 	env := &Env{
 		PayloadBytes: o.PayloadBytes,
