@@ -29,8 +29,43 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// retryScenarios exist only in this test binary: they stand for timer
+// scenarios whose timer fires before the measurements finish.
+var retryScenarios = map[string]*Scenario{
+	"retry-twice": {
+		Name:   "retry-twice",
+		Phases: []Phase{{Name: "request-running", Alive: true}, {Name: "request-returned", Alive: false}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("request-running")
+			sink.Add(uint32(p[0]))
+			env.Phase("request-returned")
+			if want := time.Second << env.attempt; env.timerDelay() != want {
+				return fmt.Errorf("attempt %d: timer delay %v, want %v", env.attempt, env.timerDelay(), want)
+			}
+			if env.attempt < 2 {
+				return errTooSlow
+			}
+			return nil
+		},
+	},
+	"always-too-slow": {
+		Name:   "always-too-slow",
+		Phases: []Phase{{Name: "request-running", Alive: true}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("request-running")
+			sink.Add(uint32(p[0]))
+			return errTooSlow
+		},
+	},
+}
+
 func child(name string) int {
 	s, ok := Lookup(name, true)
+	if r, found := retryScenarios[name]; found {
+		s, ok = r, true
+	}
 	if !ok {
 		fmt.Fprintf(os.Stderr, "no scenario %q\n", name)
 		return 2
@@ -181,5 +216,23 @@ func TestPhaseHook(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("holders %q, want %q", got, want)
+	}
+}
+
+// TestRetryWhenTooSlow checks that a scenario whose timer fired before the
+// measurements finished is started again with twice the delay, that only
+// the last attempt's phases are kept, and that the runner gives up after
+// maxAttempts.
+func TestRetryWhenTooSlow(t *testing.T) {
+	r := testRunner(time.Minute)
+	res := r.Run(context.Background(), retryScenarios["retry-twice"])
+	if res.Verdict != AsExpected || res.Attempts != 3 || len(res.Phases) != 2 || res.Payloads != 1 {
+		t.Errorf("verdict %q (%s), %d attempts, %d phases, %d payloads; want as expected, 3, 2, 1",
+			res.Verdict, res.Error, res.Attempts, len(res.Phases), res.Payloads)
+	}
+	res = r.Run(context.Background(), retryScenarios["always-too-slow"])
+	want := "the timer fired before the measurements finished, 4 times, the last with a 8s timer: the machine is too busy"
+	if res.Verdict != Failed || !strings.Contains(res.Error, want) {
+		t.Errorf("verdict %q, error %q; want one containing %q", res.Verdict, res.Error, want)
 	}
 }

@@ -94,6 +94,10 @@ type Result struct {
 	// PeakRSSBytes is the child's peak resident set size: the larger of its
 	// own VmHWM and the kernel's figure at exit (rusage).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Attempts is how many times the child started the scenario: more than
+	// 1 when a timer fired before the measurements finished on a busy
+	// machine and the scenario was run again with a longer delay.
+	Attempts int `json:"attempts"`
 	// WallMillis is how long the child took, start to exit, as the parent saw it.
 	WallMillis int64 `json:"wall_ms"`
 	// ProfileDir is where this scenario's heap profiles were kept, if anywhere.

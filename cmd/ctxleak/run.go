@@ -363,6 +363,10 @@ func printScenario(p *ui.Printer, r *scenarios.Result) {
 	case r.PeakRSSBytes > 0:
 		p.Print(p.Faint(fmt.Sprintf("child peak RSS %s, %s", bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
 	}
+	if r.Attempts > 1 {
+		p.Print(p.Warn(fmt.Sprintf("ran %d times: its timer fired before the measurements finished, so the delay was doubled each time",
+			r.Attempts)))
+	}
 	if r.ProfileDir != "" {
 		p.Print(p.Faint("heap profiles: " + r.ProfileDir))
 	}
