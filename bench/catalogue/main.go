@@ -62,6 +62,7 @@ func run() error {
 	type stats struct {
 		asExpected, runs  int
 		maxRSS, maxMillis int64
+		maxAttempts       int
 		errors            []string
 	}
 	per := map[string]*stats{}
@@ -100,6 +101,7 @@ func run() error {
 			}
 			s.maxRSS = max(s.maxRSS, r.PeakRSSBytes)
 			s.maxMillis = max(s.maxMillis, r.WallMillis)
+			s.maxAttempts = max(s.maxAttempts, r.Attempts)
 		}
 		fmt.Fprintf(os.Stderr, "run %d/%d: %.2f s\n", i+1, *runs, wall.Seconds())
 		if *maxWall > 0 && wall > *maxWall {
@@ -109,11 +111,11 @@ func run() error {
 
 	fmt.Printf("ctxleak run --payload %s --tasks %d, %d run(s)\n\n", bytesize.Compact(payload), *tasks, *runs)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tas expected\tmax peak RSS\tRSS limit\tmax child wall\t")
+	fmt.Fprintln(tw, "scenario\tas expected\tmax peak RSS\tRSS limit\tmax child wall\tmax attempts\t")
 	for _, name := range order {
 		s := per[name]
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%.2f s\t\n", name, s.asExpected, s.runs,
-			bytesize.Format(s.maxRSS), bytesize.Format(rssLimit), float64(s.maxMillis)/1000)
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%.2f s\t%d\t\n", name, s.asExpected, s.runs,
+			bytesize.Format(s.maxRSS), bytesize.Format(rssLimit), float64(s.maxMillis)/1000, s.maxAttempts)
 		if s.maxRSS > rssLimit {
 			problems = append(problems, fmt.Sprintf("%s: peak RSS %s above %s", name, bytesize.Format(s.maxRSS), bytesize.Format(rssLimit)))
 		}
