@@ -182,7 +182,7 @@ func TestRunJSON(t *testing.T) {
 // scenarios' errors; the scenarios around them still run and are reported.
 func TestRunChildFailures(t *testing.T) {
 	t.Setenv(testScenariosEnv, "1")
-	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--timeout", "5s",
+	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--timeout", "10s",
 		"test-crash", "global-cache", "test-hang", "dead-ctx-leaked-goroutine")...)
 	if code != exitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -204,7 +204,7 @@ func TestRunChildFailures(t *testing.T) {
 	}
 	for name, errHas := range map[string][]string{
 		"test-crash": {"child failed (exit status 2)", "panic: test-crash: deliberate crash"},
-		"test-hang":  {"child timed out after 5s and was killed", "test-hang: hanging"},
+		"test-hang":  {"child timed out after 10s and was killed", "test-hang: hanging"},
 	} {
 		r := got[name]
 		if r.Verdict != scenarios.Failed {
