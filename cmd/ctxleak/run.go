@@ -1,17 +1,465 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/ui"
+	"github.com/ctxleak/ctxleak/scenarios"
 	"github.com/spf13/cobra"
 )
 
+// runFlags are the flags of "ctxleak run".
+type runFlags struct {
+	list    bool
+	format  string
+	payload bytesize.Size
+	tasks   int
+	timeout time.Duration
+	keep    string
+}
+
 func newRunCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "(not built yet)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("run is not built yet")
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [NAME...]",
+		Short: "Measure which ways of handing a request context to background work keep its payload alive",
+		Long: `Run the catalogue of context retention scenarios (all of them, or the
+ones named) and show, phase by phase, whether a payload stored in a request
+context is still alive.
+
+Each scenario runs in a child process of its own (ctxleak re-executing
+itself), so one scenario's garbage never shows in another's figures and a
+crash or a hang costs only that scenario. At each phase boundary the child
+runs the GC until the state settles (at most 4 cycles), then records:
+
+  payload      alive or freed (a weak pointer to the payload)
+  heap         heap in use by objects above the baseline taken before the
+               payload existed (runtime/metrics)
+  RSS          resident memory above that baseline, read after returning
+               freed memory to the OS (debug.FreeOSMemory)
+  GC to free   the GC cycles the release took, at the phase where it happened
+  alloc site   bytes a pprof heap profile still shows in use where the
+               payload was allocated
+
+Each scenario's expected outcome is written down in the catalogue and
+checked. Exit status: 0 when every scenario behaved as expected, 1 when any
+did not (or its child crashed or hung), 2 on a usage error.
+
+With --keep DIR the heap profile of every phase (and of the baseline) is
+kept, mode 0600, in a fresh subdirectory DIR/run-YYYYMMDD-HHMMSS (a suffix
+is added if that exists; DIR is created if missing). Existing files are
+never overwritten.`,
+		Example: `  # the whole catalogue, 50 MiB payload, 10 background tasks
+  ctxleak run
+
+  # what scenarios are there, and what each shows
+  ctxleak run --list
+
+  # two scenarios side by side, with a smaller payload
+  ctxleak run request-ctx-tasks empty-ctx-tasks --payload 4MiB
+
+  # machine-readable results, and the heap profiles to open with pprof
+  ctxleak run --format json --keep /tmp/ctxleak-profiles > results.json
+  go tool pprof -sample_index=inuse_space -top \
+      /tmp/ctxleak-profiles/run-*/timer-closure/02-request-returned.pb.gz`,
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			return scenarios.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.run(cmd.Context(), f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.list, "list", false, "list the scenarios and their expected outcomes, run nothing")
+	fl.StringVar(&f.format, "format", "text", "output format: text or json")
+	fl.Var(bytesize.NewFlag(&f.payload, scenarios.DefaultPayloadBytes), "payload",
+		"size of the payload stored in each scenario's context, e.g. 512KiB, 50MiB, 1GiB\n(http-server splits it between its requests)")
+	fl.IntVar(&f.tasks, "tasks", scenarios.DefaultTasks, "background tasks per scenario, and requests in http-server (1 to 1000)")
+	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each scenario's child process")
+	fl.StringVar(&f.keep, "keep", "", "keep every phase's heap profile under `DIR`, in a fresh subdirectory")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
+		[]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// run is "ctxleak run".
+func (a *app) run(ctx context.Context, f runFlags, args []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := oneOf("format", f.format, "text", "json"); err != nil {
+		return err
+	}
+	if f.tasks < 1 || f.tasks > 1000 {
+		return usageErrorf("invalid --tasks %d: want 1 to 1000", f.tasks)
+	}
+	if min := scenarios.MinPayloadBytes * int64(f.tasks); int64(f.payload) < min {
+		return usageErrorf("invalid --payload %s: want at least %s (%s per task, --tasks %d)",
+			bytesize.Compact(f.payload), bytesize.Compact(bytesize.Size(min)),
+			bytesize.Compact(scenarios.MinPayloadBytes), f.tasks)
+	}
+	if f.timeout <= 0 {
+		return usageErrorf("invalid --timeout %v: want a positive duration such as 30s", f.timeout)
+	}
+	list, err := selectScenarios(args)
+	if err != nil {
+		return err
+	}
+	if f.list {
+		return a.listScenarios(f.format, list)
+	}
+
+	opts := scenarios.Options{PayloadBytes: int64(f.payload), Tasks: f.tasks}
+	report := scenarios.Report{
+		PayloadBytes: opts.PayloadBytes,
+		Tasks:        opts.Tasks,
+		GoVersion:    runtime.Version(),
+	}
+	if f.keep != "" {
+		dir, err := freshRunDir(f.keep, time.Now())
+		if err != nil {
+			return usageErrorf("--keep: %v", err)
+		}
+		report.KeepDir = dir
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the ctxleak binary to run scenarios: %w", err)
+	}
+	runner := &scenarios.Runner{
+		Command: childCommand(exe, report.KeepDir),
+		Options: opts,
+		Timeout: f.timeout,
+	}
+
+	p := a.printer(a.stdout)
+	if f.format == "text" {
+		p.Print(p.Faint(fmt.Sprintf("payload %s, %d tasks, %s; each scenario in its own process",
+			bytesize.Compact(f.payload), f.tasks, runtime.Version())))
+	}
+	for _, s := range list {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if report.KeepDir != "" {
+			if err := os.Mkdir(filepath.Join(report.KeepDir, s.Name), 0o700); err != nil {
+				return fmt.Errorf("--keep: %w", err)
+			}
+		}
+		res := runner.Run(ctx, s)
+		report.Scenarios = append(report.Scenarios, res)
+		if f.format == "text" {
+			printScenario(p, &res)
+		}
+	}
+
+	if f.format == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else {
+		printSummary(p, &report)
+	}
+	var bad []string
+	for _, r := range report.Scenarios {
+		if r.Verdict != scenarios.AsExpected {
+			bad = append(bad, r.Name)
+		}
+	}
+	if len(bad) > 0 {
+		return findingsErrorf("%d of %d scenarios not as expected: %s",
+			len(bad), len(report.Scenarios), strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// selectScenarios resolves the names on the command line; none means the
+// whole catalogue. An unknown name is a usage error listing the valid ones.
+func selectScenarios(names []string) ([]*scenarios.Scenario, error) {
+	if len(names) == 0 {
+		return scenarios.All(), nil
+	}
+	var list []*scenarios.Scenario
+	seen := map[string]bool{}
+	for _, n := range names {
+		s, ok := scenarios.Lookup(n, testScenariosEnabled())
+		if !ok {
+			return nil, usageErrorf("unknown scenario %q; valid names: %s",
+				n, strings.Join(scenarios.Names(), ", "))
+		}
+		if !seen[n] {
+			seen[n] = true
+			list = append(list, s)
+		}
+	}
+	return list, nil
+}
+
+// childCommand returns the Runner's Command: this binary re-executed as
+// "ctxleak __scenario NAME ...". argv[0] is "ctxleak" whatever the binary is
+// called, so that a test binary acting as ctxleak (testscript dispatches on
+// the base name of argv[0]) runs the command rather than its tests.
+func childCommand(exe, keepDir string) func(context.Context, string, scenarios.Options) *exec.Cmd {
+	return func(ctx context.Context, name string, o scenarios.Options) *exec.Cmd {
+		args := []string{scenarioChildCmd, name,
+			"--payload", strconv.FormatInt(o.PayloadBytes, 10),
+			"--tasks", strconv.Itoa(o.Tasks)}
+		if keepDir != "" {
+			args = append(args, "--keep", filepath.Join(keepDir, name))
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Args[0] = "ctxleak"
+		return cmd
+	}
+}
+
+// freshRunDir creates parent if needed and, inside it, a new directory
+// named after t that did not exist before, and returns its path.
+func freshRunDir(parent string, t time.Time) (string, error) {
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", err
+	}
+	base := filepath.Join(parent, "run-"+t.Format("20060102-150405"))
+	for i := 1; i <= 100; i++ {
+		dir := base
+		if i > 1 {
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("no fresh directory name left under %s", parent)
+}
+
+// listing is the JSON of "ctxleak run --list --format json".
+type listing struct {
+	Scenarios []listedScenario `json:"scenarios"`
+}
+
+type listedScenario struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Mechanism   string        `json:"mechanism"`
+	Expect      string        `json:"expect"`
+	Phases      []listedPhase `json:"phases"`
+}
+
+type listedPhase struct {
+	Name        string `json:"name"`
+	ExpectAlive bool   `json:"expect_alive"`
+	GCCycles    int    `json:"gc_cycles,omitempty"`
+}
+
+// listScenarios prints the catalogue (or the named scenarios) without running it.
+func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
+	if format == "json" {
+		var l listing
+		for _, s := range list {
+			ls := listedScenario{Name: s.Name, Description: s.Description, Mechanism: s.Mechanism, Expect: s.Expect}
+			for _, ph := range s.Phases {
+				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles})
+			}
+			l.Scenarios = append(l.Scenarios, ls)
+		}
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(l)
+	}
+	p := a.printer(a.stdout)
+	for i, s := range list {
+		if i > 0 {
+			p.Print("")
+		}
+		var phases []string
+		for _, ph := range s.Phases {
+			phases = append(phases, ph.Name+" ("+aliveWord(ph.Alive)+")")
+		}
+		p.Print(p.Heading(s.Name))
+		p.Print("  " + s.Description)
+		p.Print("  expected:  " + s.Expect)
+		p.Print("  phases:    " + strings.Join(phases, " > "))
+		p.Print("  mechanism: " + p.Faint(s.Mechanism))
+	}
+	return nil
+}
+
+func aliveWord(alive bool) string {
+	if alive {
+		return "alive"
+	}
+	return "freed"
+}
+
+// printScenario prints one scenario's table, mechanism and verdict.
+func printScenario(p *ui.Printer, r *scenarios.Result) {
+	p.Print("")
+	p.Print(p.Heading(r.Name) + "  " + verdictText(p, r.Verdict))
+	p.Print(p.Faint(r.Description))
+	if len(r.Phases) > 0 {
+		perPayload := r.Payloads > 1
+		t := ui.Table{
+			Headers: []string{"phase", "payload", "heap vs base", "RSS vs base", "GC to free", "alloc site"},
+			Right:   []int{2, 3, 4, 5},
+		}
+		if perPayload {
+			t.Headers = append(t.Headers, "heap per request")
+			t.Right = append(t.Right, 6)
+		}
+		for _, ph := range r.Phases {
+			row := []string{
+				ph.Name,
+				payloadCell(p, r, ph),
+				bytesize.FormatDelta(ph.HeapDeltaBytes),
+				bytesize.FormatDelta(ph.RSSDeltaBytes),
+				gcCell(ph),
+				bytesize.Format(ph.SiteBytes),
+			}
+			if perPayload {
+				cell := "-"
+				if ph.PerPayloadHeapBytes != nil {
+					cell = bytesize.FormatDelta(*ph.PerPayloadHeapBytes)
+				}
+				row = append(row, cell)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		p.Print(p.Table(t))
+	}
+	p.Print("mechanism: " + r.Mechanism)
+	switch r.Verdict {
+	case scenarios.AsExpected:
+		p.Print("verdict:   " + p.Good("as expected") + ": " + r.Expect)
+	case scenarios.NotAsExpected:
+		p.Print("verdict:   " + p.Bad("NOT as expected") + ": " + r.Error)
+		p.Print("expected:  " + r.Expect)
+	default:
+		p.Print("verdict:   " + p.Bad("error") + ": " + indent(r.Error))
+	}
+	switch {
+	case r.Payloads > 0:
+		p.Print(p.Faint(fmt.Sprintf("payload %s in %d object(s); child peak RSS %s, %s",
+			bytesize.Format(r.PayloadBytes), r.Payloads, bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
+	case r.PeakRSSBytes > 0:
+		p.Print(p.Faint(fmt.Sprintf("child peak RSS %s, %s", bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
+	}
+	if r.Attempts > 1 {
+		p.Print(p.Warn(fmt.Sprintf("ran %d times: its timer fired before the measurements finished, so the delay was doubled each time",
+			r.Attempts)))
+	}
+	if r.ProfileDir != "" {
+		p.Print(p.Faint("heap profiles: " + r.ProfileDir))
+	}
+}
+
+// payloadCell says whether the payload was alive, with the count when
+// there are several, and the expectation when it was not met.
+func payloadCell(p *ui.Printer, r *scenarios.Result, ph scenarios.PhaseResult) string {
+	s := aliveWord(ph.Alive)
+	if r.Payloads > 1 {
+		s += fmt.Sprintf(" %d/%d", ph.AlivePayloads, r.Payloads)
+	}
+	if !ph.AsExpected {
+		want := "want " + aliveWord(ph.ExpectAlive)
+		if ph.Alive == ph.ExpectAlive {
+			want = "unexpected GC cycles"
+		}
+		return p.Bad(s + " (" + want + ")")
+	}
+	if ph.Alive {
+		return p.Warn(s)
+	}
+	return s
+}
+
+func gcCell(ph scenarios.PhaseResult) string {
+	if ph.GCCycles == 0 {
+		return "-"
+	}
+	return strconv.Itoa(ph.GCCycles)
+}
+
+func verdictText(p *ui.Printer, v string) string {
+	switch v {
+	case scenarios.AsExpected:
+		return p.Good(v)
+	case scenarios.NotAsExpected:
+		return p.Bad("NOT as expected")
+	default:
+		return p.Bad(v)
+	}
+}
+
+func wallText(ms int64) string {
+	return fmt.Sprintf("%.2f s", float64(ms)/1000)
+}
+
+// indent indents the continuation lines of a multi-line message.
+func indent(s string) string {
+	return strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// printSummary prints one row per scenario and the closing line.
+func printSummary(p *ui.Printer, rep *scenarios.Report) {
+	p.Print("")
+	p.Print(p.Heading("summary"))
+	t := ui.Table{
+		Headers: []string{"scenario", "verdict", "payload by phase", "peak RSS", "time"},
+		Right:   []int{3, 4},
+	}
+	var good int
+	var wall int64
+	for _, r := range rep.Scenarios {
+		if r.Verdict == scenarios.AsExpected {
+			good++
+		}
+		wall += r.WallMillis
+		var phases []string
+		for _, ph := range r.Phases {
+			w := aliveWord(ph.Alive)
+			if ph.GCCycles > 1 {
+				w += fmt.Sprintf(" (%d GCs)", ph.GCCycles)
+			}
+			phases = append(phases, w)
+		}
+		byPhase := strings.Join(phases, " > ")
+		if byPhase == "" {
+			byPhase = "-"
+		}
+		rss := "-"
+		if r.PeakRSSBytes > 0 {
+			rss = bytesize.Format(r.PeakRSSBytes)
+		}
+		t.Rows = append(t.Rows, []string{r.Name, verdictText(p, r.Verdict), byPhase, rss, wallText(r.WallMillis)})
+	}
+	p.Print(p.Table(t))
+	line := fmt.Sprintf("%d of %d scenarios as expected (%s in children)", good, len(rep.Scenarios), wallText(wall))
+	if good == len(rep.Scenarios) {
+		p.Print(p.Good(line))
+	} else {
+		p.Print(p.Bad(line))
+	}
+	if rep.KeepDir != "" {
+		p.Print(p.Faint("heap profiles kept in " + rep.KeepDir + "; open one with: go tool pprof -sample_index=inuse_space FILE"))
 	}
 }

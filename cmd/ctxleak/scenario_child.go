@@ -1,19 +1,58 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
+	"os"
 
+	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/scenarios"
 	"github.com/spf13/cobra"
 )
 
+// testScenariosEnv, set to 1, makes the test-only scenarios (a child that
+// crashes, one that hangs, one not as expected) reachable by name, for the
+// tests of "ctxleak run".
+const testScenariosEnv = "CTXLEAK_TEST_SCENARIOS"
+
+// testScenariosEnabled reports whether the test-only scenarios are reachable.
+func testScenariosEnabled() bool { return os.Getenv(testScenariosEnv) == "1" }
+
+// scenarioChildCmd is the name of the hidden subcommand.
+const scenarioChildCmd = "__scenario"
+
 // newScenarioChildCmd is the hidden command that "ctxleak run" re-executes
-// to run one scenario in a process of its own.
+// to run one scenario in a process of its own. It writes the scenario's
+// Result as one JSON document to stdout.
 func newScenarioChildCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:    "__scenario",
+	var (
+		payload bytesize.Size
+		tasks   int
+		keep    string
+	)
+	cmd := &cobra.Command{
+		Use:    scenarioChildCmd + " NAME",
+		Short:  "Run one scenario in this process and print its result as JSON (used by 'ctxleak run')",
 		Hidden: true,
+		Args:   rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("not built yet")
+			s, ok := scenarios.Lookup(args[0], testScenariosEnabled())
+			if !ok {
+				return usageErrorf("unknown scenario %q", args[0])
+			}
+			opts := scenarios.Options{PayloadBytes: int64(payload), Tasks: tasks, KeepDir: keep}
+			if err := opts.Check(); err != nil {
+				return usageErrorf("%v", err)
+			}
+			res, err := scenarios.Run(s, opts)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(a.stdout)
+			return enc.Encode(res)
 		},
 	}
+	cmd.Flags().Var(bytesize.NewFlag(&payload, scenarios.DefaultPayloadBytes), "payload", "payload size")
+	cmd.Flags().IntVar(&tasks, "tasks", scenarios.DefaultTasks, "background tasks or requests")
+	cmd.Flags().StringVar(&keep, "keep", "", "existing directory to write the heap profiles to")
+	return cmd
 }

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Times the default catalogue ("ctxleak run", 50 MiB payload) and checks the
+# targets: at most 15 s wall per run, no child above 2 x payload + 64 MiB
+# peak RSS, every verdict as expected. Extra arguments go to the timer:
+#
+#   bench/run-catalogue.sh                  # one run
+#   bench/run-catalogue.sh -runs 20         # the 20/20 verdict check
+#   bench/run-catalogue.sh -payload 512KiB  # other payload sizes
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec go run ./bench/catalogue "$@"

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxleak/ctxleak/scenarios"
+)
+
+// small keeps the children quick: a 1 MiB payload split over 2 tasks.
+var small = []string{"--payload", "1MiB", "--tasks", "2"}
+
+func runArgs(args ...string) []string {
+	return append(append([]string{"run"}, args...), small...)
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		inStderr string
+	}{
+		{"bad size", []string{"run", "--payload", "12XB"}, `invalid argument "12XB" for "--payload"`},
+		{"negative size", []string{"run", "--payload", "-5MiB"}, `"--payload"`},
+		{"payload too small", []string{"run", "--payload", "1KiB"}, "invalid --payload 1KiB: want at least 40KiB (4KiB per task, --tasks 10)"},
+		{"tasks zero", []string{"run", "--tasks", "0"}, "invalid --tasks 0: want 1 to 1000"},
+		{"tasks not a number", []string{"run", "--tasks", "ten"}, `invalid argument "ten" for "--tasks"`},
+		{"bad format", []string{"run", "--format", "xml"}, `invalid --format "xml": want text, json`},
+		{"bad timeout", []string{"run", "--timeout", "0s"}, "invalid --timeout 0s"},
+		{"unknown scenario", []string{"run", "request-ctx-tasks", "no-such-thing"},
+			`unknown scenario "no-such-thing"; valid names: afterfunc-not-stopped, blocked-sender,`},
+		{"test-only scenario hidden", []string{"run", "test-crash"}, `unknown scenario "test-crash"`},
+		{"keep is a file", []string{"run", "--keep", "run_test.go", "global-cache"}, "--keep: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ctxleak(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.inStderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty:\n%s", stdout)
+			}
+		})
+	}
+}
+
+func TestRunList(t *testing.T) {
+	code, stdout, stderr := ctxleak(t, "run", "--list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range scenarios.All() {
+		if !strings.Contains(stdout, s.Name) {
+			t.Errorf("--list lacks %s", s.Name)
+		}
+	}
+
+	// Listing runs nothing, so sync-pool is safe here even under -race,
+	// where sync.Pool drops Puts at random and its verdict may differ.
+	code, stdout, stderr = ctxleak(t, "run", "--list", "--format", "json", "sync-pool")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var l listing
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatal(err)
+	}
+	want := listing{Scenarios: []listedScenario{{
+		Name:        "sync-pool",
+		Description: l.Scenarios[0].Description,
+		Mechanism:   l.Scenarios[0].Mechanism,
+		Expect:      "freed after two GC cycles once the request returns",
+		Phases: []listedPhase{
+			{Name: "request-running", ExpectAlive: true},
+			{Name: "request-returned", ExpectAlive: false, GCCycles: 2},
+		},
+	}}}
+	if !reflect.DeepEqual(l, want) {
+		t.Errorf("--list --format json:\n%+v\nwant\n%+v", l, want)
+	}
+}
+
+// keysOf returns the sorted keys of a JSON object.
+func keysOf(t *testing.T, v any) []string {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%v is not a JSON object", v)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// hasKeys reports a missing key of those the issue names.
+func hasKeys(t *testing.T, what string, v any, want ...string) {
+	t.Helper()
+	keys := keysOf(t, v)
+	for _, w := range want {
+		i := sort.SearchStrings(keys, w)
+		if i == len(keys) || keys[i] != w {
+			t.Errorf("%s lacks %q; has %v", what, w, keys)
+		}
+	}
+}
+
+// TestRunJSON checks the JSON document against the schema in the issue:
+// {"scenarios":[{"name","description","expect","verdict","error",
+// "phases":[{"name","alive","heap_delta_bytes","rss_delta_bytes","gc_cycles"}]}]}
+// and the figures against the expectation.
+func TestRunJSON(t *testing.T) {
+	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "request-ctx-tasks", "empty-ctx-tasks")...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+	}
+	if stderr != "" {
+		t.Errorf("stderr not empty: %s", stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, stdout)
+	}
+	hasKeys(t, "document", doc, "scenarios")
+	list := doc["scenarios"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("%d scenarios, want 2", len(list))
+	}
+	for _, s := range list {
+		hasKeys(t, "scenario", s, "name", "description", "expect", "verdict", "error", "phases")
+		for _, p := range s.(map[string]any)["phases"].([]any) {
+			hasKeys(t, "phase", p, "name", "alive", "heap_delta_bytes", "rss_delta_bytes", "gc_cycles")
+		}
+	}
+
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	type phase struct {
+		name     string
+		alive    bool
+		gcCycles int
+	}
+	want := map[string][]phase{
+		"request-ctx-tasks": {{"request-running", true, 0}, {"request-returned", true, 0}, {"tasks-done", false, 1}},
+		"empty-ctx-tasks":   {{"request-running", true, 0}, {"request-returned", false, 1}, {"tasks-done", false, 0}},
+	}
+	for _, r := range rep.Scenarios {
+		if r.Verdict != scenarios.AsExpected || r.Error != "" {
+			t.Errorf("%s: verdict %q, error %q", r.Name, r.Verdict, r.Error)
+		}
+		var got []phase
+		for _, p := range r.Phases {
+			got = append(got, phase{p.Name, p.Alive, p.GCCycles})
+			if p.Alive && (p.HeapDeltaBytes < 1<<20 || p.SiteBytes != 1<<20) {
+				t.Errorf("%s/%s: alive with heap delta %d, %d at the site", r.Name, p.Name, p.HeapDeltaBytes, p.SiteBytes)
+			}
+		}
+		if !reflect.DeepEqual(got, want[r.Name]) {
+			t.Errorf("%s: phases %v, want %v", r.Name, got, want[r.Name])
+		}
+	}
+	if rep.PayloadBytes != 1<<20 || rep.Tasks != 2 {
+		t.Errorf("payload %d, tasks %d", rep.PayloadBytes, rep.Tasks)
+	}
+}
+
+// TestRunChildFailures: a child that crashes and one that hangs are those
+// scenarios' errors; the scenarios around them still run and are reported.
+func TestRunChildFailures(t *testing.T) {
+	t.Setenv(testScenariosEnv, "1")
+	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--timeout", "10s",
+		"test-crash", "global-cache", "test-hang", "dead-ctx-leaked-goroutine")...)
+	if code != exitFindings {
+		t.Errorf("exit %d, want 1", code)
+	}
+	wantErr := "ctxleak: 2 of 4 scenarios not as expected: test-crash, test-hang\n"
+	if !strings.HasSuffix(stderr, wantErr) {
+		t.Errorf("stderr %q does not end with %q", stderr, wantErr)
+	}
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	got := map[string]scenarios.Result{}
+	for _, r := range rep.Scenarios {
+		got[r.Name] = r
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d results, want 4", len(got))
+	}
+	for name, errHas := range map[string][]string{
+		"test-crash": {"child failed (exit status 2)", "panic: test-crash: deliberate crash"},
+		"test-hang":  {"child timed out after 10s and was killed", "test-hang: hanging"},
+	} {
+		r := got[name]
+		if r.Verdict != scenarios.Failed {
+			t.Errorf("%s: verdict %q", name, r.Verdict)
+		}
+		for _, s := range errHas {
+			if !strings.Contains(r.Error, s) {
+				t.Errorf("%s: error %q lacks %q", name, r.Error, s)
+			}
+		}
+	}
+	for _, name := range []string{"global-cache", "dead-ctx-leaked-goroutine"} {
+		if r := got[name]; r.Verdict != scenarios.AsExpected || len(r.Phases) == 0 {
+			t.Errorf("%s: verdict %q, %d phases: %s", name, r.Verdict, len(r.Phases), r.Error)
+		}
+	}
+}
+
+// TestRunNotAsExpected: the text report says so, and the one-line reason is
+// printed last, with exit status 1.
+func TestRunNotAsExpected(t *testing.T) {
+	t.Setenv(testScenariosEnv, "1")
+	code, stdout, stderr := ctxleak(t, runArgs("test-unexpected")...)
+	if code != exitFindings {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, s := range []string{
+		"test-unexpected  NOT as expected",
+		"alive (want freed)",
+		"verdict:   NOT as expected: request-returned: payload alive, want freed",
+		"0 of 1 scenarios as expected",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	if stderr != "ctxleak: 1 of 1 scenarios not as expected: test-unexpected\n" {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// Tests that run scenarios avoid sync-pool: under the race detector
+// sync.Pool drops a quarter of its Puts on purpose, so the release may take
+// one GC cycle instead of two. bench/run-catalogue.sh checks it.
+
+// TestRunKeep: profiles are kept, 0600, in a fresh directory per run; a
+// user's existing files are left alone.
+func TestRunKeep(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for range 2 {
+		code, stdout, stderr := ctxleak(t, runArgs("--keep", dir, "--format", "json", "dead-ctx-leaked-goroutine")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var rep scenarios.Report
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, rep.KeepDir)
+		if filepath.Dir(rep.KeepDir) != dir {
+			t.Errorf("profiles in %s, not under %s", rep.KeepDir, dir)
+		}
+		var kept []string
+		for _, p := range rep.Scenarios[0].Phases {
+			kept = append(kept, filepath.Base(p.Profile))
+		}
+		if want := []string{"01-request-running.pb.gz", "02-request-returned.pb.gz"}; !reflect.DeepEqual(kept, want) {
+			t.Errorf("phase profiles %v, want %v", kept, want)
+		}
+	}
+	if runs[0] == runs[1] {
+		t.Errorf("both runs kept their profiles in %s", runs[0])
+	}
+	var files int
+	err := filepath.WalkDir(runs[0], func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if perm := info.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", path, perm)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files != 3 { // baseline and two phases
+		t.Errorf("%d files kept, want 3", files)
+	}
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "mine" {
+		t.Errorf("the user's file changed: %q, %v", b, err)
+	}
+}
+
+func TestFreshRunDir(t *testing.T) {
+	dir := t.TempDir()
+	now := mustTime(t, "2026-01-02T03:04:05Z")
+	var got []string
+	for range 3 {
+		d, err := freshRunDir(filepath.Join(dir, "new"), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, filepath.Base(d))
+	}
+	want := []string{"run-20260102-030405", "run-20260102-030405-2", "run-20260102-030405-3"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}

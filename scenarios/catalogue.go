@@ -1,0 +1,571 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"hash/crc32"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// timerDelay is the deadline of timeout-not-cancelled and the delay of
+// timer-closure on the first attempt: long enough for the measurements
+// before it to finish on an ordinary machine, short enough to keep the
+// catalogue quick. When the timer fires before they finish (a machine too
+// busy), the scenario reports errTooSlow and Run starts it again with twice
+// the delay (Env.timerDelay), up to maxAttempts times.
+const timerDelay = time.Second
+
+// catalogue lists the scenarios in the order they run and are reported.
+var catalogue = []*Scenario{
+	{
+		Name:        "request-ctx-tasks",
+		Description: "The payload is in the request context; background tasks started with that context run after the request returns.",
+		Mechanism:   "each task's stack frame holds ctx -> valueCtx -> payload until the task returns",
+		Expect:      "alive while the tasks run, freed when they finish",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+			{Name: "tasks-done", Alive: false},
+		},
+		Run: requestCtxTasks,
+	},
+	{
+		Name:        "empty-ctx-tasks",
+		Description: "The same background tasks, started with context.Background().",
+		Mechanism:   "nothing the tasks hold refers to the request context",
+		Expect:      "never alive after the request returns",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: false},
+			{Name: "tasks-done", Alive: false},
+		},
+		Run: emptyCtxTasks,
+	},
+	{
+		Name:        "ids-only-ctx",
+		Description: "The background tasks get a fresh context that carries only the request id.",
+		Mechanism:   "the id string is copied into a new context; the payload is not",
+		Expect:      "never alive after the request returns",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: false},
+			{Name: "tasks-done", Alive: false},
+		},
+		Run: idsOnlyCtx,
+	},
+	{
+		Name:        "without-cancel",
+		Description: "context.WithoutCancel(reqCtx) is handed to the background tasks, so they survive the request's cancellation.",
+		Mechanism:   "the withoutCancelCtx keeps its parent, and so every value in the chain, while a task holds it",
+		Expect:      "alive while the tasks run, freed when they finish",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+			{Name: "tasks-done", Alive: false},
+		},
+		Run: withoutCancel,
+	},
+	{
+		Name:        "lost-cancel",
+		Description: "A job context carrying the payload under the app's long-lived cancellable context; a WithCancel child of it is used for a call and its cancel is never called.",
+		Mechanism:   "the long-lived parent's children map holds the child cancelCtx -> valueCtx -> payload until cancel or the parent is cancelled",
+		Expect:      "alive after the job returns, until the parent is cancelled",
+		Phases: []Phase{
+			{Name: "job-running", Alive: true},
+			{Name: "job-returned", Alive: true},
+			{Name: "parent-cancelled", Alive: false},
+		},
+		Run: lostCancel,
+	},
+	{
+		Name:        "timeout-not-cancelled",
+		Description: "A job context carrying the payload gets context.WithTimeout(ctx, 1s) for a call; the cancel function is dropped. (The 1s doubles if the machine is too busy to measure before it.)",
+		Mechanism:   "the runtime timer heap holds the timer -> closure -> timerCtx -> payload until the deadline; cancel would stop the timer",
+		Expect:      "alive after the job returns, until the deadline",
+		Phases: []Phase{
+			{Name: "job-running", Alive: true},
+			{Name: "job-returned", Alive: true},
+			{Name: "deadline-passed", Alive: false},
+		},
+		Run: timeoutNotCancelled,
+	},
+	{
+		Name:        "afterfunc-not-stopped",
+		Description: "The request registers context.AfterFunc(appCtx, cleanup) with a cleanup that uses the request context, and never calls stop.",
+		Mechanism:   "the app context's children map holds the afterFuncCtx -> func closure -> request ctx until stop() or the app context is cancelled",
+		Expect:      "alive after the request returns, until the app context is cancelled",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+			{Name: "app-cancelled", Alive: false},
+		},
+		Run: afterFuncNotStopped,
+	},
+	{
+		Name:        "timer-closure",
+		Description: "The request schedules time.AfterFunc(1s, f) where the closure f captures the request context. (The 1s doubles if the machine is too busy to measure before it.)",
+		Mechanism:   "the runtime timer heap holds the timer -> closure -> request ctx until the timer fires or is stopped",
+		Expect:      "alive after the request returns, until the timer fires",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+			{Name: "timer-fired", Alive: false},
+		},
+		Run: timerClosure,
+	},
+	{
+		Name:        "blocked-sender",
+		Description: "A worker sends its result on an unbuffered channel after the caller gave up (the client went away); it blocks forever and uses ctx after the send.",
+		Mechanism:   "the leaked worker's stack frame keeps ctx live across the blocked send, for the life of the process",
+		Expect:      "alive after the request returns, for the life of the process",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+		},
+		Run: blockedSender,
+	},
+	{
+		Name:        "dead-ctx-leaked-goroutine",
+		Description: "A goroutine uses the request context, then blocks forever without using it again.",
+		Mechanism:   "the goroutine leaks, but the stack map marks ctx dead after its last use, so the GC does not scan it",
+		Expect:      "freed when the request returns, although the goroutine leaks",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: false},
+		},
+		Run: deadCtxLeakedGoroutine,
+	},
+	{
+		Name:        "global-cache",
+		Description: "The request context is stored in a package-level map keyed by request id.",
+		Mechanism:   "a global variable is a GC root: map -> ctx -> payload until the entry is deleted",
+		Expect:      "alive after the request returns, until the entry is deleted",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+			{Name: "entry-deleted", Alive: false},
+		},
+		Run: globalCache,
+	},
+	{
+		Name:        "sync-pool",
+		Description: "A per-request state struct holding the context is put back into a sync.Pool without clearing it.",
+		Mechanism:   "the pool holds the struct until the next GC, its victim cache until the one after: two cycles",
+		Expect:      "freed after two GC cycles once the request returns",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: false, GCCycles: 2},
+		},
+		Run: syncPool,
+	},
+	{
+		Name:        "pprof-label-value",
+		Description: "pprof.Do sets a label whose value is the payload (say, a request body as a string); goroutines started inside it get context.Background().",
+		Mechanism:   "goroutines inherit the creator's pprof label set (g.labels), not its ctx: the label value lives until they exit",
+		Expect:      "alive while the goroutines run, freed when they finish",
+		Phases: []Phase{
+			{Name: "request-running", Alive: true},
+			{Name: "request-returned", Alive: true},
+			{Name: "tasks-done", Alive: false},
+		},
+		Run: pprofLabelValue,
+	},
+	{
+		Name:        "http-server",
+		Description: "A net/http server on 127.0.0.1 reads each request body into the request context and starts background work with it; a real client sends the requests (one per task, the payload split between them).",
+		Mechanism:   "each background goroutine holds ctx -> valueCtx -> body after the response is sent, until the work ends",
+		Expect:      "every body alive after the responses, all freed when the background work ends",
+		Phases: []Phase{
+			{Name: "responses-received", Alive: true},
+			{Name: "background-done", Alive: false},
+		},
+		Run: httpServer,
+	},
+}
+
+// All returns the catalogue in the order it runs.
+func All() []*Scenario { return append([]*Scenario(nil), catalogue...) }
+
+// Lookup finds a scenario of the catalogue by name. Test-only scenarios are
+// found only when testOnly is true.
+func Lookup(name string, testOnly bool) (*Scenario, bool) {
+	for _, s := range catalogue {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	if testOnly {
+		for _, s := range testScenarios {
+			if s.Name == name {
+				return s, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Names returns the names of the catalogue, sorted.
+func Names() []string {
+	names := make([]string, len(catalogue))
+	for i, s := range catalogue {
+		names[i] = s.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Context keys of the catalogue.
+type (
+	payloadKey   struct{}
+	requestIDKey struct{}
+)
+
+// serve runs handler the way net/http runs one: its context carries the
+// request id and a fresh payload, and is cancelled when the handler returns.
+func serve(env *Env, handler func(ctx context.Context)) {
+	reqCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	handler(withPayload(reqCtx, env.Payload()))
+}
+
+// withPayload returns a context carrying a request id and the payload.
+func withPayload(parent context.Context, payload []byte) context.Context {
+	ctx := context.WithValue(parent, requestIDKey{}, newRequestID())
+	return context.WithValue(ctx, payloadKey{}, payload)
+}
+
+var requestSeq atomic.Int64
+
+func newRequestID() string { return "req-" + strconv.FormatInt(requestSeq.Add(1), 10) }
+
+// requestID returns the request id the context carries, or "".
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// sink keeps the result of work observable so that it is not optimised away.
+var sink atomic.Uint32
+
+// scratch is what work reads when the context carries no payload.
+var scratch [64 << 10]byte
+
+// work is a short piece of real work: a checksum of part of the payload the
+// context carries (part of parts), or of a small buffer when there is none.
+//
+//go:noinline
+func work(ctx context.Context, part, parts int) {
+	b, _ := ctx.Value(payloadKey{}).([]byte)
+	if b == nil {
+		b = scratch[:]
+	} else {
+		b = b[len(b)*part/parts : len(b)*(part+1)/parts]
+	}
+	sink.Add(crc32.ChecksumIEEE(b))
+}
+
+// respond stands for the rest of a handler's work with ctx, such as writing
+// the response: it keeps ctx live until the handler returns.
+//
+//go:noinline
+func respond(ctx context.Context) {
+	b, _ := ctx.Value(payloadKey{}).([]byte)
+	sink.Add(uint32(len(b) + len(requestID(ctx))))
+}
+
+// task is a background task: it waits for gate (the tasks are "running"
+// until it is closed), does its work with ctx, and reports done. It uses ctx
+// after the wait, so ctx is live in its frame until then.
+//
+//go:noinline
+func task(ctx context.Context, gate <-chan struct{}, wg *sync.WaitGroup, part, parts int) {
+	<-gate
+	work(ctx, part, parts)
+	wg.Done()
+}
+
+// startTasks starts n tasks with ctx.
+func startTasks(ctx context.Context, n int, gate <-chan struct{}, wg *sync.WaitGroup) {
+	for i := range n {
+		wg.Add(1)
+		go task(ctx, gate, wg, i, n)
+	}
+}
+
+// tasksScenario is the shape shared by the scenarios that start background
+// tasks from a request: spawn chooses the context the tasks get.
+func tasksScenario(env *Env, spawn func(reqCtx context.Context) context.Context) error {
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	serve(env, func(ctx context.Context) {
+		startTasks(spawn(ctx), env.Tasks, gate, &wg)
+		work(ctx, 0, 1)
+		env.Phase("request-running")
+		respond(ctx)
+	})
+	env.Phase("request-returned")
+	close(gate)
+	wg.Wait()
+	env.Phase("tasks-done")
+	return nil
+}
+
+func requestCtxTasks(env *Env) error {
+	return tasksScenario(env, func(reqCtx context.Context) context.Context { return reqCtx })
+}
+
+func emptyCtxTasks(env *Env) error {
+	return tasksScenario(env, func(context.Context) context.Context { return context.Background() })
+}
+
+func idsOnlyCtx(env *Env) error {
+	return tasksScenario(env, func(reqCtx context.Context) context.Context {
+		return context.WithValue(context.Background(), requestIDKey{}, requestID(reqCtx))
+	})
+}
+
+func withoutCancel(env *Env) error {
+	return tasksScenario(env, context.WithoutCancel)
+}
+
+// forget drops a cancel function without calling it, as buggy code does.
+//
+//go:noinline
+func forget(context.CancelFunc) {}
+
+// call is a synchronous call that uses its context.
+//
+//go:noinline
+func call(ctx context.Context) error {
+	work(ctx, 0, 1)
+	return ctx.Err()
+}
+
+func lostCancel(env *Env) error {
+	appCtx, stopApp := context.WithCancel(context.Background())
+	defer stopApp()
+	job := func() error {
+		jobCtx := withPayload(appCtx, env.Payload())
+		ctx, cancel := context.WithCancel(jobCtx)
+		forget(cancel)
+		err := call(ctx)
+		env.Phase("job-running")
+		respond(ctx)
+		return err
+	}
+	if err := job(); err != nil {
+		return err
+	}
+	env.Phase("job-returned")
+	stopApp()
+	env.Phase("parent-cancelled")
+	return nil
+}
+
+// errTooSlow reports that a measurement took longer than the timer it
+// raced with, which makes the attempt meaningless rather than unexpected.
+// A scenario returns it only once its timer has fired, so that the payload
+// of the attempt is released.
+var errTooSlow = errors.New("the timer fired before the measurements finished")
+
+func timeoutNotCancelled(env *Env) error {
+	var done <-chan struct{}
+	job := func() error {
+		jobCtx := withPayload(context.Background(), env.Payload())
+		ctx, cancel := context.WithTimeout(jobCtx, env.timerDelay())
+		forget(cancel)
+		done = ctx.Done()
+		err := call(ctx)
+		env.Phase("job-running")
+		respond(ctx)
+		return err
+	}
+	if err := job(); err != nil {
+		return err
+	}
+	env.Phase("job-returned")
+	select {
+	case <-done:
+		return errTooSlow
+	default:
+	}
+	<-done
+	env.Phase("deadline-passed")
+	return nil
+}
+
+// cleanup is the work an AfterFunc or timer callback does with ctx.
+//
+//go:noinline
+func cleanup(ctx context.Context) { work(ctx, 0, 1) }
+
+func afterFuncNotStopped(env *Env) error {
+	appCtx, stopApp := context.WithCancel(context.Background())
+	defer stopApp()
+	ran := make(chan struct{})
+	serve(env, func(ctx context.Context) {
+		stop := context.AfterFunc(appCtx, func() {
+			cleanup(ctx)
+			close(ran)
+		})
+		_ = stop // never called: the bug
+		env.Phase("request-running")
+		respond(ctx)
+	})
+	env.Phase("request-returned")
+	stopApp()
+	<-ran
+	env.Phase("app-cancelled")
+	return nil
+}
+
+func timerClosure(env *Env) error {
+	fired := make(chan struct{})
+	serve(env, func(ctx context.Context) {
+		time.AfterFunc(env.timerDelay(), func() {
+			cleanup(ctx)
+			close(fired)
+		})
+		env.Phase("request-running")
+		respond(ctx)
+	})
+	env.Phase("request-returned")
+	select {
+	case <-fired:
+		return errTooSlow
+	default:
+	}
+	<-fired
+	env.Phase("timer-fired")
+	return nil
+}
+
+// sender computes a result and sends it on out, which nobody reads once
+// the caller gave up; it logs with ctx after the send.
+//
+//go:noinline
+func sender(ctx context.Context, gate <-chan struct{}, out chan<- int) {
+	<-gate
+	work(ctx, 0, 1)
+	out <- len(requestID(ctx))
+	cleanup(ctx) // never reached
+}
+
+func blockedSender(env *Env) error {
+	gate := make(chan struct{})
+	reqCtx, disconnect := context.WithCancel(context.Background())
+	defer disconnect()
+	handler := func(ctx context.Context) error {
+		out := make(chan int) // unbuffered: the bug
+		go sender(ctx, gate, out)
+		env.Phase("request-running")
+		disconnect() // the client goes away before the result is ready
+		select {
+		case <-out:
+			return errors.New("the worker's result arrived before the caller gave up")
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if err := handler(withPayload(reqCtx, env.Payload())); err != nil {
+		return err
+	}
+	close(gate) // the worker finishes its work and blocks on the send forever
+	env.Phase("request-returned")
+	return nil
+}
+
+// leaky uses ctx, says it has started, then blocks forever without using
+// ctx again.
+//
+//go:noinline
+func leaky(ctx context.Context, started chan<- struct{}, never <-chan struct{}) {
+	work(ctx, 0, 1)
+	close(started)
+	<-never
+}
+
+func deadCtxLeakedGoroutine(env *Env) error {
+	never := make(chan struct{})
+	started := make(chan struct{})
+	serve(env, func(ctx context.Context) {
+		go leaky(ctx, started, never)
+		<-started
+		env.Phase("request-running")
+		respond(ctx)
+	})
+	env.Phase("request-returned")
+	return nil
+}
+
+// cache is a package-level cache of request contexts by id: the bug.
+var cache = struct {
+	sync.Mutex
+	m map[string]context.Context
+}{m: map[string]context.Context{}}
+
+func globalCache(env *Env) error {
+	var id string
+	serve(env, func(ctx context.Context) {
+		id = requestID(ctx)
+		cache.Lock()
+		cache.m[id] = ctx
+		cache.Unlock()
+		env.Phase("request-running")
+		respond(ctx)
+	})
+	env.Phase("request-returned")
+	cache.Lock()
+	delete(cache.m, id)
+	cache.Unlock()
+	env.Phase("entry-deleted")
+	return nil
+}
+
+// requestState is per-request scratch state recycled through a sync.Pool.
+type requestState struct {
+	ctx  context.Context
+	hits int
+}
+
+var statePool = sync.Pool{New: func() any { return new(requestState) }}
+
+func syncPool(env *Env) error {
+	serve(env, func(ctx context.Context) {
+		st := statePool.Get().(*requestState)
+		st.ctx = ctx
+		work(st.ctx, 0, 1)
+		st.hits++
+		env.Phase("request-running")
+		statePool.Put(st) // st.ctx is not cleared: the bug
+	})
+	env.Phase("request-returned")
+	return nil
+}
+
+func pprofLabelValue(env *Env) error {
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	serve(env, func(ctx context.Context) {
+		// The label value shares the payload's memory, as a string made
+		// from a request body without copying would.
+		body, _ := ctx.Value(payloadKey{}).([]byte)
+		label := unsafe.String(&body[0], len(body))
+		pprof.Do(ctx, pprof.Labels("body", label), func(context.Context) {
+			startTasks(context.Background(), env.Tasks, gate, &wg)
+		})
+		env.Phase("request-running")
+		respond(ctx)
+	})
+	env.Phase("request-returned")
+	close(gate)
+	wg.Wait()
+	env.Phase("tasks-done")
+	return nil
+}

@@ -1,0 +1,238 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childEnv, when set in the environment of the test binary, makes it run
+// the scenario it names (with the payload and tasks in childPayloadEnv and
+// childTasksEnv) and print the Result as JSON, as "ctxleak __scenario" does.
+const (
+	childEnv        = "SCENARIOS_TEST_CHILD"
+	childPayloadEnv = "SCENARIOS_TEST_PAYLOAD"
+	childTasksEnv   = "SCENARIOS_TEST_TASKS"
+	childHookEnv    = "SCENARIOS_TEST_HOOK"
+)
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		os.Exit(child(name))
+	}
+	os.Exit(m.Run())
+}
+
+// retryScenarios exist only in this test binary: they stand for timer
+// scenarios whose timer fires before the measurements finish.
+var retryScenarios = map[string]*Scenario{
+	"retry-twice": {
+		Name:   "retry-twice",
+		Phases: []Phase{{Name: "request-running", Alive: true}, {Name: "request-returned", Alive: false}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("request-running")
+			sink.Add(uint32(p[0]))
+			env.Phase("request-returned")
+			if want := time.Second << env.attempt; env.timerDelay() != want {
+				return fmt.Errorf("attempt %d: timer delay %v, want %v", env.attempt, env.timerDelay(), want)
+			}
+			if env.attempt < 2 {
+				return errTooSlow
+			}
+			return nil
+		},
+	},
+	"always-too-slow": {
+		Name:   "always-too-slow",
+		Phases: []Phase{{Name: "request-running", Alive: true}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("request-running")
+			sink.Add(uint32(p[0]))
+			return errTooSlow
+		},
+	},
+}
+
+func child(name string) int {
+	s, ok := Lookup(name, true)
+	if r, found := retryScenarios[name]; found {
+		s, ok = r, true
+	}
+	if !ok {
+		fmt.Fprintf(os.Stderr, "no scenario %q\n", name)
+		return 2
+	}
+	payload, _ := strconv.ParseInt(os.Getenv(childPayloadEnv), 10, 64)
+	tasks, _ := strconv.Atoi(os.Getenv(childTasksEnv))
+	opts := Options{PayloadBytes: payload, Tasks: tasks}
+	if os.Getenv(childHookEnv) == "1" {
+		opts.PhaseHook = func(phase string, alive bool) string {
+			return fmt.Sprintf("hook saw %s, alive=%v", phase, alive)
+		}
+	}
+	res, err := Run(s, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// testRunner runs scenarios in children made of the test binary itself.
+func testRunner(timeout time.Duration) *Runner {
+	return &Runner{
+		Command: func(ctx context.Context, name string, o Options) *exec.Cmd {
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(),
+				childEnv+"="+name,
+				childPayloadEnv+"="+strconv.FormatInt(o.PayloadBytes, 10),
+				childTasksEnv+"="+strconv.Itoa(o.Tasks))
+			return cmd
+		},
+		Options: Options{PayloadBytes: 2 << 20, Tasks: 4},
+		Timeout: timeout,
+	}
+}
+
+// TestCatalogueInChildren runs every catalogue entry in a child process and
+// requires its expectation to be met, with figures that agree with it.
+func TestCatalogueInChildren(t *testing.T) {
+	r := testRunner(2 * time.Minute)
+	for _, s := range All() {
+		t.Run(s.Name, func(t *testing.T) {
+			if s.Name == "sync-pool" && raceEnabled {
+				t.Skip("under the race detector sync.Pool drops a quarter of its Puts, so the release may take one GC cycle")
+			}
+			t.Parallel()
+			res := r.Run(context.Background(), s)
+			if res.Verdict != AsExpected {
+				t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
+			}
+			payload := r.Options.PayloadBytes
+			if res.PayloadBytes != payload {
+				t.Errorf("payload %d bytes, want %d", res.PayloadBytes, payload)
+			}
+			for _, p := range res.Phases {
+				// A live payload shows in full at its allocation site and
+				// in the heap; a freed one shows in neither.
+				if p.Alive && p.AlivePayloads == res.Payloads {
+					if p.SiteBytes != payload {
+						t.Errorf("%s: %d bytes at the alloc site, want %d", p.Name, p.SiteBytes, payload)
+					}
+					if p.HeapDeltaBytes < payload {
+						t.Errorf("%s: heap delta %d < payload %d", p.Name, p.HeapDeltaBytes, payload)
+					}
+				}
+				if !p.Alive {
+					if p.SiteBytes != 0 {
+						t.Errorf("%s: freed, but %d bytes at the alloc site", p.Name, p.SiteBytes)
+					}
+					if p.HeapDeltaBytes > payload/2 {
+						t.Errorf("%s: freed, but heap delta %d", p.Name, p.HeapDeltaBytes)
+					}
+				}
+			}
+			if res.PeakRSSBytes < payload {
+				t.Errorf("peak RSS %d below the payload", res.PeakRSSBytes)
+			}
+		})
+	}
+}
+
+// TestRunnerFailures checks that a crash, a hang and a bad payload size
+// come back as the scenario's error.
+func TestRunnerFailures(t *testing.T) {
+	crash, _ := Lookup("test-crash", true)
+	hang, _ := Lookup("test-hang", true)
+	unexpected, _ := Lookup("test-unexpected", true)
+
+	t.Run("crash", func(t *testing.T) {
+		t.Parallel()
+		res := testRunner(time.Minute).Run(context.Background(), crash)
+		if res.Verdict != Failed || !strings.Contains(res.Error, "exit status 2") ||
+			!strings.Contains(res.Error, "panic: test-crash: deliberate crash") {
+			t.Errorf("verdict %q, error:\n%s", res.Verdict, res.Error)
+		}
+	})
+	t.Run("hang", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		res := testRunner(2*time.Second).Run(context.Background(), hang)
+		if res.Verdict != Failed || !strings.Contains(res.Error, "timed out after 2s") ||
+			!strings.Contains(res.Error, "test-hang: hanging") {
+			t.Errorf("verdict %q, error:\n%s", res.Verdict, res.Error)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("a 2s timeout took %v", d)
+		}
+	})
+	t.Run("unexpected", func(t *testing.T) {
+		t.Parallel()
+		res := testRunner(time.Minute).Run(context.Background(), unexpected)
+		if res.Verdict != NotAsExpected || res.Error != "request-returned: payload alive, want freed" {
+			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
+		}
+	})
+	t.Run("bad options", func(t *testing.T) {
+		t.Parallel()
+		r := testRunner(time.Minute)
+		r.Options.PayloadBytes = 100
+		res := r.Run(context.Background(), unexpected)
+		if res.Verdict != Failed || !strings.Contains(res.Error, "too small") {
+			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
+		}
+	})
+}
+
+// TestPhaseHook checks that what the hook returns at each boundary becomes
+// that phase's holder.
+func TestPhaseHook(t *testing.T) {
+	t.Setenv(childHookEnv, "1")
+	s, _ := Lookup("global-cache", false)
+	res := testRunner(time.Minute).Run(context.Background(), s)
+	if res.Verdict != AsExpected {
+		t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
+	}
+	var got []string
+	for _, p := range res.Phases {
+		got = append(got, p.Holder)
+	}
+	want := []string{
+		"hook saw request-running, alive=true",
+		"hook saw request-returned, alive=true",
+		"hook saw entry-deleted, alive=false",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("holders %q, want %q", got, want)
+	}
+}
+
+// TestRetryWhenTooSlow checks that a scenario whose timer fired before the
+// measurements finished is started again with twice the delay, that only
+// the last attempt's phases are kept, and that the runner gives up after
+// maxAttempts.
+func TestRetryWhenTooSlow(t *testing.T) {
+	r := testRunner(time.Minute)
+	res := r.Run(context.Background(), retryScenarios["retry-twice"])
+	if res.Verdict != AsExpected || res.Attempts != 3 || len(res.Phases) != 2 || res.Payloads != 1 {
+		t.Errorf("verdict %q (%s), %d attempts, %d phases, %d payloads; want as expected, 3, 2, 1",
+			res.Verdict, res.Error, res.Attempts, len(res.Phases), res.Payloads)
+	}
+	res = r.Run(context.Background(), retryScenarios["always-too-slow"])
+	want := "the timer fired before the measurements finished, 4 times, the last with a 8s timer: the machine is too busy"
+	if res.Verdict != Failed || !strings.Contains(res.Error, want) {
+		t.Errorf("verdict %q, error %q; want one containing %q", res.Verdict, res.Error, want)
+	}
+}

@@ -1,0 +1,250 @@
+// Package scenarios is ctxleak's catalogue of ways to hand a request context
+// (or what it carries) to background work, and the runner that measures,
+// phase by phase, whether a large payload stored in that context stays alive.
+//
+// A Scenario is a sequence of named phases. The child side ([Run]) executes
+// one scenario in the current process: it allocates the tracked payload,
+// and at each phase boundary runs the GC until the state settles, then
+// records whether the payload is still alive (a weak.Pointer), the heap in
+// use and the RSS above a baseline taken before the payload existed, the GC
+// cycles the release took, and the bytes a pprof heap profile still shows
+// at the payload's allocation site. The parent side ([Runner]) runs each
+// scenario in a child process of its own, so that one scenario's garbage
+// never shows in another's figures, and a crash or a hang costs only that
+// scenario. [Scenario.Judge] compares a Result with the expectation written
+// down in the catalogue.
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Scenario is one entry of the catalogue.
+type Scenario struct {
+	// Name identifies the scenario on the command line, e.g. "request-ctx-tasks".
+	Name string
+	// Description says in one sentence what the scenario does.
+	Description string
+	// Mechanism explains in one line why the payload is (or is not) kept alive.
+	Mechanism string
+	// Expect summarises the expected outcome, e.g. "alive while the tasks
+	// run, freed when they finish".
+	Expect string
+	// Phases lists the phase boundaries Run reaches, in order, each with its
+	// expected outcome.
+	Phases []Phase
+	// Run drives the scenario: it allocates payloads with Env.Payload and
+	// calls Env.Phase at each boundary listed in Phases, in order.
+	Run func(env *Env) error
+}
+
+// Phase is a phase boundary of a scenario and its expected outcome.
+type Phase struct {
+	// Name names the boundary, e.g. "tasks-running".
+	Name string
+	// Alive is whether a payload is expected to be alive at this boundary
+	// once the GC has settled.
+	Alive bool
+	// GCCycles, when not zero, is the exact number of GC cycles the release
+	// at this boundary is expected to take (sync.Pool needs 2).
+	GCCycles int
+}
+
+// Verdicts of a Result.
+const (
+	AsExpected    = "as expected"
+	NotAsExpected = "not as expected"
+	Failed        = "error" // the scenario did not complete; see Result.Error
+)
+
+// Report is the document "ctxleak run --format json" prints.
+type Report struct {
+	Scenarios []Result `json:"scenarios"`
+	// PayloadBytes is the payload size every scenario used (--payload).
+	PayloadBytes int64 `json:"payload_bytes"`
+	// Tasks is the number of background tasks or requests (--tasks).
+	Tasks int `json:"tasks"`
+	// GoVersion is the Go version the children ran under.
+	GoVersion string `json:"go_version"`
+	// KeepDir is where the heap profiles were kept (--keep), if anywhere.
+	KeepDir string `json:"keep_dir,omitempty"`
+}
+
+// Result is the outcome of one scenario.
+type Result struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Expect      string `json:"expect"`
+	// Verdict is AsExpected, NotAsExpected or Failed; set by Scenario.Judge.
+	Verdict string `json:"verdict"`
+	// Error says why the scenario did not complete (a crash with the tail
+	// of the child's stderr, a timeout) or, with NotAsExpected, which
+	// phases differed from the expectation. Empty when as expected.
+	Error  string        `json:"error"`
+	Phases []PhaseResult `json:"phases"`
+
+	// Mechanism is the one-line explanation from the catalogue.
+	Mechanism string `json:"mechanism"`
+	// PayloadBytes is the size of the tracked payload (the sum of all
+	// payloads when there are several, as in http-server).
+	PayloadBytes int64 `json:"payload_bytes"`
+	// Payloads is how many payloads were tracked (1, or one per request).
+	Payloads int `json:"payloads"`
+	// PeakRSSBytes is the child's peak resident set size: the larger of its
+	// own VmHWM and the kernel's figure at exit (rusage).
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Attempts is how many times the child started the scenario: more than
+	// 1 when a timer fired before the measurements finished on a busy
+	// machine and the scenario was run again with a longer delay.
+	Attempts int `json:"attempts"`
+	// WallMillis is how long the child took, start to exit, as the parent saw it.
+	WallMillis int64 `json:"wall_ms"`
+	// ProfileDir is where this scenario's heap profiles were kept, if anywhere.
+	ProfileDir string `json:"profile_dir,omitempty"`
+}
+
+// PhaseResult is what was measured at one phase boundary.
+type PhaseResult struct {
+	Name string `json:"name"`
+	// Alive reports whether any tracked payload was still reachable after
+	// the GC settled.
+	Alive bool `json:"alive"`
+	// HeapDeltaBytes is the heap in use by objects (runtime/metrics
+	// /memory/classes/heap/objects:bytes) after the GC, minus the baseline
+	// taken before the payload existed.
+	HeapDeltaBytes int64 `json:"heap_delta_bytes"`
+	// RSSDeltaBytes is the resident set size minus the baseline, read after
+	// returning freed memory to the OS (debug.FreeOSMemory), so that freed
+	// payloads stop counting.
+	RSSDeltaBytes int64 `json:"rss_delta_bytes"`
+	// GCCycles is how many GC cycles the release took when the payload was
+	// released at this boundary (it was alive at the previous one); 0 when
+	// nothing was released here: still alive, or already freed earlier.
+	GCCycles int `json:"gc_cycles"`
+
+	// ExpectAlive is the expected value of Alive.
+	ExpectAlive bool `json:"expect_alive"`
+	// AsExpected reports whether this phase met its expectation.
+	AsExpected bool `json:"as_expected"`
+	// AlivePayloads counts the tracked payloads still alive.
+	AlivePayloads int `json:"alive_payloads"`
+	// GCRuns is how many GC cycles ran at this boundary before the state
+	// settled (the release was seen, or the cap was reached).
+	GCRuns int `json:"gc_runs"`
+	// SiteBytes is what the heap profile shows in use at the payload's
+	// allocation site (inuse_space of samples whose stack holds it).
+	SiteBytes int64 `json:"site_bytes"`
+	// ElapsedMillis is the time since the scenario started.
+	ElapsedMillis int64 `json:"elapsed_ms"`
+	// PerPayloadHeapBytes is HeapDeltaBytes divided by the number of
+	// payloads, when there is more than one (bytes retained per request).
+	PerPayloadHeapBytes *int64 `json:"per_payload_heap_bytes,omitempty"`
+	// Holder names what keeps the payload alive (filled by a PhaseHook).
+	Holder string `json:"holder,omitempty"`
+	// Profile is the path of the heap profile kept for this phase.
+	Profile string `json:"profile,omitempty"`
+}
+
+// Judge compares r with the expectation of s and sets r.Verdict, each
+// phase's ExpectAlive and AsExpected, and, when a phase differs, r.Error.
+// A result that already carries an error is Failed.
+func (s *Scenario) Judge(r *Result) {
+	r.Name = s.Name
+	r.Description = s.Description
+	r.Expect = s.Expect
+	r.Mechanism = s.Mechanism
+	if r.Error != "" {
+		r.Verdict = Failed
+		return
+	}
+	if len(r.Phases) != len(s.Phases) {
+		r.Verdict = Failed
+		r.Error = fmt.Sprintf("reached %d phases, want %d", len(r.Phases), len(s.Phases))
+		return
+	}
+	var diffs []string
+	for i := range r.Phases {
+		got, want := &r.Phases[i], s.Phases[i]
+		if got.Name != want.Name {
+			r.Verdict = Failed
+			r.Error = fmt.Sprintf("phase %d is %q, want %q", i+1, got.Name, want.Name)
+			return
+		}
+		got.ExpectAlive = want.Alive
+		got.AsExpected = got.Alive == want.Alive
+		if got.AsExpected && want.GCCycles != 0 && got.GCCycles != want.GCCycles {
+			got.AsExpected = false
+			diffs = append(diffs, fmt.Sprintf("%s: released after %d GC cycles, want %d",
+				got.Name, got.GCCycles, want.GCCycles))
+			continue
+		}
+		if !got.AsExpected {
+			diffs = append(diffs, fmt.Sprintf("%s: payload %s, want %s",
+				got.Name, aliveWord(got.Alive), aliveWord(want.Alive)))
+		}
+	}
+	if len(diffs) > 0 {
+		r.Verdict = NotAsExpected
+		r.Error = strings.Join(diffs, "; ")
+		return
+	}
+	r.Verdict = AsExpected
+}
+
+func aliveWord(alive bool) string {
+	if alive {
+		return "alive"
+	}
+	return "freed"
+}
+
+// Options configure a run of the catalogue.
+type Options struct {
+	// PayloadBytes is the size of the payload each scenario stores in its
+	// context. Scenarios with several payloads (one per request) split it.
+	PayloadBytes int64
+	// Tasks is the number of background tasks, or of requests in http-server.
+	Tasks int
+	// KeepDir, if set, is an existing directory where the child writes one
+	// pprof heap profile per phase (and one for the baseline), mode 0600.
+	// Files that exist are never overwritten.
+	KeepDir string
+	// PhaseHook, if set, is called at each phase boundary after the
+	// measurement, with the phase name and whether a payload is alive; what
+	// it returns is stored as the phase's Holder. It runs in the child.
+	PhaseHook func(phase string, alive bool) (holder string)
+	// MaxGCCycles caps the GC cycles run at one boundary while a payload
+	// stays alive; 0 means DefaultMaxGCCycles.
+	MaxGCCycles int
+}
+
+// Defaults for Options.
+const (
+	DefaultPayloadBytes = 50 << 20
+	DefaultTasks        = 10
+	DefaultMaxGCCycles  = 4
+	// MinPayloadBytes is the smallest payload (per request, where the
+	// payload is split) the runner accepts: smaller objects may share a
+	// size-class span and their release is harder to see in the figures.
+	MinPayloadBytes = 4 << 10
+)
+
+// Check validates o and reports a problem naming the offending option.
+func (o Options) Check() error {
+	switch {
+	case o.Tasks < 1 || o.Tasks > 1000:
+		return fmt.Errorf("tasks %d out of range: want 1 to 1000", o.Tasks)
+	case o.PayloadBytes < MinPayloadBytes*int64(o.Tasks):
+		return fmt.Errorf("payload %d bytes is too small: want at least %d bytes (%d bytes per task) for %d tasks",
+			o.PayloadBytes, MinPayloadBytes*int64(o.Tasks), MinPayloadBytes, o.Tasks)
+	}
+	return nil
+}
+
+func (o Options) maxGCCycles() int {
+	if o.MaxGCCycles > 0 {
+		return o.MaxGCCycles
+	}
+	return DefaultMaxGCCycles
+}

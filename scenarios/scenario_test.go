@@ -1,0 +1,143 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestJudge(t *testing.T) {
+	s := &Scenario{
+		Name: "x",
+		Phases: []Phase{
+			{Name: "a", Alive: true},
+			{Name: "b", Alive: false, GCCycles: 2},
+		},
+	}
+	for _, tt := range []struct {
+		name    string
+		res     Result
+		verdict string
+		errHas  string
+	}{
+		{"as expected", Result{Phases: []PhaseResult{{Name: "a", Alive: true}, {Name: "b", GCCycles: 2}}}, AsExpected, ""},
+		{"alive when freed expected", Result{Phases: []PhaseResult{{Name: "a", Alive: true}, {Name: "b", Alive: true}}}, NotAsExpected, "b: payload alive, want freed"},
+		{"freed when alive expected", Result{Phases: []PhaseResult{{Name: "a"}, {Name: "b", GCCycles: 2}}}, NotAsExpected, "a: payload freed, want alive"},
+		{"wrong GC cycles", Result{Phases: []PhaseResult{{Name: "a", Alive: true}, {Name: "b", GCCycles: 1}}}, NotAsExpected, "b: released after 1 GC cycles, want 2"},
+		{"too few phases", Result{Phases: []PhaseResult{{Name: "a", Alive: true}}}, Failed, "reached 1 phases, want 2"},
+		{"wrong phase", Result{Phases: []PhaseResult{{Name: "a", Alive: true}, {Name: "c"}}}, Failed, `phase 2 is "c", want "b"`},
+		{"child error", Result{Error: "child failed (exit status 2)"}, Failed, "exit status 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.res
+			s.Judge(&r)
+			if r.Verdict != tt.verdict {
+				t.Errorf("verdict %q, want %q (error %q)", r.Verdict, tt.verdict, r.Error)
+			}
+			if !strings.Contains(r.Error, tt.errHas) {
+				t.Errorf("error %q does not contain %q", r.Error, tt.errHas)
+			}
+			if tt.verdict == AsExpected && r.Error != "" {
+				t.Errorf("error %q on an as-expected result", r.Error)
+			}
+			if r.Name != "x" {
+				t.Errorf("name %q not filled in", r.Name)
+			}
+		})
+	}
+}
+
+// TestCatalogue checks that every entry is complete and that the issue's
+// list is all there.
+func TestCatalogue(t *testing.T) {
+	want := []string{
+		"request-ctx-tasks", "empty-ctx-tasks", "ids-only-ctx", "without-cancel",
+		"lost-cancel", "timeout-not-cancelled", "afterfunc-not-stopped", "timer-closure",
+		"blocked-sender", "dead-ctx-leaked-goroutine", "global-cache", "sync-pool",
+		"pprof-label-value", "http-server",
+	}
+	seen := map[string]bool{}
+	for _, s := range append(All(), TestOnly()...) {
+		if seen[s.Name] {
+			t.Errorf("duplicate scenario %q", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Description == "" || s.Mechanism == "" || s.Expect == "" || s.Run == nil || len(s.Phases) == 0 {
+			t.Errorf("%s: incomplete entry", s.Name)
+		}
+		phases := map[string]bool{}
+		for _, p := range s.Phases {
+			if p.Name == "" || phases[p.Name] {
+				t.Errorf("%s: empty or duplicate phase %q", s.Name, p.Name)
+			}
+			phases[p.Name] = true
+		}
+	}
+	for _, n := range want {
+		if _, ok := Lookup(n, false); !ok {
+			t.Errorf("catalogue lacks %q", n)
+		}
+	}
+	for _, s := range TestOnly() {
+		if _, ok := Lookup(s.Name, false); ok {
+			t.Errorf("test-only %q found without asking for it", s.Name)
+		}
+		if _, ok := Lookup(s.Name, true); !ok {
+			t.Errorf("test-only %q not found when asked for", s.Name)
+		}
+	}
+	if got := len(Names()); got != len(All()) {
+		t.Errorf("Names() has %d entries, All() %d", got, len(All()))
+	}
+}
+
+func TestOptionsCheck(t *testing.T) {
+	for _, tt := range []struct {
+		o      Options
+		errHas string
+	}{
+		{Options{PayloadBytes: 50 << 20, Tasks: 10}, ""},
+		{Options{PayloadBytes: 40 << 10, Tasks: 10}, ""},
+		{Options{PayloadBytes: 39 << 10, Tasks: 10}, "too small"},
+		{Options{PayloadBytes: 1 << 20, Tasks: 0}, "tasks 0 out of range"},
+		{Options{PayloadBytes: 1 << 30, Tasks: 1001}, "tasks 1001 out of range"},
+	} {
+		err := tt.o.Check()
+		switch {
+		case tt.errHas == "" && err != nil:
+			t.Errorf("%+v: %v", tt.o, err)
+		case tt.errHas != "" && (err == nil || !strings.Contains(err.Error(), tt.errHas)):
+			t.Errorf("%+v: error %v, want one containing %q", tt.o, err, tt.errHas)
+		}
+	}
+}
+
+func TestTailOf(t *testing.T) {
+	var long strings.Builder
+	for i := range 40 {
+		long.WriteString("line ")
+		long.WriteString(strings.Repeat("x", i))
+		long.WriteString("\n")
+	}
+	panicky := "starting\nwarming up\npanic: boom\n\ngoroutine 1 [running]:\n" + long.String()
+	for _, tt := range []struct {
+		name, in, prefix, suffix string
+	}{
+		{"empty", "", "", ""},
+		{"short", "one\ntwo\n", "one\ntwo", "two"},
+		{"long keeps the end", long.String(), "...\nline " + strings.Repeat("x", 28), strings.Repeat("x", 39)},
+		{"panic keeps the panic line", panicky, "panic: boom\n", "\n..."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tailOf([]byte(tt.in))
+			if !strings.HasPrefix(got, tt.prefix) || !strings.HasSuffix(got, tt.suffix) {
+				t.Errorf("tailOf:\n%s\nwant prefix %q, suffix %q", got, tt.prefix, tt.suffix)
+			}
+			if n := strings.Count(got, "\n"); n > stderrLines+1 {
+				t.Errorf("%d lines, want at most %d", n, stderrLines+1)
+			}
+			if len(got) > stderrTail+8 {
+				t.Errorf("%d bytes, want at most about %d", len(got), stderrTail)
+			}
+		})
+	}
+}

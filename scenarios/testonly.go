@@ -1,0 +1,62 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// testScenarios are reachable only when Lookup is asked for them: they let
+// the tests of the runner and of "ctxleak run" check what happens when a
+// child crashes, hangs, or a scenario does not behave as expected.
+var testScenarios = []*Scenario{
+	{
+		Name:        "test-crash",
+		Description: "Test only: the child panics after its first phase.",
+		Mechanism:   "none: a deliberate crash",
+		Expect:      "a crash, reported as this scenario's error",
+		Phases:      []Phase{{Name: "started", Alive: true}, {Name: "never", Alive: false}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("started")
+			fmt.Fprintln(os.Stderr, "test-crash: about to panic")
+			panic(fmt.Sprintf("test-crash: deliberate crash with a %d-byte payload", len(p)))
+		},
+	},
+	{
+		Name:        "test-hang",
+		Description: "Test only: the child hangs after its first phase.",
+		Mechanism:   "none: a deliberate hang",
+		Expect:      "a hang, killed at --timeout",
+		Phases:      []Phase{{Name: "started", Alive: true}, {Name: "never", Alive: false}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("started")
+			fmt.Fprintln(os.Stderr, "test-hang: hanging")
+			time.Sleep(24 * time.Hour)
+			_ = p[0]
+			return nil
+		},
+	},
+	{
+		Name:        "test-unexpected",
+		Description: "Test only: keeps the payload in a global but expects it freed.",
+		Mechanism:   "a global variable holds the payload",
+		Expect:      "freed after the request returns (wrongly)",
+		Phases:      []Phase{{Name: "request-running", Alive: true}, {Name: "request-returned", Alive: false}},
+		Run: func(env *Env) error {
+			p := env.Payload()
+			env.Phase("request-running")
+			kept = p
+			env.Phase("request-returned")
+			return nil
+		},
+	},
+}
+
+// kept is where test-unexpected keeps its payload.
+var kept []byte
+
+// TestOnly returns the scenarios that exist for testing the runner: a child
+// that crashes, one that hangs and one that does not behave as expected.
+func TestOnly() []*Scenario { return append([]*Scenario(nil), testScenarios...) }
