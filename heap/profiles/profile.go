@@ -139,7 +139,7 @@ func parseProfile(raw []byte) (p *profile.Profile, format Format, err error) {
 		}
 		return nil, "", fmt.Errorf("malformed legacy text profile: %v", strings.TrimPrefix(err.Error(), "parsing profile: "))
 	}
-	return nil, "", fmt.Errorf("not a pprof profile: %v", protoErr)
+	return nil, "", fmt.Errorf("not a pprof profile: neither gzip, profile.proto nor text (the proto decoder says: %v)", protoErr)
 }
 
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
