@@ -202,10 +202,32 @@ const (
 
 // locInfo is what the analysis needs from one location, computed once.
 type locInfo struct {
-	site  int32 // the first non-helper, named frame, or -1
-	leaf  int32 // the location's innermost frame, named or not
-	flags uint8
-	done  bool
+	site int32 // the first non-helper, named frame, or -1
+	// runtime is the first named frame that is not an allocation
+	// primitive, or -1: the site of stacks that are all runtime.
+	runtime int32
+	leaf    int32 // the location's innermost frame, named or not
+	flags   uint8
+	done    bool
+}
+
+// isAllocPrimitive reports whether function is one of the runtime's
+// allocation entry points. In a stack made only of runtime frames (the
+// runtime allocating for itself, such as a new goroutine's g in
+// runtime.malg), the first frame that is not one of these is the site.
+func isAllocPrimitive(function string) bool {
+	name, ok := strings.CutPrefix(function, "runtime.")
+	if !ok {
+		return strings.HasPrefix(function, "internal/runtime/")
+	}
+	for _, p := range []string{"malloc", "newobject", "newarray", "makeslice", "growslice", "makemap",
+		"mapassign", "rawstring", "rawbyteslice", "rawruneslice", "concatstring", "slicebytetostring",
+		"stringtoslice", "convT", "makechan"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // frameTable interns frames and classifies locations. One table serves
@@ -223,7 +245,10 @@ type frameTable struct {
 	fnFlags map[*profile.Function]uint8
 }
 
-const fnHelper uint8 = 1 << 7
+const (
+	fnHelper    uint8 = 1 << 7
+	fnPrimitive uint8 = 1 << 6
+)
 
 func newFrameTable(opt Options) *frameTable {
 	return &frameTable{
@@ -268,6 +293,9 @@ func (t *frameTable) funcFlags(fn *profile.Function) uint8 {
 	if t.helper(fn.Name) {
 		fl |= fnHelper
 	}
+	if isAllocPrimitive(fn.Name) {
+		fl |= fnPrimitive
+	}
 	if t.request.MatchString(fn.Name) {
 		fl |= flagRequest
 	}
@@ -283,7 +311,7 @@ func (t *frameTable) funcFlags(fn *profile.Function) uint8 {
 
 // classify computes a location's info.
 func (t *frameTable) classify(loc *profile.Location) locInfo {
-	li := locInfo{site: -1, done: true}
+	li := locInfo{site: -1, runtime: -1, done: true}
 	if len(loc.Line) == 0 {
 		li.leaf = t.intern(t.frameOf(loc, profile.Line{}))
 		return li
@@ -296,14 +324,19 @@ func (t *frameTable) classify(loc *profile.Location) locInfo {
 			continue
 		}
 		fl := t.funcFlags(ln.Function)
-		li.flags |= fl &^ fnHelper
-		if i == 0 || (li.site < 0 && fl&fnHelper == 0) {
+		li.flags |= fl &^ (fnHelper | fnPrimitive)
+		isSite := li.site < 0 && fl&fnHelper == 0
+		isRuntime := li.runtime < 0 && fl&fnPrimitive == 0
+		if i == 0 || isSite || isRuntime {
 			id := t.intern(t.frameOf(loc, ln))
 			if i == 0 {
 				li.leaf = id
 			}
-			if li.site < 0 && fl&fnHelper == 0 {
+			if isSite {
 				li.site = id
+			}
+			if isRuntime {
+				li.runtime = id
 			}
 		}
 	}
@@ -353,16 +386,23 @@ func (lt *locTable) get(l *profile.Location) *locInfo {
 }
 
 // stackInfo walks a sample's stack once: its site (the first non-helper
-// named frame, else the leaf frame, else -1 for an empty stack) and the
-// union of its locations' flags.
+// named frame; in a stack of helpers, the first frame that is not an
+// allocation primitive; else the leaf frame; -1 for an empty stack) and
+// the union of its locations' flags.
 func (lt *locTable) stackInfo(locs []*profile.Location) (site int32, flags uint8) {
-	site = -1
+	site, fallback := int32(-1), int32(-1)
 	for _, l := range locs {
 		li := lt.get(l)
 		if site < 0 && li.site >= 0 {
 			site = li.site
 		}
+		if fallback < 0 && li.runtime >= 0 {
+			fallback = li.runtime
+		}
 		flags |= li.flags
+	}
+	if site < 0 {
+		site = fallback
 	}
 	if site < 0 && len(locs) > 0 {
 		site = lt.get(locs[0]).leaf

@@ -95,7 +95,8 @@ type fullStack struct {
 // returns the grown slice.
 func (a *heapAgg) add(p *Profile, vals []siteVals) ([]siteVals, error) {
 	prof := p.Prof
-	spaceIdx, objIdx := sampleIndex(prof, "inuse_space"), sampleIndex(prof, "inuse_objects")
+	idx := inuseIndices(prof)
+	spaceIdx, objIdx := idx[0], idx[1]
 	if spaceIdx < 0 || objIdx < 0 {
 		return vals, sourceErrorf(p.Source, "not a heap profile: no inuse_space and inuse_objects sample types")
 	}

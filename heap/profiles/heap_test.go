@@ -37,20 +37,20 @@ func siteNames(r *profiles.HeapReport) []string {
 
 func TestSites(t *testing.T) {
 	b := newHeapBuilder().
-		heap(2, 2<<20, mallocgc, makeslice, upload, handlerFunc, serve).             // make in the handler
-		heap(1, 4096, mallocgc, growslice, bufGrow, upload, handlerFunc, serve).     // bytes.Buffer growth
-		heap(1, 512, mallocgc, growslice, bufGrow+" < "+upload2, handlerFunc, serve). // inlined into the handler
-		heap(3, 300, mallocgc, slicesGrow, readAll, upload2, handlerFunc, serve).     // generic helper, then io.ReadAll
-		heap(5, 1<<20, mallocgc, makeslice, warm, mainMain, runtimeMain).            // off the request path
-		heap(1, 64, mallocgc, runtimeMain).                                           // nothing but the runtime
-		heap(0, 0, mallocgc, makeslice, "main.gone main.go:99", mainMain)             // freed: not a site
+		heap(2, 2<<20, mallocgc, makeslice, upload, handlerFunc, serve).                     // make in the handler
+		heap(1, 4096, mallocgc, growslice, bufGrow, upload, handlerFunc, serve).             // bytes.Buffer growth
+		heap(1, 512, mallocgc, growslice, bufGrow+" < "+upload2, handlerFunc, serve).        // inlined into the handler
+		heap(3, 300, mallocgc, slicesGrow, readAll, upload2, handlerFunc, serve).            // generic helper, then io.ReadAll
+		heap(5, 1<<20, mallocgc, makeslice, warm, mainMain, runtimeMain).                    // off the request path
+		heap(1, 64, mallocgc, "runtime.malg proc.go:5274", "runtime.newproc1 proc.go:5300"). // the runtime for itself
+		heap(0, 0, mallocgc, makeslice, "main.gone main.go:99", mainMain)                    // freed: not a site
 	p := b.profile(t, "heap.pb.gz")
 
 	r, err := profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"main.upload main.go:40", "main.warmCache cache.go:12", "main.upload main.go:44", "runtime.mallocgc malloc.go:1000"}
+	want := []string{"main.upload main.go:40", "main.warmCache cache.go:12", "main.upload main.go:44", "runtime.malg proc.go:5274"}
 	if got := siteNames(r); !slices.Equal(got, want) {
 		t.Errorf("sites = %q, want %q", got, want)
 	}
@@ -73,7 +73,7 @@ func TestSites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"main.upload main.go", "main.warmCache cache.go", "runtime.mallocgc malloc.go"}
+		want := []string{"main.upload main.go", "main.warmCache cache.go", "runtime.malg proc.go"}
 		if got := siteNames(r); !slices.Equal(got, want) {
 			t.Errorf("sites = %q, want %q", got, want)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/heap/profiles"
-	"github.com/ctxleak/ctxleak/heap/profiles/internal/leakserver"
+	"github.com/ctxleak/ctxleak/heap/profiles/profilestest"
 )
 
 // leakPayload is the bytes each leakserver request allocates (its -payload
@@ -26,7 +26,7 @@ func TestRealProfiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a server")
 	}
-	srv := leakserver.Start(t, "-leak")
+	srv := profilestest.Start(t, "-leak")
 	dir := t.TempDir()
 	file := func(name string) string { return filepath.Join(dir, name) }
 	srv.Save(t, "/debug/pprof/heap?gc=1", file("base.pb.gz"))

@@ -214,16 +214,7 @@ func looksLikeText(raw []byte) bool {
 
 // kindOf tells a heap profile from a goroutine profile by sample types.
 func kindOf(p *profile.Profile) (Kind, error) {
-	var inuseSpace, inuseObjects bool
-	for _, st := range p.SampleType {
-		switch st.Type {
-		case "inuse_space":
-			inuseSpace = true
-		case "inuse_objects":
-			inuseObjects = true
-		}
-	}
-	if inuseSpace && inuseObjects {
+	if inuseIndices(p) != [2]int{-1, -1} {
 		return Heap, nil
 	}
 	if len(p.SampleType) == 1 && p.SampleType[0].Type == "goroutine" {
@@ -239,6 +230,23 @@ func kindOf(p *profile.Profile) (Kind, error) {
 	}
 	return "", fmt.Errorf("a %s (sample types %s), not a heap or goroutine profile",
 		what, strings.Join(types, ", "))
+}
+
+// inuseIndices returns the indices of the in-use bytes and objects of a
+// heap profile, or -1s. A legacy text heap profile whose header shows no
+// allocations beyond those in use has only "space" and "objects".
+func inuseIndices(p *profile.Profile) [2]int {
+	space, objects := sampleIndex(p, "inuse_space"), sampleIndex(p, "inuse_objects")
+	if space >= 0 && objects >= 0 {
+		return [2]int{space, objects}
+	}
+	if p.PeriodType != nil && p.PeriodType.Type == "space" && len(p.SampleType) == 2 {
+		space, objects = sampleIndex(p, "space"), sampleIndex(p, "objects")
+		if space >= 0 && objects >= 0 {
+			return [2]int{space, objects}
+		}
+	}
+	return [2]int{-1, -1}
 }
 
 // sampleIndex returns the index of the sample type named typ, or -1.

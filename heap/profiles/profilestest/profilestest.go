@@ -1,7 +1,9 @@
-// Package leakserver builds and runs the test server in
-// heap/profiles/testdata/leakserver in a child process, for the tests of
-// the profiles package and of "ctxleak analyze".
-package leakserver
+// Package profilestest runs a real net/http server that leaks, or does not
+// leak, per-request memory, for the tests of the profiles package and of
+// "ctxleak analyze". The server is heap/profiles/testdata/leakserver,
+// built with the go command and run in a child process, so its profiles
+// are its own.
+package profilestest
 
 import (
 	"bufio"
@@ -29,7 +31,8 @@ type Server struct {
 }
 
 // Start builds leakserver and starts it with args (such as "-leak"). The
-// server stops when the test ends.
+// server stops when the test ends. It needs the go command and this
+// module's source.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "leakserver")
