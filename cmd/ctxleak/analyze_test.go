@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/heap/profiles"
 	"github.com/ctxleak/ctxleak/heap/profiles/profilestest"
 	"github.com/google/pprof/profile"
 )
@@ -390,4 +391,23 @@ func TestAnalyzeInputErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := &progress{w: &buf}
+	p.report(profiles.Progress{Source: "http://h/debug/pprof/heap", Phase: "download", Done: 3 << 20})
+	p.report(profiles.Progress{Source: "big.pb.gz", Phase: "read", Done: 30 << 20, Total: 60 << 20})
+	p.report(profiles.Progress{Source: "big.pb.gz", Phase: "parse"})
+	p.clear()
+	p.clear()
+	want := "\r\x1b[2Kctxleak: downloading http://h/debug/pprof/heap 3.0 MiB" +
+		// The read report comes within 100ms of the first: skipped.
+		"\r\x1b[2Kctxleak: parsing big.pb.gz" +
+		"\r\x1b[2K"
+	if got := buf.String(); got != want {
+		t.Errorf("progress wrote %q\nwant %q", got, want)
+	}
+	var nilProgress *progress
+	nilProgress.clear() // no progress on a pipe: clear is a no-op
 }
