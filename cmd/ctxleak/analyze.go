@@ -598,7 +598,7 @@ func (an *analysis) writeHeapText(p *ui.Printer) {
 	}
 	p.Print(p.Table(t))
 	if an.flags.fullStack {
-		printStacks(p, len(sites), func(i int) (string, []profiles.Frame) {
+		printStacks(p, 0, len(sites), func(i int) (string, []profiles.Frame) {
 			return sites[i].Frame.String(), sites[i].Stack
 		})
 	}
@@ -653,7 +653,7 @@ func (an *analysis) writeGoroutinesText(p *ui.Printer) {
 		p.Print(p.Table(t))
 		if an.flags.fullStack {
 			first := n - len(shown)
-			printStacksFrom(p, first, len(shown), func(i int) (string, []profiles.Frame) {
+			printStacks(p, first, len(shown), func(i int) (string, []profiles.Frame) {
 				return shown[i].Start.String(), shown[i].Stack
 			})
 		}
@@ -705,12 +705,8 @@ func printPairs(p *ui.Printer, rows [][2]string) {
 	}
 }
 
-func printStacks(p *ui.Printer, n int, get func(int) (string, []profiles.Frame)) {
-	printStacksFrom(p, 0, n, get)
-}
-
-// printStacksFrom prints numbered stacks, leaf first.
-func printStacksFrom(p *ui.Printer, first, n int, get func(int) (string, []profiles.Frame)) {
+// printStacks prints n numbered stacks, leaf first, numbering from first+1.
+func printStacks(p *ui.Printer, first, n int, get func(int) (string, []profiles.Frame)) {
 	p.Print("")
 	for i := range n {
 		name, stack := get(i)
