@@ -1,0 +1,50 @@
+// Package profiles reads pprof heap and goroutine profiles, from files or
+// from the net/http/pprof endpoints of a running process, and says what
+// stays in use, what grows against a base profile, and which goroutines
+// still carry a request's labels.
+//
+// # Reading
+//
+// [Parse] reads one profile from bytes: gzipped or plain profile.proto, or the
+// legacy text formats that "go tool pprof" reads (debug=1 heap and goroutine
+// profiles, whose "#" comment lines name each address and whose "# labels:"
+// lines carry goroutine labels; both are used here). A [Loader] reads a file
+// or an http(s) URL. For a URL whose last path element is "heap" or "allocs"
+// it adds gc=1, so the server runs a garbage collection first and the profile
+// shows what is in use now; for "goroutine" it asks for the proto form, which
+// carries pprof labels. Every error is an [*Error] whose message starts with
+// the file name or URL.
+//
+// # Allocation sites
+//
+// [AnalyzeHeap] adds up inuse_space and inuse_objects by allocation site: the
+// first frame of a sample's stack (leaf first) that is not the runtime or an
+// allocation helper (see [DefaultHelpers] and [IsHelper]), so that memory
+// allocated by make, append, bytes.Buffer or io.ReadAll is charged to the code
+// that asked for it. A site is a function and line ([ByLine]) or a function
+// ([ByFunction]); with [Options.FullStack] every distinct stack is a site of
+// its own. A sample whose stack passes through a request path (by default
+// [DefaultRequestPath]: net/http's connection and handler functions) is
+// request-scoped: memory allocated while serving a request that is still in
+// use. With a base profile each site also gets its growth.
+//
+// # Goroutines
+//
+// [AnalyzeGoroutines] groups the goroutines of goroutine profiles by the
+// function they started in, where they wait, and their label keys. On Go 1.26
+// the proto goroutine profile (and the debug=1 text) holds each goroutine's
+// stack from the frame it is executing down to the function it started in;
+// runtime.goexit is dropped, and the "created by" line (the go statement and
+// the parent goroutine) exists only in the debug=2 text dump, which is not a
+// profile. The bottom frame, the start function, is therefore what names the
+// creation here: for a closure, its name says which function spawned it
+// (main.handle.func1 is a closure in main.handle). Goroutines that carry one
+// of the request label keys (by default [DefaultRequestLabels]) and are not
+// themselves on a request path are captured request contexts: they outlived
+// the request whose labels they inherited.
+//
+// # Gates
+//
+// [Gates] compares the reports with limits for CI: heap growth against the
+// base, request-scoped bytes in use, and captured request goroutines.
+package profiles

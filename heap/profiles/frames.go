@@ -1,0 +1,445 @@
+package profiles
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Frame is one call in a stack: a function and the file and line it is
+// at. Line is 0 for sites grouped by function. A frame the profile does not
+// name has Function "0x" and its address.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int64  `json:"line"`
+}
+
+// String formats f as "main.handle main.go:42": the function, then the
+// base name of the file and the line.
+func (f Frame) String() string {
+	if f.File == "" {
+		return f.Function
+	}
+	s := f.Function + " " + filepath.Base(f.File)
+	if f.Line > 0 {
+		s += ":" + strconv.FormatInt(f.Line, 10)
+	}
+	return s
+}
+
+// Granularity says what an allocation site is.
+type Granularity string
+
+// The granularities of allocation sites.
+const (
+	ByLine     Granularity = "line"     // a function and a line (the default)
+	ByFunction Granularity = "function" // a function
+)
+
+// DefaultHelpers lists the functions that allocate on behalf of their
+// caller, so that the caller, not they, is the allocation site. An entry
+// ending in "." or "/" is a prefix (every function of a package, or of a
+// type's methods); any other entry is a whole function name. Type
+// parameters of generic functions are ignored when matching.
+var DefaultHelpers = []string{
+	// The runtime: mallocgc, newobject, makeslice, growslice, makemap,
+	// mapassign, concatstrings, slicebytetostring, and the map internals.
+	"runtime.", "internal/runtime/", "internal/abi.", "internal/bytealg.",
+	// reflect's allocating entry points.
+	"reflect.unsafe_New", "reflect.unsafe_NewArray", "reflect.New", "reflect.Zero",
+	"reflect.MakeSlice", "reflect.MakeMap", "reflect.MakeMapWithSize", "reflect.MakeChan",
+	"reflect.Append", "reflect.AppendSlice", "reflect.growslice", "reflect.Value.Grow",
+	"reflect.Value.grow", "reflect.Value.SetMapIndex", "reflect.mapassign",
+	"reflect.mapassign_faststr", "reflect.copyVal", "reflect.packEface",
+	// Buffers and builders that grow.
+	"bytes.growSlice", "bytes.(*Buffer).grow", "bytes.(*Buffer).Grow", "bytes.(*Buffer).Write",
+	"bytes.(*Buffer).WriteString", "bytes.(*Buffer).WriteByte", "bytes.(*Buffer).WriteRune",
+	"bytes.(*Buffer).ReadFrom", "bytes.NewBuffer", "bytes.NewBufferString", "bytes.Clone",
+	"bytes.Repeat", "bytes.Join",
+	"strings.(*Builder).grow", "strings.(*Builder).Grow", "strings.(*Builder).Write",
+	"strings.(*Builder).WriteString", "strings.(*Builder).WriteByte",
+	"strings.(*Builder).WriteRune", "strings.Clone", "strings.Repeat", "strings.Join",
+	"strings.genSplit", "strings.Split", "strings.SplitN", "strings.SplitAfter",
+	"strings.SplitAfterN", "strings.Fields", "strings.ToLower", "strings.ToUpper",
+	"strings.Replace", "strings.ReplaceAll",
+	// Readers that allocate what they return.
+	"io.ReadAll", "io.Copy", "io.CopyN", "io.CopyBuffer", "io.copyBuffer", "os.ReadFile",
+	"bufio.NewReader", "bufio.NewReaderSize", "bufio.NewWriter", "bufio.NewWriterSize",
+	"bufio.(*Scanner).Scan",
+	// Formatting and errors.
+	"fmt.Sprintf", "fmt.Sprint", "fmt.Sprintln", "fmt.Errorf", "fmt.Appendf", "fmt.Append",
+	"fmt.Appendln", "fmt.newPrinter", "fmt.(*buffer).write", "fmt.(*buffer).writeString",
+	"fmt.(*buffer).writeByte", "fmt.(*buffer).writeRune", "errors.New", "errors.Join",
+	"strconv.",
+	// Generic containers and contexts: the caller decides what they hold.
+	"slices.", "maps.", "context.", "sync.(*Pool).",
+}
+
+var (
+	helperExact    = map[string]bool{}
+	helperPrefixes []string
+)
+
+func init() {
+	for _, h := range DefaultHelpers {
+		if strings.HasSuffix(h, ".") || strings.HasSuffix(h, "/") {
+			helperPrefixes = append(helperPrefixes, h)
+		} else {
+			helperExact[h] = true
+		}
+	}
+}
+
+// IsHelper reports whether function is in DefaultHelpers: the runtime or a
+// function that allocates on behalf of its caller.
+func IsHelper(function string) bool {
+	name := stripTypeArgs(function)
+	if helperExact[name] {
+		return true
+	}
+	for _, p := range helperPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripTypeArgs removes the "[...]" of generic function names:
+// "slices.Grow[go.shape.[]uint8,go.shape.uint8]" becomes "slices.Grow".
+func stripTypeArgs(name string) string {
+	i := strings.IndexByte(name, '[')
+	if i < 0 {
+		return name
+	}
+	j := strings.LastIndexByte(name, ']')
+	if j < i {
+		return name
+	}
+	return name[:i] + name[j+1:]
+}
+
+// DefaultRequestPath matches the functions through which a net/http
+// server runs a request: the HTTP/1 connection loop, HandlerFunc, and the
+// HTTP/2 handler goroutines (bundled in net/http, and in x/net/http2).
+var DefaultRequestPath = regexp.MustCompile(`^(?:` + strings.Join([]string{
+	regexp.QuoteMeta("net/http.(*conn).serve"),
+	regexp.QuoteMeta("net/http.HandlerFunc.ServeHTTP"),
+	regexp.QuoteMeta("net/http.(*http2serverConn).runHandler"),
+	regexp.QuoteMeta("golang.org/x/net/http2.(*serverConn).runHandler"),
+}, "|") + `)$`)
+
+// DefaultRequestLabels are the pprof label keys that mark a goroutine as
+// working for a request.
+var DefaultRequestLabels = []string{"request_id"}
+
+// Options say how to analyze profiles. The zero value uses the defaults.
+type Options struct {
+	// By chooses what an allocation site is; "" means ByLine.
+	By Granularity
+	// FullStack makes every distinct stack a site (or goroutine group) of
+	// its own, and reports the stacks.
+	FullStack bool
+	// Focus keeps only samples with a frame whose function or file matches.
+	Focus *regexp.Regexp
+	// Ignore drops samples with a frame whose function or file matches.
+	Ignore *regexp.Regexp
+	// Helper reports whether a function allocates on behalf of its caller;
+	// nil means IsHelper.
+	Helper func(function string) bool
+	// Request matches the functions of a request path; nil means
+	// DefaultRequestPath.
+	Request *regexp.Regexp
+	// RequestLabels are the label keys of request goroutines; nil means
+	// DefaultRequestLabels.
+	RequestLabels []string
+	// LabelValues reports the values of goroutine labels, not only their
+	// keys. Values may be sensitive (user or tenant identifiers).
+	LabelValues bool
+	// Requests is the number of requests served between the base profile
+	// and the profile; when positive, growth is also given per request.
+	Requests int64
+}
+
+func (o Options) by() Granularity {
+	if o.By == "" {
+		return ByLine
+	}
+	return o.By
+}
+
+func (o Options) helper() func(string) bool {
+	if o.Helper != nil {
+		return o.Helper
+	}
+	return IsHelper
+}
+
+func (o Options) request() *regexp.Regexp {
+	if o.Request != nil {
+		return o.Request
+	}
+	return DefaultRequestPath
+}
+
+func (o Options) requestLabels() []string {
+	if o.RequestLabels != nil {
+		return o.RequestLabels
+	}
+	return DefaultRequestLabels
+}
+
+// Location flags.
+const (
+	flagRequest uint8 = 1 << iota
+	flagFocus
+	flagIgnore
+)
+
+// locInfo is what the analysis needs from one location, computed once.
+type locInfo struct {
+	site int32 // the first non-helper, named frame, or -1
+	// runtime is the first named frame that is not an allocation
+	// primitive, or -1: the site of stacks that are all runtime.
+	runtime int32
+	leaf    int32 // the location's innermost frame, named or not
+	flags   uint8
+	done    bool
+}
+
+// isAllocPrimitive reports whether function is one of the runtime's
+// allocation entry points. In a stack made only of runtime frames (the
+// runtime allocating for itself, such as a new goroutine's g in
+// runtime.malg), the first frame that is not one of these is the site.
+func isAllocPrimitive(function string) bool {
+	name, ok := strings.CutPrefix(function, "runtime.")
+	if !ok {
+		return strings.HasPrefix(function, "internal/runtime/")
+	}
+	for _, p := range []string{"malloc", "newobject", "newarray", "makeslice", "growslice", "makemap",
+		"mapassign", "rawstring", "rawbyteslice", "rawruneslice", "concatstring", "slicebytetostring",
+		"stringtoslice", "convT", "makechan"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// frameTable interns frames and classifies locations. One table serves
+// several profiles: frames are keyed by name, file and line, never by the
+// profiles' location IDs.
+type frameTable struct {
+	opt     Options
+	by      Granularity
+	helper  func(string) bool
+	request *regexp.Regexp
+
+	ids    map[Frame]int32
+	frames []Frame
+	// fnFlags caches the classification of function names.
+	fnFlags map[*profile.Function]uint8
+}
+
+const (
+	fnHelper    uint8 = 1 << 7
+	fnPrimitive uint8 = 1 << 6
+)
+
+func newFrameTable(opt Options) *frameTable {
+	return &frameTable{
+		opt:     opt,
+		by:      opt.by(),
+		helper:  opt.helper(),
+		request: opt.request(),
+		ids:     make(map[Frame]int32),
+		fnFlags: make(map[*profile.Function]uint8),
+	}
+}
+
+// intern returns the id of f.
+func (t *frameTable) intern(f Frame) int32 {
+	if id, ok := t.ids[f]; ok {
+		return id
+	}
+	id := int32(len(t.frames))
+	t.ids[f] = id
+	t.frames = append(t.frames, f)
+	return id
+}
+
+// frameOf returns the frame of one line of a location.
+func (t *frameTable) frameOf(loc *profile.Location, ln profile.Line) Frame {
+	if ln.Function == nil || ln.Function.Name == "" {
+		return Frame{Function: "0x" + strconv.FormatUint(loc.Address, 16)}
+	}
+	f := Frame{Function: ln.Function.Name, File: ln.Function.Filename}
+	if t.by == ByLine {
+		f.Line = ln.Line
+	}
+	return f
+}
+
+// funcFlags classifies a function once per profile.Function.
+func (t *frameTable) funcFlags(fn *profile.Function) uint8 {
+	if fl, ok := t.fnFlags[fn]; ok {
+		return fl
+	}
+	var fl uint8
+	if t.helper(fn.Name) {
+		fl |= fnHelper
+	}
+	if isAllocPrimitive(fn.Name) {
+		fl |= fnPrimitive
+	}
+	if t.request.MatchString(fn.Name) {
+		fl |= flagRequest
+	}
+	if t.opt.Focus != nil && (t.opt.Focus.MatchString(fn.Name) || t.opt.Focus.MatchString(fn.Filename)) {
+		fl |= flagFocus
+	}
+	if t.opt.Ignore != nil && (t.opt.Ignore.MatchString(fn.Name) || t.opt.Ignore.MatchString(fn.Filename)) {
+		fl |= flagIgnore
+	}
+	t.fnFlags[fn] = fl
+	return fl
+}
+
+// classify computes a location's info.
+func (t *frameTable) classify(loc *profile.Location) locInfo {
+	li := locInfo{site: -1, runtime: -1, done: true}
+	if len(loc.Line) == 0 {
+		li.leaf = t.intern(t.frameOf(loc, profile.Line{}))
+		return li
+	}
+	for i, ln := range loc.Line {
+		if ln.Function == nil || ln.Function.Name == "" {
+			if i == 0 {
+				li.leaf = t.intern(t.frameOf(loc, ln))
+			}
+			continue
+		}
+		fl := t.funcFlags(ln.Function)
+		li.flags |= fl &^ (fnHelper | fnPrimitive)
+		isSite := li.site < 0 && fl&fnHelper == 0
+		isRuntime := li.runtime < 0 && fl&fnPrimitive == 0
+		if i == 0 || isSite || isRuntime {
+			id := t.intern(t.frameOf(loc, ln))
+			if i == 0 {
+				li.leaf = id
+			}
+			if isSite {
+				li.site = id
+			}
+			if isRuntime {
+				li.runtime = id
+			}
+		}
+	}
+	return li
+}
+
+// locTable maps one profile's locations to their info: a slice indexed by
+// location ID when the IDs are dense (as Go writes them), a map otherwise.
+type locTable struct {
+	t     *frameTable
+	dense []locInfo
+	byPtr map[*profile.Location]*locInfo
+}
+
+func newLocTable(t *frameTable, p *profile.Profile) *locTable {
+	lt := &locTable{t: t}
+	var maxID uint64
+	for _, l := range p.Location {
+		maxID = max(maxID, l.ID)
+	}
+	if maxID <= uint64(4*len(p.Location)+1024) {
+		lt.dense = make([]locInfo, maxID+1)
+	} else {
+		lt.byPtr = make(map[*profile.Location]*locInfo, len(p.Location))
+	}
+	return lt
+}
+
+func (lt *locTable) get(l *profile.Location) *locInfo {
+	var li *locInfo
+	if lt.dense != nil && l.ID < uint64(len(lt.dense)) {
+		li = &lt.dense[l.ID]
+	} else {
+		if lt.byPtr == nil {
+			lt.byPtr = make(map[*profile.Location]*locInfo)
+		}
+		li = lt.byPtr[l]
+		if li == nil {
+			li = new(locInfo)
+			lt.byPtr[l] = li
+		}
+	}
+	if !li.done {
+		*li = lt.t.classify(l)
+	}
+	return li
+}
+
+// stackInfo walks a sample's stack once: its site (the first non-helper
+// named frame; in a stack of helpers, the first frame that is not an
+// allocation primitive; else the leaf frame; -1 for an empty stack) and
+// the union of its locations' flags.
+func (lt *locTable) stackInfo(locs []*profile.Location) (site int32, flags uint8) {
+	site, fallback := int32(-1), int32(-1)
+	for _, l := range locs {
+		li := lt.get(l)
+		if site < 0 && li.site >= 0 {
+			site = li.site
+		}
+		if fallback < 0 && li.runtime >= 0 {
+			fallback = li.runtime
+		}
+		flags |= li.flags
+	}
+	if site < 0 {
+		site = fallback
+	}
+	if site < 0 && len(locs) > 0 {
+		site = lt.get(locs[0]).leaf
+	}
+	return site, flags
+}
+
+// keep applies Focus and Ignore to a sample's flags.
+func (t *frameTable) keep(flags uint8) bool {
+	if flags&flagIgnore != 0 {
+		return false
+	}
+	return t.opt.Focus == nil || flags&flagFocus != 0
+}
+
+// stack returns the frames of a stack, leaf first, and a key that
+// identifies it.
+func (t *frameTable) stack(locs []*profile.Location) ([]Frame, string) {
+	var frames []Frame
+	var key strings.Builder
+	for _, l := range locs {
+		if len(l.Line) == 0 {
+			f := t.frameOf(l, profile.Line{})
+			frames = append(frames, f)
+			key.WriteString(f.Function + "\x00\x00\x00")
+			continue
+		}
+		for _, ln := range l.Line {
+			f := t.frameOf(l, ln)
+			frames = append(frames, f)
+			key.WriteString(f.Function)
+			key.WriteByte(0)
+			key.WriteString(f.File)
+			key.WriteByte(0)
+			key.WriteString(strconv.FormatInt(f.Line, 10))
+			key.WriteByte(0)
+		}
+	}
+	return frames, key.String()
+}

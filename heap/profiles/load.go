@@ -1,0 +1,250 @@
+package profiles
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultTimeout is how long a Loader waits for a URL's whole answer.
+const DefaultTimeout = 30 * time.Second
+
+// ProgressMinBytes is the file size from which a Loader reports progress
+// for files; URLs always report it.
+const ProgressMinBytes = 50 << 20
+
+// Progress is one report of a Loader's progress on one source.
+type Progress struct {
+	Source string
+	// Phase is "download", "read", "decompress" or "parse".
+	Phase string
+	// Done is the number of bytes handled so far in this phase; Total is
+	// the number expected, or 0 when unknown.
+	Done, Total int64
+}
+
+// Loader reads profiles from files and from http(s) URLs.
+type Loader struct {
+	// Client fetches URLs; nil means a client with Timeout.
+	Client *http.Client
+	// Timeout bounds the fetch of one URL, from the request to the last
+	// byte; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxBytes bounds a profile's size, compressed or not; 0 means
+	// DefaultMaxBytes.
+	MaxBytes int64
+	// Progress, if set, is called as a URL, or a file of ProgressMinBytes
+	// or more, is read, decompressed and parsed.
+	Progress func(Progress)
+}
+
+// IsURL reports whether source is an http or https URL rather than a file.
+func IsURL(source string) bool {
+	return strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://")
+}
+
+// FetchURL returns the URL a Loader fetches for source, and the kind of
+// profile its path names ("" if the path does not say). A path whose last
+// element is "heap" or "allocs" gets gc=1 unless it has a gc parameter, so
+// the profile reflects a fresh garbage collection. A goroutine URL must
+// not ask for debug=2, the text dump, which is not a profile. Delta
+// profiles (seconds=N) are refused: they hold differences, not what is in
+// use.
+func FetchURL(source string) (string, Kind, error) {
+	u, err := url.Parse(source)
+	if err != nil || u.Host == "" {
+		return "", "", sourceErrorf(source, "not a valid URL")
+	}
+	q := u.Query()
+	var kind Kind
+	switch path.Base(u.Path) {
+	case "heap", "allocs":
+		kind = Heap
+		if !q.Has("gc") {
+			q.Set("gc", "1")
+		}
+	case "goroutine":
+		kind = Goroutine
+		if d := q.Get("debug"); d != "" && d != "0" && d != "1" {
+			return "", "", sourceErrorf(source, "debug=%s asks for a text dump, not a profile: drop debug= to get the proto profile, which carries labels", d)
+		}
+	}
+	if q.Has("seconds") {
+		return "", "", sourceErrorf(source, "seconds= asks for a delta profile, which holds differences, not what is in use: fetch the profile twice and use --base")
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), kind, nil
+}
+
+// Load reads one profile from a file or an http(s) URL.
+func (l *Loader) Load(ctx context.Context, source string) (*Profile, error) {
+	var (
+		data []byte
+		err  error
+	)
+	maxBytes := l.maxBytes()
+	report := l.reporter(source)
+	if IsURL(source) {
+		data, err = l.fetch(ctx, source, report)
+	} else {
+		data, err = readFile(source, maxBytes, report)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if report != nil && !IsURL(source) && int64(len(data)) < ProgressMinBytes {
+		report = nil
+	}
+	return parse(source, data, maxBytes, report)
+}
+
+func (l *Loader) maxBytes() int64 {
+	if l.MaxBytes > 0 {
+		return l.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func (l *Loader) reporter(source string) func(phase string, done, total int64) {
+	if l.Progress == nil {
+		return nil
+	}
+	return func(phase string, done, total int64) {
+		l.Progress(Progress{Source: source, Phase: phase, Done: done, Total: total})
+	}
+}
+
+func readFile(name string, maxBytes int64, report func(string, int64, int64)) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &Error{Source: name, Err: plainPathError(err)}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &Error{Source: name, Err: plainPathError(err)}
+	}
+	if st.IsDir() {
+		return nil, sourceErrorf(name, "is a directory, not a profile")
+	}
+	size := st.Size()
+	if size > maxBytes {
+		return nil, sourceErrorf(name, "%d bytes is larger than the limit of %d bytes", size, maxBytes)
+	}
+	var r io.Reader = io.LimitReader(f, maxBytes+1)
+	if report != nil && size >= ProgressMinBytes {
+		r = &countingReader{r: r, phase: "read", total: size, progress: report}
+	}
+	// The size from Stat is only a hint: the file may change under us, and
+	// the limit reader bounds what is read.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, &Error{Source: name, Err: fmt.Errorf("reading at byte %d: %w", buf.Len(), plainPathError(err))}
+	}
+	if int64(buf.Len()) > maxBytes {
+		return nil, sourceErrorf(name, "larger than the limit of %d bytes", maxBytes)
+	}
+	return buf.Bytes(), nil
+}
+
+// plainPathError drops the operation and path from an *os.PathError: the
+// message already starts with the file name.
+func plainPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fetch GETs a profile URL.
+func (l *Loader) fetch(ctx context.Context, source string, report func(string, int64, int64)) ([]byte, error) {
+	target, _, err := FetchURL(source)
+	if err != nil {
+		return nil, err
+	}
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	client := l.Client
+	if client == nil {
+		client = &http.Client{Timeout: timeout}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, sourceErrorf(source, "not a valid URL: %v", err)
+	}
+	if report != nil {
+		report("download", 0, 0)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, &Error{Source: source, Err: describeFetchError(err, timeout)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg := fmt.Sprintf("HTTP %s", resp.Status)
+		if resp.StatusCode == http.StatusNotFound {
+			msg += " (is net/http/pprof registered at this path?)"
+		}
+		return nil, sourceErrorf(source, "%s", msg)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
+		return nil, sourceErrorf(source, "an HTML page (Content-Type text/html), not a profile: give the profile's own path, such as /debug/pprof/heap")
+	}
+	maxBytes := l.maxBytes()
+	if resp.ContentLength > maxBytes {
+		return nil, sourceErrorf(source, "%d bytes is larger than the limit of %d bytes", resp.ContentLength, maxBytes)
+	}
+	var r io.Reader = io.LimitReader(resp.Body, maxBytes+1)
+	if report != nil {
+		r = &countingReader{r: r, phase: "download", total: max(resp.ContentLength, 0), progress: report}
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &Error{Source: source, Err: fmt.Errorf("reading the answer at byte %d: %w", len(data), describeFetchError(err, timeout))}
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, sourceErrorf(source, "larger than the limit of %d bytes", maxBytes)
+	}
+	return data, nil
+}
+
+// describeFetchError turns the errors of an HTTP fetch into short
+// messages that say what happened.
+func describeFetchError(err error, timeout time.Duration) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("no complete answer within %v (timed out)", timeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errors.New("connection refused: is the server running, and listening on this address?")
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return fmt.Errorf("cannot resolve host %q: %v", dnsErr.Name, dnsErr.Err)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return fmt.Errorf("cannot reach the server: %v", opErr.Err)
+	}
+	return err
+}
