@@ -105,18 +105,26 @@ func version() string {
 func rangeArgs(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || (max >= 0 && len(args) > max) {
-			want := fmt.Sprintf("%d to %d", min, max)
+			want := fmt.Sprintf("%d to %d arguments", min, max)
 			switch {
 			case max < 0:
-				want = fmt.Sprintf("at least %d", min)
+				want = fmt.Sprintf("at least %s", plural(min, "argument"))
 			case min == max:
-				want = fmt.Sprint(min)
+				want = plural(min, "argument")
 			}
-			return usageErrorf("%s takes %s argument(s), got %d (see '%s --help')",
+			return usageErrorf("%s takes %s, got %d (see '%s --help')",
 				cmd.CommandPath(), want, len(args), cmd.CommandPath())
 		}
 		return nil
 	}
+}
+
+// plural formats n with noun, adding an "s" unless n is 1: "1 argument", "2 arguments".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // oneOf returns a usage error unless v is one of allowed; flag names the flag.
