@@ -702,18 +702,23 @@ func TestStripped(t *testing.T) {
 		t.Errorf("HasSymbols, HasDWARF = %v, %v; want false, false", b.HasSymbols(), b.HasDWARF())
 	}
 	m := strings.Join(b.Missing(), "\n")
-	for _, want := range []string{"symbol table", "DWARF"} {
+	for _, want := range []string{"symbol table", "DWARF", "runtime type descriptors", "ClosureType", "GlobalType"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("Missing() = %q, want it to mention %s", m, want)
 		}
 	}
-	if err := b.LoadTypes(); err == nil || !strings.Contains(err.Error(), "DWARF") {
-		t.Errorf("LoadTypes() = %v, want an error about DWARF", err)
+	if err := b.LoadTypes(); err != nil {
+		t.Errorf("LoadTypes() = %v, want nil: types come from the descriptors", err)
 	}
 	testFuncs(t, b, f)
-	v := f.get(t, "type", "*context.valueCtx")
-	if typ := b.TypeAt(num(t, v[0])); typ != nil {
-		t.Errorf("TypeAt = %v, want nil without DWARF", typ)
+	// Types come from the runtime type descriptors.
+	testTypes(t, b, f)
+	v := f.get(t, "closure", "main.scheduleRetry.func1")
+	if ct := b.ClosureType(num(t, v[0])); ct != nil {
+		t.Errorf("ClosureType = %v, want nil without DWARF", ct)
+	}
+	if gt := b.GlobalType("main.cache"); gt != nil {
+		t.Errorf("GlobalType = %v, want nil without DWARF", gt)
 	}
 	v = f.get(t, "global", "main.cache")
 	if s, ok := b.Global(num(t, v[0])); ok {
@@ -742,6 +747,8 @@ func TestStrippedPIE(t *testing.T) {
 	}
 	b.SetBias(bias)
 	testFuncs(t, b, f)
+	// The descriptors' pointers are relocations.
+	testTypes(t, b, f)
 	v = f.get(t, "itab", "*context.valueCtx")
 	if got, ok := b.ItabType(num(t, v[0])); !ok || got != num(t, v[1]) {
 		t.Errorf("ItabType = %#x, %v; want %s", got, ok, v[1])
@@ -756,6 +763,7 @@ func TestStrippedExternal(t *testing.T) {
 	}
 	b := open(t, progs.extStrip)
 	testFuncs(t, b, progs.extStripFacts)
+	testTypes(t, b, progs.extStripFacts)
 }
 
 func TestConcurrentLookups(t *testing.T) {

@@ -50,3 +50,7 @@ func CheckSplitIndex(b *Binary, n int) (units int, err error) {
 	}
 	return len(whole.names), nil
 }
+
+// UseDescriptors makes b read types from its runtime type descriptors even
+// if it has DWARF. Call it before any lookup.
+func UseDescriptors(b *Binary) { b.forceDesc = true }
