@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -27,14 +28,23 @@ import (
 // byte has carried flags above its low five bits until 1.26, and the map
 // type descriptor grew when maps became swiss tables (1.24).
 //
-// A descriptor gives a type's name (as the runtime prints it, with package
-// names, from which binsym rebuilds the linker's names, with package paths,
-// that DWARF uses), kind, size, elements, key, array length and struct
-// fields. Names differ from DWARF's only in these cases:
-//   - a type defined inside a function is "main.local", where DWARF says
-//     "main.local·1";
-//   - the compiler's internal types whose names DWARF prefixes with
-//     "noalg." have no such prefix.
+// A descriptor gives a type's name as the runtime prints it, qualified by
+// package names ("innerpkg.Item"), its kind, size, elements, key, array
+// length, struct fields, parameters and methods. From these binsym rebuilds
+// the name the linker gives the type and DWARF repeats, qualified by
+// escaped package paths ("github.com/x/inner.Item", "gopkg.in/yaml%2ev3.Node"),
+// unexported fields and methods of literals included ("struct { main.ctx
+// context.Context }"), with the "noalg." prefix of the compiler's internal
+// types (map groups, closure contexts). Checked against DWARF on every type
+// of cmd/go and of test programs built by Go 1.22 to 1.26, names differ
+// only:
+//   - for a type defined inside a function: "main.local" where DWARF says
+//     "main.local·1" (the runtime does not record the suffix);
+//   - for internal types whose parts have no equality function either,
+//     like the arrays of a Go 1.23 map bucket, which get no "noalg."
+//     prefix (nothing tells them from user types);
+//   - for the group of a map whose keys or elements are over 128 bytes,
+//     stored indirectly, which is named with pointers to them.
 //
 // The pointer words of a descriptor are link addresses; in a PIE they are
 // zero in the file and filled in by R_*_RELATIVE relocations, which are
@@ -62,6 +72,7 @@ const (
 	chanSend = 2
 
 	maxNameLen   = 1 << 20 // longer names are corrupt
+	maxArray     = 1 << 16 // more struct fields or interface methods are corrupt
 	maxTypeSize  = 1 << 48 // larger sizes are corrupt
 	maxNameDepth = 64      // deeper unnamed types are named by the runtime's string
 )
@@ -70,7 +81,7 @@ const (
 type descIndex struct {
 	b     *Binary
 	start uint64 // link address of the types section (runtime.types)
-	data  []byte // the section: [runtime.types, runtime.etypes)
+	data  string // the section, [runtime.types, runtime.etypes): names are substrings of it
 	swiss bool   // maps are swiss tables (Go 1.24 and later)
 
 	mu    sync.Mutex
@@ -78,6 +89,13 @@ type descIndex struct {
 	ptrTo map[*Type]*Type  // pointer types made up for slices' fields
 	basic map[reflect.Kind]*Type
 	err   error // the first corrupt descriptor met
+
+	// What decoding keeps is bounded, so that a corrupt section whose
+	// descriptors all claim the same long arrays cannot multiply the
+	// memory: a valid one has at most one struct field per 24 bytes, and
+	// composed names of a size near the runtime's names, which it holds.
+	parts, maxParts         int // struct fields and parameters decoded and kept
+	nameBytes, maxNameBytes int // bytes of the names composed
 
 	// Filled by walk, on first need.
 	walked  bool
@@ -113,18 +131,24 @@ func (b *Binary) loadDescriptors() (*descIndex, error) {
 	case end < start || end-start > s.Size-(start-s.Addr) || end-start > 1<<31:
 		return nil, fmt.Errorf("binary %s: bad types section [%#x, %#x) in section %s", b.path, start, end, s.Name)
 	}
-	data := make([]byte, end-start)
-	if _, err := s.ReadAt(data, int64(start-s.Addr)); err != nil {
+	var data strings.Builder
+	data.Grow(int(end - start))
+	if _, err := io.Copy(&data, io.NewSectionReader(s, int64(start-s.Addr), int64(end-start))); err != nil {
 		return nil, readError(b.path, "the types section", err)
 	}
+	if data.Len() != int(end-start) {
+		return nil, readError(b.path, "the types section", io.ErrUnexpectedEOF)
+	}
 	return &descIndex{
-		b:     b,
-		start: start,
-		data:  data,
-		swiss: b.swissMaps(),
-		built: map[uint64]*Type{},
-		ptrTo: map[*Type]*Type{},
-		basic: map[reflect.Kind]*Type{},
+		b:            b,
+		start:        start,
+		data:         data.String(),
+		swiss:        b.swissMaps(),
+		built:        map[uint64]*Type{},
+		ptrTo:        map[*Type]*Type{},
+		basic:        map[reflect.Kind]*Type{},
+		maxParts:     data.Len()/8 + maxArray,
+		maxNameBytes: 16*data.Len() + maxNameLen,
 	}, nil
 }
 
@@ -187,43 +211,34 @@ func (r *descReader) fail(format string, args ...any) {
 	}
 }
 
-// bytes returns the n bytes at the link address a.
-func (r *descReader) bytes(a, n uint64) []byte {
+// bytes returns the n bytes at the link address a, which must be in the
+// section.
+func (r *descReader) bytes(a, n uint64) (string, bool) {
 	x := r.x
 	if a < x.start || a-x.start > uint64(len(x.data)) || n > uint64(len(x.data))-(a-x.start) {
 		r.fail("%d bytes at %#x are outside the types section [%#x, %#x)", n, a, x.start, x.start+uint64(len(x.data)))
-		return nil
+		return "", false
 	}
-	return x.data[a-x.start : a-x.start+n]
+	return x.data[a-x.start : a-x.start+n], true
 }
 
-func (r *descReader) u8(a uint64) uint8 {
-	if p := r.bytes(a, 1); p != nil {
-		return p[0]
+// uint reads the n-byte little-endian integer at a.
+func (r *descReader) uint(a, n uint64) uint64 {
+	p, ok := r.bytes(a, n)
+	if !ok {
+		return 0
 	}
-	return 0
+	v := uint64(0)
+	for i := len(p) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(p[i])
+	}
+	return v
 }
 
-func (r *descReader) u16(a uint64) uint16 {
-	if p := r.bytes(a, 2); p != nil {
-		return binary.LittleEndian.Uint16(p)
-	}
-	return 0
-}
-
-func (r *descReader) u32(a uint64) uint32 {
-	if p := r.bytes(a, 4); p != nil {
-		return binary.LittleEndian.Uint32(p)
-	}
-	return 0
-}
-
-func (r *descReader) u64(a uint64) uint64 {
-	if p := r.bytes(a, 8); p != nil {
-		return binary.LittleEndian.Uint64(p)
-	}
-	return 0
-}
+func (r *descReader) u8(a uint64) uint8   { return uint8(r.uint(a, 1)) }
+func (r *descReader) u16(a uint64) uint16 { return uint16(r.uint(a, 2)) }
+func (r *descReader) u32(a uint64) uint32 { return uint32(r.uint(a, 4)) }
+func (r *descReader) u64(a uint64) uint64 { return r.uint(a, 8) }
 
 // ptr reads the pointer word at a: in a PIE, the addend of the relocation
 // that fills it.
@@ -290,7 +305,7 @@ func (r *descReader) nameAt(a uint64, depth int) (name, tag, pkgPath string, emb
 			r.fail("name at %#x: length %d", a, n)
 			return ""
 		}
-		s := string(r.bytes(p, n))
+		s, _ := r.bytes(p, n)
 		p += n
 		return s
 	}
@@ -311,7 +326,7 @@ func (r *descReader) slice(a, size uint64) (uint64, uint64) {
 	if n == 0 {
 		return 0, 0
 	}
-	if n != c || n > uint64(len(r.x.data))/size {
+	if n != c || n > maxArray || n > uint64(len(r.x.data))/size {
 		r.fail("slice at %#x: length %d, capacity %d", a, n, c)
 		return 0, 0
 	}
@@ -519,10 +534,14 @@ func (x *descIndex) build(roots []uint64) []*Type {
 			return t
 		}
 		r, err := x.raw(a)
+		if err == nil && x.parts+len(r.fields)+len(r.in)+len(r.out)+len(r.imethods) > x.maxParts {
+			err = fmt.Errorf("corrupt type descriptors: more fields and parameters than the types section holds, at %#x", a)
+		}
 		if err != nil {
 			x.noteErr(err)
 			return &Type{Name: "?"}
 		}
+		x.parts += len(r.fields) + len(r.in) + len(r.out) + len(r.imethods)
 		t := &Type{Kind: r.kind, Size: int64(r.size), rt: a, equal: r.equal}
 		x.built[a] = t
 		p := &pendingType{t: t, r: r}
@@ -585,6 +604,9 @@ func (x *descIndex) build(roots []uint64) []*Type {
 	}
 	for _, p := range pending {
 		x.finishDesc(p.t)
+		if _, dup := x.names[p.t.Name]; x.names != nil && !dup {
+			x.names[p.t.Name] = p.t
+		}
 	}
 	// Headers come last: their runtime types may be new in this batch,
 	// and the runtime's own types are built by a nested build.
@@ -666,6 +688,9 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 		}
 		sb.WriteString("interface {")
 		for i, m := range r.imethods {
+			if sb.Len() > maxNameLen {
+				break // corrupt: the name is refused
+			}
 			if i > 0 {
 				sb.WriteByte(';')
 			}
@@ -691,6 +716,9 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 		}
 		sb.WriteString("struct {")
 		for i, f := range r.fields {
+			if sb.Len() > maxNameLen {
+				break // corrupt: the name is refused
+			}
 			if i > 0 {
 				sb.WriteByte(';')
 			}
@@ -713,6 +741,11 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 	default:
 		return t.Name
 	}
+	if sb.Len() > maxNameLen || x.nameBytes+sb.Len() > x.maxNameBytes {
+		x.noteErr(fmt.Errorf("corrupt type descriptors: names longer than the types section allows, at %#x", t.rt))
+		return t.Name // the runtime's
+	}
+	x.nameBytes += sb.Len()
 	t.Name = sb.String()
 	if t.noalg || isNoalg(t) {
 		t.noalg = true
@@ -792,6 +825,9 @@ func mapInternal(t *Type, r *rawType) (prefix string, k, v *Type) {
 func (x *descIndex) signature(sb *strings.Builder, r *rawType, typeAt func(uint64) *Type, nameOf func(*Type) string) {
 	sb.WriteByte('(')
 	for i, a := range r.in {
+		if sb.Len() > maxNameLen {
+			break // corrupt: the name is refused
+		}
 		if i > 0 {
 			sb.WriteString(", ")
 		}
@@ -809,6 +845,9 @@ func (x *descIndex) signature(sb *strings.Builder, r *rawType, typeAt func(uint6
 	default:
 		sb.WriteString(" (")
 		for i, a := range r.out {
+			if sb.Len() > maxNameLen {
+				break // corrupt: the name is refused
+			}
 			if i > 0 {
 				sb.WriteString(", ")
 			}
@@ -964,7 +1003,7 @@ func (x *descIndex) walk() {
 	}
 	b := x.b
 	typelinks, _ := b.moduleTables()
-	if data, ok := b.readLink(typelinks.addr, int(4*typelinks.n)); ok {
+	if data, ok := b.readLink(typelinks.addr, int(4*min(typelinks.n, uint64(len(x.data))))); ok {
 		for i := 0; i+4 <= len(data); i += 4 {
 			if o := int32(binary.LittleEndian.Uint32(data[i:])); o >= 0 {
 				push(x.start + uint64(o))
@@ -1013,8 +1052,8 @@ func (x *descIndex) walk() {
 	slices.Sort(x.all)
 }
 
-// typeByName returns the type named name among those the walk finds, or
-// nil. The first call builds them all.
+// typeByName returns the type named name among those the walk finds and
+// those already built, or nil. The first call builds them all.
 func (x *descIndex) typeByName(name string) *Type {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -1023,6 +1062,7 @@ func (x *descIndex) typeByName(name string) *Type {
 		return x.build([]uint64{a})[0]
 	}
 	if x.names == nil {
+		// Index every type built so far, and then every one built.
 		x.build(x.all)
 		addrs := slices.Sorted(maps.Keys(x.built))
 		x.names = map[string]*Type{}
