@@ -786,11 +786,13 @@ func TestStrippedExternal(t *testing.T) {
 
 func TestConcurrentLookups(t *testing.T) {
 	b := open(t, progs.exe)
+	stripped := open(t, progs.stripped)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			testTypes(t, b, progs.facts)
 			testGlobals(t, b, progs.facts)
+			testTypes(t, stripped, progs.strippedFacts)
 		})
 	}
 	wg.Wait()

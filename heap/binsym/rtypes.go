@@ -222,23 +222,40 @@ func (r *descReader) bytes(a, n uint64) (string, bool) {
 	return x.data[a-x.start : a-x.start+n], true
 }
 
-// uint reads the n-byte little-endian integer at a.
-func (r *descReader) uint(a, n uint64) uint64 {
-	p, ok := r.bytes(a, n)
+// The little-endian integers at a.
+
+func (r *descReader) u8(a uint64) uint8 {
+	p, ok := r.bytes(a, 1)
 	if !ok {
 		return 0
 	}
-	v := uint64(0)
-	for i := len(p) - 1; i >= 0; i-- {
-		v = v<<8 | uint64(p[i])
-	}
-	return v
+	return p[0]
 }
 
-func (r *descReader) u8(a uint64) uint8   { return uint8(r.uint(a, 1)) }
-func (r *descReader) u16(a uint64) uint16 { return uint16(r.uint(a, 2)) }
-func (r *descReader) u32(a uint64) uint32 { return uint32(r.uint(a, 4)) }
-func (r *descReader) u64(a uint64) uint64 { return r.uint(a, 8) }
+func (r *descReader) u16(a uint64) uint16 {
+	p, ok := r.bytes(a, 2)
+	if !ok {
+		return 0
+	}
+	return uint16(p[0]) | uint16(p[1])<<8
+}
+
+func (r *descReader) u32(a uint64) uint32 {
+	p, ok := r.bytes(a, 4)
+	if !ok {
+		return 0
+	}
+	return uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24
+}
+
+func (r *descReader) u64(a uint64) uint64 {
+	p, ok := r.bytes(a, 8)
+	if !ok {
+		return 0
+	}
+	return uint64(p[0]) | uint64(p[1])<<8 | uint64(p[2])<<16 | uint64(p[3])<<24 |
+		uint64(p[4])<<32 | uint64(p[5])<<40 | uint64(p[6])<<48 | uint64(p[7])<<56
+}
 
 // ptr reads the pointer word at a: in a PIE, the addend of the relocation
 // that fills it.
@@ -365,10 +382,17 @@ var fixedSize = map[reflect.Kind]uint64{
 }
 
 // raw decodes the descriptor at the link address a, checking what can be
-// checked: an address that is not a descriptor gives an error.
-func (x *descIndex) raw(a uint64) (*rawType, error) {
+// checked: an address that is not a descriptor gives an error. Without
+// names, it skips the names of fields and methods (for the walk).
+func (x *descIndex) raw(a uint64) (*rawType, error) { return x.decode(a, true, &rawType{}) }
+
+// decode decodes the descriptor at a into t, reusing its slices.
+func (x *descIndex) decode(a uint64, names bool, t *rawType) (*rawType, error) {
 	r := &descReader{x: x}
-	t := &rawType{}
+	*t = rawType{fields: t.fields[:0], in: t.in[:0], out: t.out[:0], imethods: t.imethods[:0]}
+	if a%8 != 0 { // abi.Type holds pointers
+		return nil, fmt.Errorf("no type descriptor at %#x: not aligned", a)
+	}
 	r.bytes(a, abiTypeSize)
 	if r.err != nil {
 		return nil, r.err
@@ -430,7 +454,7 @@ func (x *descIndex) raw(a uint64) (*rawType, error) {
 		}
 	case reflect.Interface:
 		var pkg string
-		if p := r.ptr(a + 48); p != 0 {
+		if p := r.ptr(a + 48); p != 0 && names {
 			pkg, _, _, _ = r.name(p)
 		}
 		p, n := r.slice(a+56, imethodSize)
@@ -439,15 +463,18 @@ func (x *descIndex) raw(a uint64) (*rawType, error) {
 				break
 			}
 			m := p + imethodSize*i
-			name, _, mpkg, _ := r.name(r.off(m))
-			if mpkg == "" {
-				mpkg = pkg
+			var name, mpkg string
+			if names {
+				name, _, mpkg, _ = r.name(r.off(m))
+				if mpkg == "" {
+					mpkg = pkg
+				}
 			}
 			t.imethods = append(t.imethods, rawMethod{name: name, pkgPath: mpkg, typ: r.off(m + 4)})
 		}
 	case reflect.Struct:
 		var pkg string
-		if p := r.ptr(a + 48); p != 0 {
+		if p := r.ptr(a + 48); p != 0 && names {
 			pkg, _, _, _ = r.name(p)
 		}
 		p, n := r.slice(a+56, structFieldSize)
@@ -457,9 +484,11 @@ func (x *descIndex) raw(a uint64) (*rawType, error) {
 			}
 			f := p + structFieldSize*i
 			var rf rawField
-			rf.name, rf.tag, rf.pkgPath, rf.embedded = r.name(r.ptr(f))
-			if rf.pkgPath == "" {
-				rf.pkgPath = pkg
+			if names {
+				rf.name, rf.tag, rf.pkgPath, rf.embedded = r.name(r.ptr(f))
+				if rf.pkgPath == "" {
+					rf.pkgPath = pkg
+				}
 			}
 			rf.typ, rf.offset = r.typePtr(f+8), r.u64(f+16)
 			if rf.offset > t.size {
@@ -1010,13 +1039,22 @@ func (x *descIndex) walk() {
 			}
 		}
 	}
-	for itab := range b.itabLinks() {
-		push(b.linkWord(itab))     // Inter
-		push(b.linkWord(itab + 8)) // Type
+	r := &descReader{x: x}
+	word := func(a uint64) uint64 { // an itab's word, in the section or not
+		if x.inSection(a) {
+			r.err = nil
+			return r.ptr(a)
+		}
+		return b.linkWord(a)
 	}
+	for itab := range b.itabLinks() {
+		push(word(itab))     // Inter
+		push(word(itab + 8)) // Type
+	}
+	t := &rawType{}
 	for i := 0; i < len(queue); i++ {
 		a := queue[i]
-		t, err := x.raw(a)
+		_, err := x.decode(a, false, t)
 		if err != nil {
 			continue
 		}

@@ -198,8 +198,16 @@ func (b *Binary) itabLinks() map[uint64]bool {
 	b.itabOnce.Do(func() {
 		b.itabs = map[uint64]bool{}
 		_, t := b.moduleTables()
+		data, ok := b.readLink(t.addr, int(8*t.n))
+		if !ok {
+			return
+		}
 		for i := range t.n {
-			if a := b.linkWord(t.addr + 8*i); a != 0 {
+			a := binary.LittleEndian.Uint64(data[8*i:])
+			if a == 0 && b.pie {
+				a = b.relative(t.addr + 8*i)
+			}
+			if a != 0 {
 				b.itabs[a] = true
 			}
 		}

@@ -252,6 +252,8 @@ type typeIndex struct {
 // returns the error that made types unavailable, if any, or else the first
 // error met decoding a type (corrupt DWARF or descriptors; lookups of that
 // type return nil, or a type named "?" where another type refers to it).
+// For an executable whose DWARF cannot be read, it returns why, and types
+// come from the descriptors.
 // Type lookups call it; a caller may call it early, in its own goroutine,
 // to overlap the work with reading a dump.
 func (b *Binary) LoadTypes() error {
@@ -509,12 +511,13 @@ func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
 // Types come from DWARF when the executable has it, or else from the
 // runtime type descriptors, which every Go executable keeps: `go run`,
 // `go test` and many release builds link with -s -w. Decoding a type
-// decodes the types it is made of (the first call for a context node
-// takes well under a millisecond); the first map or channel type also
-// finds the runtime's own types for Header, by walking every descriptor
-// (about 5 ms for a 15 MB executable). A type from descriptors has the
-// same name, kind, size, elements, key, length and fields as DWARF's,
-// and strings and slices have the fields DWARF gives them, but:
+// decodes the types it is made of, and the first map or channel type met
+// also finds the runtime's own types for Header by walking every
+// descriptor: the first context type of a stripped cmd/go (14 MB) takes
+// about 7 ms, most of it the walk, and the next ones take microseconds. A
+// type from descriptors has the same name, kind, size, elements, key,
+// length and fields as DWARF's, and strings and slices have the fields
+// DWARF gives them, but:
 //   - a type defined inside a function is named "main.local", not
 //     "main.local·1", and internal types have no "noalg." prefix;
 //   - Header's fields are those of the runtime's map and channel types,
@@ -544,8 +547,7 @@ func (b *Binary) TypeAt(addr uint64) *Type {
 // Without DWARF it finds the types whose descriptors are reachable from the
 // module's tables of unnamed types and itabs, following elements, fields,
 // parameters and methods, which is most of them, and any type TypeAt has
-// returned; its first call decodes them all (about 30 ms for a 15 MB
-// executable).
+// returned; its first call decodes them all (about 40 ms for cmd/go).
 func (b *Binary) TypeByName(name string) *Type {
 	x := b.dwarfTypes()
 	if x == nil {
