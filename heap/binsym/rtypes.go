@@ -546,7 +546,6 @@ func (x *descIndex) noteErr(err error) {
 type pendingType struct {
 	t     *Type
 	r     *rawType
-	named bool
 	state int8 // of naming: 0 unnamed, 1 in progress, 2 named
 }
 
@@ -770,11 +769,9 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 	default:
 		return t.Name
 	}
-	if sb.Len() > maxNameLen || x.nameBytes+sb.Len() > x.maxNameBytes {
-		x.noteErr(fmt.Errorf("corrupt type descriptors: names longer than the types section allows, at %#x", t.rt))
+	if !x.spend(sb.Len()) {
 		return t.Name // the runtime's
 	}
-	x.nameBytes += sb.Len()
 	t.Name = sb.String()
 	if t.noalg || isNoalg(t) {
 		t.noalg = true
@@ -847,6 +844,18 @@ func mapInternal(t *Type, r *rawType) (prefix string, k, v *Type) {
 		return "map.bucket[", keys.Elem, elems.Elem
 	}
 	return "", nil, nil
+}
+
+// spend accounts for n bytes of a name about to be composed, and reports
+// whether it may be: names longer than a valid section allows are corrupt.
+// Called with x.mu held.
+func (x *descIndex) spend(n int) bool {
+	if n > maxNameLen || x.nameBytes+n > x.maxNameBytes {
+		x.noteErr(fmt.Errorf("corrupt type descriptors: names longer than the types section allows"))
+		return false
+	}
+	x.nameBytes += n
+	return true
 }
 
 // signature writes a func type's parameters and results as the linker
@@ -973,7 +982,11 @@ func (x *descIndex) pointerTo(elem *Type) *Type {
 	if t := x.ptrTo[elem]; t != nil {
 		return t
 	}
-	t := &Type{Name: "*" + elem.Name, Kind: reflect.Pointer, Size: 8, Elem: elem}
+	name := "*?"
+	if x.spend(1 + len(elem.Name)) {
+		name = "*" + elem.Name
+	}
+	t := &Type{Name: name, Kind: reflect.Pointer, Size: 8, Elem: elem}
 	x.ptrTo[elem] = t
 	return t
 }
@@ -996,6 +1009,9 @@ func (x *descIndex) header(t *Type) *Type {
 		name, runtimeType = "map<"+t.Key.Name+","+t.Elem.Name+">", "internal/runtime/maps.Map"
 	default:
 		name, runtimeType = "hash<"+t.Key.Name+","+t.Elem.Name+">", "runtime.hmap"
+	}
+	if _, ok := x.headers[name]; !ok && !x.spend(len(name)) {
+		return nil
 	}
 	if h, ok := x.headers[name]; ok {
 		return h
