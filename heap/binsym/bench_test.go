@@ -104,3 +104,49 @@ func benchOpen(b *testing.B) *binsym.Binary {
 	b.Cleanup(func() { bin.Close() })
 	return bin
 }
+
+// BenchmarkTypeAtDescriptors measures Open and a first TypeAt from the
+// runtime type descriptors (the executable's DWARF, if any, is not used):
+// what a report on a `go test` or `go run` process pays for its first
+// type. A context node leads to a map (cancelCtx.children), whose Header
+// walks every descriptor once; *runtime.g leads to most of the runtime's
+// types.
+func BenchmarkTypeAtDescriptors(b *testing.B) {
+	for _, name := range []string{"*context.valueCtx", "*context.cancelCtx", "*runtime.g"} {
+		b.Run(name, func(b *testing.B) {
+			bin := benchOpen(b)
+			binsym.UseDescriptors(bin)
+			addr, ok := bin.TypeAddr(bin.TypeByName(name))
+			if !ok {
+				b.Skipf("no %s", name)
+			}
+			for b.Loop() {
+				bin, err := binsym.Open(benchBinary())
+				if err != nil {
+					b.Fatal(err)
+				}
+				binsym.UseDescriptors(bin)
+				if bin.TypeAt(addr) == nil {
+					b.Fatal("no type")
+				}
+				bin.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkTypeByNameDescriptors measures Open and a first TypeByName
+// from the descriptors, which decodes every type.
+func BenchmarkTypeByNameDescriptors(b *testing.B) {
+	for b.Loop() {
+		bin, err := binsym.Open(benchBinary())
+		if err != nil {
+			b.Fatal(err)
+		}
+		binsym.UseDescriptors(bin)
+		if bin.TypeByName("*runtime.g") == nil {
+			b.Fatal("no *runtime.g")
+		}
+		bin.Close()
+	}
+}

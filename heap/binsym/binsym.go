@@ -1,14 +1,18 @@
 // Package binsym reads what a heap report needs from the Go executable that
 // wrote a heap dump: function names and source positions by PC (pclntab),
 // argument frame sizes, symbols of globals, itabs and closures (the ELF
-// symbol table), and the types behind runtime type descriptors (DWARF).
+// symbol table), and the types behind runtime type descriptors (DWARF, or
+// without it the descriptors themselves).
 //
 // It reads linux ELF executables for amd64 and arm64 built by Go 1.20 or
 // later, using only the standard library. Open reads the pclntab and the
 // symbol table (about 10 ms for an 11 MB executable); the pclntab is
 // searched in place. DWARF is decoded only when a type is first asked for,
 // or when LoadTypes is called, which a caller may do in the background
-// while it reads a dump (about 70-150 ms for the same executable).
+// while it reads a dump (about 70-150 ms for the same executable). An
+// executable linked with -s -w, as `go run` and `go test` link, has no
+// DWARF: its types are decoded from the runtime type descriptors, one at a
+// time as they are asked for.
 //
 // Addresses passed to and returned by a Binary are run-time addresses. For a
 // non-PIE executable they equal the link-time addresses in the file. A PIE
@@ -23,6 +27,7 @@ package binsym
 import (
 	"debug/buildinfo"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,16 +38,21 @@ import (
 
 // A Binary is an opened Go executable.
 type Binary struct {
-	path      string
-	f         *os.File
-	elf       *elf.File
-	goVersion string
-	arch      string
-	pie       bool
-	bias      uint64
+	path        string
+	f           *os.File
+	elf         *elf.File
+	goVersion   string
+	experiments string // GOEXPERIMENT the executable was built with
+	arch        string
+	pie         bool
+	bias        uint64
 
 	pcln    *pclntab // nil if the executable has no usable pclntab
 	pclnErr error    // why pcln is nil
+
+	mdOnce sync.Once
+	md     uint64 // link address of runtime.firstmoduledata
+	mdOK   bool
 
 	symOnce sync.Once
 	syms    *symtab
@@ -51,6 +61,11 @@ type Binary struct {
 	typesOnce sync.Once
 	types     *typeIndex
 	typesErr  error
+
+	descOnce  sync.Once
+	desc      *descIndex // runtime type descriptors, used without DWARF
+	descErr   error
+	forceDesc bool // use the descriptors even with DWARF (tests)
 
 	relaOnce sync.Once
 	rela     map[uint64]uint64 // link address -> addend of RELATIVE relocations
@@ -118,7 +133,15 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		return nil, fmt.Errorf("binary %s: %w: %v", path, ErrNotGo, err)
 	}
 	b.goVersion = info.GoVersion
+	for _, s := range info.Settings {
+		if s.Key == "GOEXPERIMENT" {
+			b.experiments = s.Value
+		}
+	}
 	sec := ef.Section(".gopclntab")
+	if sec == nil {
+		sec = ef.Section(".data.rel.ro.gopclntab") // a PIE before Go 1.23
+	}
 	if sec == nil || sec.Type == elf.SHT_NOBITS {
 		return nil, fmt.Errorf("binary %s: %w: no .gopclntab section", path, ErrNotGo)
 	}
@@ -215,14 +238,23 @@ func (b *Binary) HasDWARF() bool {
 }
 
 // Missing describes, one item a string, what this executable cannot give. It
-// is empty for an unstripped non-PIE executable.
+// is empty for an unstripped non-PIE executable. Without DWARF it reads the
+// types section, to say whether types can be had from the descriptors.
 func (b *Binary) Missing() []string {
 	var m []string
 	if !b.HasSymbols() {
 		m = append(m, "no ELF symbol table (linked with -s): names of globals, itabs and other symbols are unknown")
 	}
-	if !b.HasDWARF() {
-		m = append(m, "no DWARF (linked with -w or -s): types of objects, fields and globals are unknown")
+	if !b.HasDWARF() || b.forceDesc {
+		why := "no DWARF (linked with -w or -s)"
+		if b.HasDWARF() {
+			why = "DWARF not used"
+		}
+		if b.descIndex() == nil {
+			m = append(m, fmt.Sprintf("%s and no runtime type descriptors (%v): types of objects, fields and globals are unknown", why, b.descErr))
+		} else {
+			m = append(m, why+": types come from the runtime type descriptors; the types of globals (GlobalType) and the captured variables of closures (ClosureType) are unknown")
+		}
 	}
 	if b.pcln == nil {
 		m = append(m, fmt.Sprintf("function names and source positions are unknown: %v", b.pclnErr))
@@ -257,6 +289,21 @@ func (b *Binary) readLink(a uint64, n int) ([]byte, bool) {
 		return nil, false
 	}
 	return buf, true
+}
+
+// linkWord reads the pointer word at the link address a: in a PIE, where
+// the file holds 0, the addend of the relocation that fills it. It returns
+// 0 for an address with no file contents.
+func (b *Binary) linkWord(a uint64) uint64 {
+	buf, ok := b.readLink(a, 8)
+	if !ok {
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(buf)
+	if v == 0 && b.pie {
+		v = b.relative(a)
+	}
+	return v
 }
 
 // toLink converts a run-time address to a link-time one.

@@ -23,8 +23,9 @@ import (
 
 // The test programs are built and run once per test binary, by TestMain:
 // testdata/prog as a default (non-PIE) executable, as a PIE and stripped
-// with -ldflags=-s -w. Each run prints what the program saw about itself
-// (facts), and the default one also writes a heap dump.
+// with -ldflags=-s -w; testdata/rtypes stripped, as `go test` links, and
+// not. Each run prints what the program saw about itself (facts), and the
+// default one also writes a heap dump.
 var progs struct {
 	dir      string
 	exe      string // default build
@@ -35,7 +36,11 @@ var progs struct {
 	extStrip string // -ldflags=-s -w -linkmode=external, if there is a C linker
 	dump     string // heap dump written by exe
 
+	rtypes         string // testdata/rtypes
+	rtypesStripped string // testdata/rtypes, -ldflags=-s -w
+
 	facts, pieFacts, strippedFacts, pieStripFacts, extStripFacts facts
+	rtypesFacts, rtypesStrippedFacts                             facts
 }
 
 func TestMain(m *testing.M) {
@@ -74,29 +79,34 @@ func setup(dir string) error {
 		other = "GOARCH=amd64"
 	}
 	progs.pieStrip = filepath.Join(dir, "prog.pie.stripped")
+	progs.rtypes = filepath.Join(dir, "rtypes")
+	progs.rtypesStripped = filepath.Join(dir, "rtypes.stripped")
+	const prog, rtypes = "./testdata/prog", "./testdata/rtypes"
 	builds := []struct {
 		args []string
 		env  string
 	}{
-		{[]string{"-o", progs.exe}, ""},
-		{[]string{"-buildmode=pie", "-o", progs.pie}, ""},
-		{[]string{"-ldflags=-s -w", "-o", progs.stripped}, ""},
-		{[]string{"-o", progs.arm64}, other},
-		{[]string{"-buildmode=pie", "-ldflags=-s -w", "-o", progs.pieStrip}, ""},
+		{[]string{"-o", progs.exe, prog}, ""},
+		{[]string{"-buildmode=pie", "-o", progs.pie, prog}, ""},
+		{[]string{"-ldflags=-s -w", "-o", progs.stripped, prog}, ""},
+		{[]string{"-o", progs.arm64, prog}, other},
+		{[]string{"-buildmode=pie", "-ldflags=-s -w", "-o", progs.pieStrip, prog}, ""},
+		{[]string{"-o", progs.rtypes, rtypes}, ""},
+		{[]string{"-ldflags=-s -w", "-o", progs.rtypesStripped, rtypes}, ""},
 	}
 	if _, err := exec.LookPath("gcc"); err == nil {
 		progs.extStrip = filepath.Join(dir, "prog.ext.stripped")
 		builds = append(builds, struct {
 			args []string
 			env  string
-		}{[]string{"-ldflags=-s -w -linkmode=external", "-o", progs.extStrip}, "CGO_ENABLED=1"})
+		}{[]string{"-ldflags=-s -w -linkmode=external", "-o", progs.extStrip, prog}, "CGO_ENABLED=1"})
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
 	for i, bd := range builds {
 		wg.Go(func() {
 			args := bd.args
-			cmd := exec.Command(goCmd, append(append([]string{"build"}, args...), "./testdata/prog")...)
+			cmd := exec.Command(goCmd, append([]string{"build"}, args...)...)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", bd.env)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("%s go build %s: %v\n%s", bd.env, strings.Join(args, " "), err, out)
@@ -116,6 +126,8 @@ func setup(dir string) error {
 		{progs.pie, nil, &progs.pieFacts},
 		{progs.stripped, nil, &progs.strippedFacts},
 		{progs.pieStrip, nil, &progs.pieStripFacts},
+		{progs.rtypes, nil, &progs.rtypesFacts},
+		{progs.rtypesStripped, nil, &progs.rtypesStrippedFacts},
 	}
 	if progs.extStrip != "" {
 		runs = append(runs, struct {
@@ -509,7 +521,12 @@ func testTypes(t *testing.T, b *binsym.Binary, f facts) {
 }
 
 func TestTypeStructure(t *testing.T) {
-	b := open(t, progs.exe)
+	testTypeStructure(t, open(t, progs.exe))
+}
+
+// testTypeStructure checks the fields and pointers of the test program's
+// types.
+func testTypeStructure(t *testing.T, b *binsym.Binary) {
 	upload := b.TypeByName("main.Upload")
 	if upload == nil {
 		t.Fatal("no main.Upload")
@@ -702,18 +719,24 @@ func TestStripped(t *testing.T) {
 		t.Errorf("HasSymbols, HasDWARF = %v, %v; want false, false", b.HasSymbols(), b.HasDWARF())
 	}
 	m := strings.Join(b.Missing(), "\n")
-	for _, want := range []string{"symbol table", "DWARF"} {
+	for _, want := range []string{"symbol table", "DWARF", "runtime type descriptors", "ClosureType", "GlobalType"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("Missing() = %q, want it to mention %s", m, want)
 		}
 	}
-	if err := b.LoadTypes(); err == nil || !strings.Contains(err.Error(), "DWARF") {
-		t.Errorf("LoadTypes() = %v, want an error about DWARF", err)
+	if err := b.LoadTypes(); err != nil {
+		t.Errorf("LoadTypes() = %v, want nil: types come from the descriptors", err)
 	}
 	testFuncs(t, b, f)
-	v := f.get(t, "type", "*context.valueCtx")
-	if typ := b.TypeAt(num(t, v[0])); typ != nil {
-		t.Errorf("TypeAt = %v, want nil without DWARF", typ)
+	// Types come from the runtime type descriptors.
+	testTypes(t, b, f)
+	testTypeStructure(t, b)
+	v := f.get(t, "closure", "main.scheduleRetry.func1")
+	if ct := b.ClosureType(num(t, v[0])); ct != nil {
+		t.Errorf("ClosureType = %v, want nil without DWARF", ct)
+	}
+	if gt := b.GlobalType("main.cache"); gt != nil {
+		t.Errorf("GlobalType = %v, want nil without DWARF", gt)
 	}
 	v = f.get(t, "global", "main.cache")
 	if s, ok := b.Global(num(t, v[0])); ok {
@@ -742,6 +765,8 @@ func TestStrippedPIE(t *testing.T) {
 	}
 	b.SetBias(bias)
 	testFuncs(t, b, f)
+	// The descriptors' pointers are relocations.
+	testTypes(t, b, f)
 	v = f.get(t, "itab", "*context.valueCtx")
 	if got, ok := b.ItabType(num(t, v[0])); !ok || got != num(t, v[1]) {
 		t.Errorf("ItabType = %#x, %v; want %s", got, ok, v[1])
@@ -756,15 +781,18 @@ func TestStrippedExternal(t *testing.T) {
 	}
 	b := open(t, progs.extStrip)
 	testFuncs(t, b, progs.extStripFacts)
+	testTypes(t, b, progs.extStripFacts)
 }
 
 func TestConcurrentLookups(t *testing.T) {
 	b := open(t, progs.exe)
+	stripped := open(t, progs.stripped)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			testTypes(t, b, progs.facts)
 			testGlobals(t, b, progs.facts)
+			testTypes(t, stripped, progs.strippedFacts)
 		})
 	}
 	wg.Wait()

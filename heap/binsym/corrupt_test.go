@@ -2,8 +2,11 @@ package binsym
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -120,5 +123,97 @@ func TestCorruptDWARF(t *testing.T) {
 	}
 	if decoded == 0 {
 		t.Errorf("no type decoded: the lookups were not exercised")
+	}
+}
+
+func TestCorruptDescriptors(t *testing.T) {
+	t.Parallel()
+	b := openExe(t)
+	b.forceDesc = true
+	good := b.descIndex()
+	if good == nil {
+		t.Fatal(b.descErr)
+	}
+	good.mu.Lock()
+	good.walk()
+	addrs := slices.Clone(good.all)
+	good.mu.Unlock()
+	if len(addrs) < 500 {
+		t.Fatalf("the walk found %d descriptors", len(addrs))
+	}
+	// Decode the types at the good addresses, and at others, from copies
+	// of the section with bytes flipped: in the descriptors, anywhere, or
+	// with every slice claiming the longest length there can be.
+	rng := rand.New(rand.NewPCG(5, 6))
+	decoded, failed := 0, 0
+	for round := range 12 {
+		d := []byte(good.data)
+		switch round % 3 {
+		case 0:
+			for range 300 {
+				a := addrs[rng.IntN(len(addrs))] - good.start
+				d[a+uint64(rng.IntN(abiTypeSize+32))%uint64(len(d))] = byte(rng.Uint32())
+			}
+		case 1:
+			for range 2000 {
+				d[rng.IntN(len(d))] = byte(rng.Uint32())
+			}
+		case 2:
+			for _, a := range addrs {
+				if off := a - good.start + 64; rng.IntN(2) == 0 && off+16 <= uint64(len(d)) {
+					binary.LittleEndian.PutUint64(d[off:], maxArray)
+					binary.LittleEndian.PutUint64(d[off+8:], maxArray)
+				}
+			}
+		}
+		x := &descIndex{b: b, start: good.start, data: string(d), swiss: good.swiss,
+			built: map[uint64]*Type{}, ptrTo: map[*Type]*Type{}, basic: map[reflect.Kind]*Type{},
+			maxParts: len(d)/8 + maxArray, maxNameBytes: 16*len(d) + maxNameLen}
+		for i := range 300 {
+			a := addrs[rng.IntN(len(addrs))]
+			if i%4 == 0 {
+				a = good.start + rng.Uint64N(uint64(len(d))+64)
+			}
+			typ := x.typeAt(a)
+			if typ == nil {
+				failed++
+				continue
+			}
+			decoded++
+			for off := int64(0); off < min(typ.Size, 256); off += 8 {
+				typ.PointerAt(off)
+			}
+			typ.DirectIface()
+			typ.IfacePointee()
+			typ.Pointee()
+		}
+		x.typeByName("main.Upload")
+		x.typeByName("no such type")
+		if x.parts > x.maxParts || x.nameBytes > x.maxNameBytes {
+			t.Errorf("round %d: kept %d parts (at most %d), %d name bytes (at most %d)", round, x.parts, x.maxParts, x.nameBytes, x.maxNameBytes)
+		}
+	}
+	if decoded == 0 || failed == 0 {
+		t.Errorf("%d types decoded, %d refused: the corrupt descriptors were not exercised", decoded, failed)
+	}
+}
+
+// TestBadTypesSection gives the descriptors a module data whose types
+// section is outside the file.
+func TestBadTypesSection(t *testing.T) {
+	t.Parallel()
+	b := openExe(t)
+	b.forceDesc = true
+	b.syms = &symtab{byName: map[string]int{}} // as if stripped
+	b.symOnce.Do(func() {})
+	b.mdOnce.Do(func() { b.md, b.mdOK = b.pcln.addr, true }) // not a module data
+	if err := b.LoadTypes(); err == nil || !strings.Contains(err.Error(), "types section") {
+		t.Errorf("LoadTypes() = %v, want an error about the types section", err)
+	}
+	if typ := b.TypeAt(0x401000); typ != nil {
+		t.Errorf("TypeAt = %v, want nil", typ)
+	}
+	if m := strings.Join(b.Missing(), "\n"); !strings.Contains(m, "no runtime type descriptors") {
+		t.Errorf("Missing() = %q, want it to say there are no descriptors", m)
 	}
 }

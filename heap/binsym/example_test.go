@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ctxleak/ctxleak/heap/binsym"
 )
@@ -126,4 +127,31 @@ func ExampleType_PointerAt() {
 	// +96 .Ctx context.Context (interface data)
 	// +104 .Done chan struct {}
 	// +112 .Hook func() int
+}
+
+// A `go test` or `go run` executable is linked with -s -w: it has no
+// symbols and no DWARF. Its types come from the runtime type descriptors,
+// here the dynamic type of a Context interface whose itab the program
+// printed.
+func ExampleBinary_TypeAt_stripped() {
+	b, err := binsym.Open(progs.stripped)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	itab, err := strconv.ParseUint(progs.strippedFacts["itab"]["*context.valueCtx"][0], 0, 64)
+	if err != nil {
+		log.Fatal(err)
+	}
+	typAddr, _ := b.ItabType(itab)
+	t := b.TypeAt(typAddr)
+	fmt.Println(t, "points to", t.IfacePointee())
+	for _, f := range t.Elem.Fields {
+		fmt.Println(f.Offset, f.Name, f.Type)
+	}
+	// Output:
+	// *context.valueCtx points to context.valueCtx
+	// 0 Context context.Context
+	// 16 key interface {}
+	// 32 val interface {}
 }

@@ -50,3 +50,22 @@ func CheckSplitIndex(b *Binary, n int) (units int, err error) {
 	}
 	return len(whole.names), nil
 }
+
+// UseDescriptors makes b read types from its runtime type descriptors even
+// if it has DWARF. Call it before any lookup.
+func UseDescriptors(b *Binary) { b.forceDesc = true }
+
+// DWARFTypeAddrs returns the run-time addresses of the type descriptors
+// that b's DWARF describes, in order.
+func DWARFTypeAddrs(b *Binary) []uint64 {
+	x := b.typeIndex()
+	if x == nil {
+		return nil
+	}
+	var addrs []uint64
+	for rt := range x.byRT {
+		addrs = append(addrs, b.toRun(x.types+rt))
+	}
+	slices.Sort(addrs)
+	return addrs
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -32,6 +33,7 @@ const (
 // the header: lookups read the tables in place.
 type pclntab struct {
 	data      []byte
+	addr      uint64 // link address of the table
 	minLC     uint64
 	nfunc     int
 	text      uint64 // link address of runtime.text
@@ -57,7 +59,7 @@ func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
 	if data[4] != 0 || data[5] != 0 || data[7] != 8 {
 		return nil, fmt.Errorf("bad header: pad %d %d, pointer size %d", data[4], data[5], data[7])
 	}
-	t := &pclntab{data: data, minLC: uint64(data[6]), b: b}
+	t := &pclntab{data: data, addr: addr, minLC: uint64(data[6]), b: b}
 	if t.minLC == 0 {
 		return nil, errors.New("bad header: zero instruction size quantum")
 	}
@@ -92,7 +94,7 @@ func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
 	// an internally linked executable: an external linker puts C code first.
 	if s, ok := b.linkSymbol("runtime.text"); ok {
 		t.text = s
-	} else if text, ok := b.moduledataText(t, addr); ok {
+	} else if text, ok := b.moduledataText(t); ok {
 		t.text = text
 	} else if sec := b.elf.Section(".text"); sec != nil && b.elf.Section(".interp") == nil && !b.pie {
 		t.text = sec.Addr
@@ -105,42 +107,55 @@ func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
 	return t, nil
 }
 
-// moduledataText finds runtime.firstmoduledata in a stripped executable
-// and returns the text start from it: the module data begins with a pointer
-// to the pclntab (at link address pcAddr) and the funcnametab slice, and
-// its minpc, the first function's entry, is word 20 (Go 1.16 to 1.26).
-func (b *Binary) moduledataText(t *pclntab, pcAddr uint64) (uint64, bool) {
+// Words of runtime.moduledata (runtime/symtab.go), the same from Go 1.20
+// to 1.26: what comes before them has not changed.
+const (
+	mdFuncnametab = 1  // funcnametab slice: pointer, length, capacity
+	mdMinPC       = 20 // minpc: the first function's entry
+	mdTypes       = 37 // types: the start of the type descriptors
+	mdEtypes      = 38 // etypes: their end
+	mdEpclntab    = 41 // epclntab, if there (Go 1.23 and later), or textsectmap
+)
+
+// moduledataText finds the module data of a stripped executable and
+// returns the text start from it: its minpc minus the first function's
+// offset in the function table.
+func (b *Binary) moduledataText(t *pclntab) (uint64, bool) {
+	m, ok := b.findModuledata(t)
+	if !ok {
+		return 0, false
+	}
+	entry0 := uint64(binary.LittleEndian.Uint32(t.functab))
+	text := b.moduledataWord(m, mdMinPC) - entry0
+	s := b.sectionAt(text)
+	return text, s != nil && s.Flags&elf.SHF_EXECINSTR != 0
+}
+
+// findModuledata returns the link address of runtime.firstmoduledata: the
+// symbol, or in a stripped executable the word in writable data that
+// points to the pclntab t and is followed by the funcnametab slice.
+func (b *Binary) findModuledata(t *pclntab) (uint64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	if m, ok := b.linkSymbol("runtime.firstmoduledata"); ok {
+		return m, true
+	}
 	le := binary.LittleEndian
-	word := func(a uint64) uint64 {
-		buf, ok := b.readLink(a, 8)
-		if !ok {
-			return 0
-		}
-		v := le.Uint64(buf)
-		if v == 0 && b.pie {
-			v = b.relative(a)
-		}
-		return v
-	}
-	funcnames := pcAddr + le.Uint64(t.data[8+8*3:])
-	entry0 := uint64(le.Uint32(t.functab))
-	try := func(m uint64) (uint64, bool) {
-		if word(m+8) != funcnames {
-			return 0, false
-		}
-		text := word(m+20*8) - entry0
-		s := b.sectionAt(text)
-		return text, s != nil && s.Flags&elf.SHF_EXECINSTR != 0
-	}
+	funcnames := t.addr + le.Uint64(t.data[8+8*3:])
+	isModuledata := func(m uint64) bool { return b.moduledataWord(m, mdFuncnametab) == funcnames }
 	if b.pie {
+		// The pointer is filled in by a relocation.
+		var cands []uint64
 		for off, add := range b.relatives() {
-			if add == pcAddr {
-				if text, ok := try(off); ok {
-					return text, true
-				}
+			if add == t.addr && isModuledata(off) {
+				cands = append(cands, off)
 			}
 		}
-		return 0, false
+		if len(cands) == 0 {
+			return 0, false
+		}
+		return slices.Min(cands), true
 	}
 	for _, s := range b.elf.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&elf.SHF_WRITE == 0 {
@@ -151,14 +166,72 @@ func (b *Binary) moduledataText(t *pclntab, pcAddr uint64) (uint64, bool) {
 			continue
 		}
 		for i := 0; i+8 <= len(data); i += 8 {
-			if le.Uint64(data[i:]) == pcAddr {
-				if text, ok := try(s.Addr + uint64(i)); ok {
-					return text, true
-				}
+			if le.Uint64(data[i:]) == t.addr && isModuledata(s.Addr+uint64(i)) {
+				return s.Addr + uint64(i), true
 			}
 		}
 	}
 	return 0, false
+}
+
+// moduledataAddr returns the link address of the module data, found once.
+func (b *Binary) moduledataAddr() (uint64, bool) {
+	b.mdOnce.Do(func() { b.md, b.mdOK = b.findModuledata(b.pcln) })
+	return b.md, b.mdOK
+}
+
+// A linkTable is one of the module's tables of links: its link address and
+// number of entries.
+type linkTable struct{ addr, n uint64 }
+
+// moduleTables returns the module's typelinks (int32 offsets of the
+// unnamed types' descriptors from the types section) and itablinks
+// (pointers to the static itabs). They are read from the module data,
+// where they follow the textsectmap slice, which follows epclntab where
+// the module data has it; or, without module data, from the sections the
+// Go linker makes (an external linker merges them into others).
+func (b *Binary) moduleTables() (typelinks, itablinks linkTable) {
+	if m, ok := b.moduledataAddr(); ok {
+		i := mdEpclntab
+		if end := b.pcln.addr + uint64(len(b.pcln.data)); b.moduledataWord(m, i) == end {
+			i++
+		}
+		t, ok1 := b.moduledataSlice(m, i+3, 4)
+		it, ok2 := b.moduledataSlice(m, i+6, 8)
+		if ok1 && ok2 {
+			return t, it
+		}
+	}
+	section := func(size uint64, names ...string) linkTable {
+		for _, name := range names {
+			if s := b.elf.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+				return linkTable{s.Addr, s.Size / size}
+			}
+		}
+		return linkTable{}
+	}
+	return section(4, ".typelink", ".data.rel.ro.typelink"), section(8, ".itablink", ".data.rel.ro.itablink")
+}
+
+// moduledataSlice returns the slice whose header is at word i of the module
+// data m, with elements of size bytes. It fails unless the length equals
+// the capacity and the elements are in one section.
+func (b *Binary) moduledataSlice(m uint64, i int, size uint64) (linkTable, bool) {
+	p, n, c := b.moduledataWord(m, i), b.moduledataWord(m, i+1), b.moduledataWord(m, i+2)
+	if n == 0 && c == 0 {
+		return linkTable{}, true
+	}
+	s := b.sectionAt(p)
+	if n != c || s == nil || s.Type == elf.SHT_NOBITS || n > (s.Size-(p-s.Addr))/size {
+		return linkTable{}, false
+	}
+	return linkTable{p, n}, true
+}
+
+// moduledataWord returns the word i of the module data at link address m,
+// or 0.
+func (b *Binary) moduledataWord(m uint64, i int) uint64 {
+	return b.linkWord(m + 8*uint64(i))
 }
 
 // funcInfo is one _func record.

@@ -192,28 +192,23 @@ func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 }
 
 // itabLinks returns the link addresses of the static itabs, from the
-// module's itablinks (the .itablink section): how ItabType recognizes an
-// itab without a symbol table.
+// module's itablinks: how ItabType recognizes an itab without a symbol
+// table.
 func (b *Binary) itabLinks() map[uint64]bool {
 	b.itabOnce.Do(func() {
 		b.itabs = map[uint64]bool{}
-		for _, name := range []string{".itablink", ".data.rel.ro.itablink"} {
-			s := b.elf.Section(name)
-			if s == nil || s.Type == elf.SHT_NOBITS {
-				continue
+		_, t := b.moduleTables()
+		data, ok := b.readLink(t.addr, int(8*t.n))
+		if !ok {
+			return
+		}
+		for i := range t.n {
+			a := binary.LittleEndian.Uint64(data[8*i:])
+			if a == 0 && b.pie {
+				a = b.relative(t.addr + 8*i)
 			}
-			data, err := s.Data()
-			if err != nil {
-				continue
-			}
-			for i := 0; i+8 <= len(data); i += 8 {
-				a := binary.LittleEndian.Uint64(data[i:])
-				if a == 0 && b.pie {
-					a = b.relative(s.Addr + uint64(i))
-				}
-				if a != 0 {
-					b.itabs[a] = true
-				}
+			if a != 0 {
+				b.itabs[a] = true
 			}
 		}
 	})

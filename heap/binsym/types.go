@@ -25,13 +25,20 @@ const (
 	attrGoClosureOffset dwarf.Attr = 0x2907
 )
 
-// A Type is a Go type as the executable's DWARF describes it.
+// A Type is a Go type as the executable's DWARF describes it or, when the
+// executable has no DWARF, as its runtime type descriptors do (see
+// TypeAt for what differs).
 //
 // Types form a graph (a struct may point to itself) and are shared: do not
 // modify them.
 type Type struct {
-	// Name is the type's name as Go prints it: "context.valueCtx",
-	// "*context.cancelCtx", "[]uint8", "map[string]context.Context".
+	// Name is the type's name as the linker writes it in DWARF:
+	// "context.valueCtx", "*context.cancelCtx", "[]uint8",
+	// "map[string]context.Context". Types are qualified by their package
+	// path, with dots in its last element escaped as %2e
+	// ("gopkg.in/yaml%2ev3.Node"), and so are the unexported fields and
+	// methods of struct and interface literals ("struct { main.ctx
+	// context.Context }").
 	Name string
 	// Kind is the type's kind. reflect.Kind has the values of the runtime's
 	// abi.Kind, which DWARF records.
@@ -51,10 +58,16 @@ type Type struct {
 	Fields []Field
 	// Header is, for a map or a channel, the type of the runtime object a
 	// value of the type points to (the map<K,V> or hchan<T> struct the
-	// linker describes), or nil if DWARF does not say.
+	// linker describes), or nil if DWARF does not say. From runtime type
+	// descriptors it has the same name and the fields of the runtime's
+	// own type (internal/runtime/maps.Map, runtime.hchan), whose pointers
+	// are untyped (unsafe.Pointer) where DWARF's are typed (the map's
+	// directory of tables).
 	Header *Type
 
 	emptyIface bool   // an interface with no methods (runtime.eface layout)
+	equal      bool   // the runtime type descriptor has an equality function
+	noalg      bool   // Name has the linker's "noalg." prefix
 	rt         uint64 // link address of the runtime type descriptor, or 0
 	under      *Type  // for a named type, the DWARF type it is defined as
 	finished   bool   // the fields copied from under are set
@@ -235,18 +248,41 @@ type typeIndex struct {
 }
 
 // LoadTypes decodes the executable's DWARF index if it has not been
-// decoded yet. It returns the error that made types unavailable, if any, or
-// else the first error met decoding a type (corrupt DWARF; lookups of that
-// type return nil). Type lookups call it; a caller may call it early, in its
-// own goroutine, to overlap the work with reading a dump.
+// decoded yet, or without DWARF reads its runtime type descriptors. It
+// returns the error that made types unavailable, if any, or else the first
+// error met decoding a type (corrupt DWARF or descriptors; lookups of that
+// type return nil, or a type named "?" where another type refers to it).
+// For an executable whose DWARF cannot be read, it returns why, and types
+// come from the descriptors.
+// Type lookups call it; a caller may call it early, in its own goroutine,
+// to overlap the work with reading a dump.
 func (b *Binary) LoadTypes() error {
-	x := b.typeIndex()
-	if x == nil {
-		return b.typesErr
+	if x := b.dwarfTypes(); x != nil {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		return x.err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.err
+	d := b.descIndex()
+	switch {
+	case d == nil && b.HasDWARF() && !b.forceDesc:
+		return fmt.Errorf("%v; %v", b.typesErr, b.descErr)
+	case d == nil:
+		return b.descErr
+	case b.HasDWARF() && !b.forceDesc:
+		return fmt.Errorf("%v (types come from the runtime type descriptors)", b.typesErr)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+// dwarfTypes returns the DWARF index if types come from DWARF, or nil if
+// they come from the runtime type descriptors.
+func (b *Binary) dwarfTypes() *typeIndex {
+	if b.forceDesc {
+		return nil
+	}
+	return b.typeIndex()
 }
 
 func (b *Binary) typeIndex() *typeIndex {
@@ -305,11 +341,11 @@ func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
 
 func (b *Binary) loadTypes() (*typeIndex, error) {
 	if !b.HasDWARF() {
-		return nil, fmt.Errorf("binary %s: no DWARF (linked with -w or -s): types are unknown", b.path)
+		return nil, fmt.Errorf("binary %s: no DWARF (linked with -w or -s)", b.path)
 	}
 	types, ok := b.linkSymbol("runtime.types")
 	if !ok {
-		return nil, fmt.Errorf("binary %s: no runtime.types symbol: types are unknown", b.path)
+		return nil, fmt.Errorf("binary %s: no runtime.types symbol for DWARF's runtime types", b.path)
 	}
 	d, info, err := b.dwarf()
 	if err != nil {
@@ -469,26 +505,55 @@ func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
 
 // TypeAt returns the type whose runtime type descriptor is at addr: the
 // first word of an empty interface, the Type of an itab (ItabType), or the
-// address in a dump's type record. It returns nil if the executable has no
-// DWARF or DWARF does not describe a type there.
+// address in a dump's type record. It returns nil if there is no type
+// there.
+//
+// Types come from DWARF when the executable has it, or else from the
+// runtime type descriptors, which every Go executable keeps: `go run`,
+// `go test` and many release builds link with -s -w. Decoding a type
+// decodes the types it is made of, and the first map or channel type met
+// also finds the runtime's own types for Header by walking every
+// descriptor: the first context type of a stripped cmd/go (14 MB) takes
+// about 7 ms, most of it the walk, and the next ones take microseconds. A
+// type from descriptors has the same name, kind, size, elements, key,
+// length and fields as DWARF's, and strings and slices have the fields
+// DWARF gives them, but:
+//   - a type defined inside a function is named "main.local", not
+//     "main.local·1", and internal types have no "noalg." prefix;
+//   - Header's fields are those of the runtime's map and channel types,
+//     whose pointers to the tables, buffers and queues are untyped;
+//   - the pointer types of strings' and slices' fields have no
+//     descriptor (TypeAddr returns false), nor do Headers.
+//
+// GlobalType and ClosureType need DWARF.
 func (b *Binary) TypeAt(addr uint64) *Type {
-	x := b.typeIndex()
-	if x == nil {
-		return nil
+	if x := b.dwarfTypes(); x != nil {
+		off, ok := x.byRT[b.toLink(addr)-x.types]
+		if !ok {
+			return nil
+		}
+		return x.get(off)
 	}
-	off, ok := x.byRT[b.toLink(addr)-x.types]
-	if !ok {
-		return nil
+	if d := b.descIndex(); d != nil {
+		return d.typeAt(b.toLink(addr))
 	}
-	return x.get(off)
+	return nil
 }
 
-// TypeByName returns the type named name, as Go prints it (for example
-// "context.valueCtx", "*main.Upload", "[]uint8"), or nil. Package paths are
-// written in full: "internal/runtime/maps.Map".
+// TypeByName returns the type named name, as Type.Name gives it (for
+// example "context.valueCtx", "*main.Upload", "[]uint8"), or nil. Package
+// paths are written in full: "internal/runtime/maps.Map".
+//
+// Without DWARF it finds the types whose descriptors are reachable from the
+// module's tables of unnamed types and itabs, following elements, fields,
+// parameters and methods, which is most of them, and any type TypeAt has
+// returned; its first call decodes them all (about 40 ms for cmd/go).
 func (b *Binary) TypeByName(name string) *Type {
-	x := b.typeIndex()
+	x := b.dwarfTypes()
 	if x == nil {
+		if d := b.descIndex(); d != nil {
+			return d.typeByName(name)
+		}
 		return nil
 	}
 	off, ok := x.byName[name]
@@ -501,17 +566,16 @@ func (b *Binary) TypeByName(name string) *Type {
 // TypeAddr returns the run-time address of t's type descriptor, if the
 // executable has one.
 func (b *Binary) TypeAddr(t *Type) (uint64, bool) {
-	x := b.typeIndex()
-	if x == nil || t == nil || t.rt == 0 {
+	if t == nil || t.rt == 0 {
 		return 0, false
 	}
-	return b.toRun(x.types + t.rt), true
+	return b.toRun(t.rt), true
 }
 
 // GlobalType returns the type of the global variable named name (as the
-// symbol table names it, e.g. "main.cache"), or nil.
+// symbol table names it, e.g. "main.cache"), or nil. It needs DWARF.
 func (b *Binary) GlobalType(name string) *Type {
-	x := b.typeIndex()
+	x := b.dwarfTypes()
 	if x == nil {
 		return nil
 	}
@@ -532,7 +596,7 @@ func (b *Binary) GlobalType(name string) *Type {
 // words, and Size ends with the last known one. It returns nil if code is
 // not a function's entry or the executable has no DWARF.
 func (b *Binary) ClosureType(code uint64) *Type {
-	x := b.typeIndex()
+	x := b.dwarfTypes()
 	if x == nil {
 		return nil
 	}
@@ -685,7 +749,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 	t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
 	x.built[off] = t
 	if rt, ok := e.Val(attrGoRuntimeType).(uint64); ok {
-		t.rt = rt
+		t.rt = x.types + rt
 	}
 	if size, ok := e.Val(dwarf.AttrByteSize).(int64); ok {
 		t.Size = size
