@@ -89,9 +89,10 @@ type Tree struct {
 	idom  []uint32 // by node; None for unreachable nodes
 	order []uint32 // reachable nodes in depth-first preorder from root
 
-	// spare is the work memory of New, one uint64 a node, handed to the first
-	// call to Retained as its result.
-	spare atomic.Pointer[[]uint64]
+	// spare and spareObjects are work memory of New, handed to the first
+	// calls to Retained and RetainedObjects as their results.
+	spare        atomic.Pointer[[]uint64]
+	spareObjects atomic.Pointer[[]uint32]
 }
 
 // Len returns the number of nodes of the graph, reachable or not.
@@ -196,10 +197,17 @@ func Retained[S ~uint32 | ~uint64](t *Tree, sizes []S) []uint64 {
 // RetainedObjects returns the number of nodes every node retains: the size of
 // its dominator subtree, itself included; 0 for nodes the root does not reach.
 func (t *Tree) RetainedObjects() []uint32 {
-	ret := make([]uint32, len(t.idom))
+	var ret []uint32
+	if p := t.spareObjects.Swap(nil); p != nil {
+		ret = *p
+	} else {
+		ret = make([]uint32, len(t.idom))
+	}
 	for v, d := range t.idom {
 		if d != None {
 			ret[v] = 1
+		} else {
+			ret[v] = 0
 		}
 	}
 	sumUp(t, ret)

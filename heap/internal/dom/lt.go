@@ -1,6 +1,9 @@
 package dom
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // New computes the dominator tree of g from root. It returns an error, and
 // never panics, when g is malformed (Start decreasing or past Succ, an edge to
@@ -8,127 +11,71 @@ import "unsafe"
 //
 // The algorithm is the simple version of Lengauer and Tarjan's (path
 // compression without balancing, O(m log n)), worked in depth-first preorder
-// numbers: a depth-first search numbers the nodes the root reaches; one pass
-// over the edges finds, for every node w, its smallest predecessor that comes
-// before it, and collects the edges that go back up the numbering; a sweep in
-// reverse preorder computes semidominators and relative dominators with an
-// evaluation forest; a forward sweep turns them into immediate dominators.
-// Nothing recurses: the search keeps its place in parent and cursor arrays, and
-// path compression reverses the pointers of the path instead of keeping a
-// stack. Its memory is four arrays of 4 bytes a node, reused from step to
-// step, and 4 bytes an edge that goes up the numbering.
+// numbers. A depth-first search numbers the nodes the root reaches and
+// collects the edges that are not tree edges, which a radix sort groups by
+// target; a sweep in reverse
+// preorder computes semidominators and relative dominators with an evaluation
+// forest; a forward sweep turns them into immediate dominators. Nothing
+// recurses: the search keeps its place in parent and cursor arrays, and path
+// compression reverses the pointers of the path instead of keeping a stack.
+// Its memory is 20 bytes a node, reused from step to step and then by the
+// results of New, Retained and RetainedObjects, and 8 bytes a non-tree edge.
 func New(g Graph, root uint32) (*Tree, error) {
 	if err := g.check(root); err != nil {
 		return nil, err
 	}
 	n := len(g.Start) - 1
-	start, succ := g.Start, g.Succ
 
-	// Four arrays of n words, each playing several parts in turn. c and d
-	// are the two halves of one []uint64, which outlives New as the result of
-	// the first Retained.
-	a := make([]uint32, n) // preorder number; then idom by preorder; then idom by node
-	b := make([]uint32, n) // order; then semi; then order again
+	// Five arrays of n words, each playing several parts in turn. c and d are
+	// the two halves of one []uint64, kept for the first Retained to return;
+	// b is kept for the first RetainedObjects.
+	ab := make([]uint64, n)
+	a, b := halves(ab)
+	// a: preorder number of each node; then labels and bucket heads; then idom of each node
+	// b: bucket links, relative dominators, then idoms, by number
 	cd := make([]uint64, n)
-	words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(cd))), 2*n)
-	c := words[:n:n] // DFS parent, then compressed ancestor; then scratch
-	d := words[n:]   // DFS cursor; then counts and offsets of up edges; then label and bucket heads
-	seen := newBitset(n)
+	c, d := halves(cd)
+	// c: DFS parent; then compressed ancestor
+	// d: DFS cursor; then semidominator
+	e := make([]uint32, n) // node of each number (the preorder)
 
-	// Step 1: number the reachable nodes in depth-first preorder.
-	r := dfs(start, succ, root, seen, b, c, d)
-	pre := a
-	for i := range pre {
-		pre[i] = None
-	}
-	for i, v := range b[:r] {
-		pre[v] = uint32(i)
-	}
+	// Step 1: number the nodes the root reaches in depth-first preorder, and
+	// collect the edges that are not tree edges, sorted by target. From here
+	// on nodes are named by their number.
+	var in pairs
+	r := search(g.Start, g.Succ, root, a, e, c, d, &in)
+	order := e[:r:r]
+	in.sortByHigh(bits.Len32(uint32(r-1)), ab) // a and b are free until Step 2
 
-	// Step 2: from here on nodes are named by their preorder number. For every
-	// w, semi[w] starts as the smallest predecessor numbered before w (its
-	// DFS parent is one). Edges v->w with v after w are the ones Step 3 must
-	// evaluate: gather them grouped by w, groups in decreasing w, in up.
-	semi := b[:r]
-	for i := range semi {
-		semi[i] = uint32(i)
-	}
-	count := d[:r]
-	clear(count)
-	for v := range n {
-		pv := pre[v]
-		if pv == None {
-			continue
-		}
-		for _, w := range succ[start[v]:start[v+1]] {
-			pw := pre[w]
-			if pv < pw {
-				if pv < semi[pw] {
-					semi[pw] = pv
-				}
-			} else if pv > pw && pw != 0 {
-				count[pw]++
-			}
-		}
-	}
-	hasUp := newBitset(r)
-	total := 0
-	for w := r - 1; w >= 1; w-- {
-		if k := count[w]; k != 0 {
-			hasUp.set(uint32(w))
-			count[w] = uint32(total)
-			total += int(k)
-		}
-	}
-	up := make([]uint32, total)
-	for v := range n {
-		pv := pre[v]
-		if pv == None {
-			continue
-		}
-		for _, w := range succ[start[v]:start[v+1]] {
-			if pw := pre[w]; pv > pw && pw != 0 {
-				up[count[pw]] = pv
-				count[pw]++
-			}
-		}
-	}
-	for w := 1; w < r; w++ {
-		if hasUp.has(uint32(w)) {
-			up[count[w]-1] |= lastUp // count[w] is now the end of w's group
-		}
-	}
-
-	// Step 3: in reverse preorder, compute the semidominator of w, put w in
+	// Step 2: in reverse preorder, compute the semidominator of w, put w in
 	// the bucket of its semidominator, link w to its parent, and give every
 	// node in the bucket of the parent its relative dominator. Linking is
 	// implicit: the nodes numbered last or after are in the forest. A node's
 	// label slot holds its bucket head until the node is processed, when its
-	// bucket is empty for good; its idom slot holds the next node in its bucket
-	// until it leaves the bucket and gets its relative dominator.
+	// bucket is empty for good; its idom slot holds the next node in its
+	// bucket until it leaves the bucket and gets its relative dominator.
 	anc := c[:r] // the DFS parent until compressed
-	lab := d[:r]
+	semi := d[:r]
+	lab := a[:r]
 	for i := range lab {
 		lab[i] = None
 	}
-	idom := a[:r]
-	k := 0
+	idom := b[:r]
+	k := in.n - 1
 	for w := uint32(r - 1); w >= 1; w-- {
-		if hasUp.has(w) {
-			s := semi[w]
-			for {
-				x := up[k]
-				k++
-				if u := semi[eval(anc, lab, semi, x&^lastUp, w+1)]; u < s {
-					s = u
-				}
-				if x&lastUp != 0 {
-					break
-				}
+		s := anc[w] // the parent is a predecessor numbered before w
+		for ; k >= 0; k-- {
+			x := in.at(k)
+			if uint32(x>>32) != w {
+				break
 			}
-			semi[w] = s
+			if v := uint32(x); v < w {
+				s = min(s, v)
+			} else if u := semi[eval(anc, lab, semi, v, w+1)]; u < s {
+				s = u
+			}
 		}
-		s := semi[w]
+		semi[w] = s
 		idom[w] = lab[s]
 		lab[s] = w
 		lab[w] = w
@@ -144,8 +91,9 @@ func New(g Graph, root uint32) (*Tree, error) {
 		}
 		lab[p] = None
 	}
+	in = pairs{}
 
-	// Step 4: in preorder, a relative dominator that is not the
+	// Step 3: in preorder, a relative dominator that is not the
 	// semidominator has the same immediate dominator as the node.
 	idom[0] = 0
 	for w := 1; w < r; w++ {
@@ -154,64 +102,208 @@ func New(g Graph, root uint32) (*Tree, error) {
 		}
 	}
 
-	// Step 5: the order went to semi; search again, the same way, to get it
-	// back, then turn idom from preorder numbers into nodes.
-	seen.clearAll()
-	if dfs(start, succ, root, seen, b, c, d) != r {
-		panic("dom: second depth-first search disagrees with the first")
-	}
-	order := b[:r:r]
-	byNum := c[:r]
-	copy(byNum, idom)
+	// Step 4: back from numbers to nodes.
 	out := a
 	for i := range out {
 		out[i] = None
 	}
 	for i, v := range order {
-		out[v] = order[byNum[i]]
+		out[v] = order[idom[i]]
 	}
 
 	t := &Tree{root: root, idom: out, order: order}
 	t.spare.Store(&cd)
+	t.spareObjects.Store(&b)
 	return t, nil
 }
 
-// lastUp marks the last edge of a node's group in up. Preorder numbers are
-// below MaxNodes, so their top bit is free.
-const lastUp = 1 << 31
-
-// dfs numbers the nodes that root reaches in depth-first preorder: order[i] is
-// the node numbered i, parent[i] the number of its parent in the search tree.
-// It does not recurse: cursor[i] keeps the place in the edges of node i while
-// the search is below it. seen must be clear; dfs marks what it visits. It
-// returns the number of nodes visited.
-func dfs(start, succ []uint32, root uint32, seen bitset, order, parent, cursor []uint32) int {
-	seen.set(root)
+// search numbers the nodes that root reaches in depth-first preorder: pre[v]
+// is the number of node v, None if root does not reach it; order[i] is the
+// node numbered i and parent[i] the number of its parent in the search tree.
+// Every edge v->w that is not a tree edge, a self edge or an edge into the
+// root goes into in as w<<32 | v (numbers both). It does not recurse: cursor[i] keeps the place in the edges of
+// node i while the search is below it. It returns the number of nodes
+// numbered.
+func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *pairs) int {
+	for i := range pre {
+		pre[i] = None
+	}
+	pre[root] = 0
 	order[0] = root
 	parent[0] = None
-	n := 1
+	n := uint32(1)
 	cur := uint32(0)
 	e, end := start[root], start[root+1]
 	for {
 		for e < end {
 			w := succ[e]
 			e++
-			if seen.has(w) {
+			pw := pre[w]
+			if pw == None {
+				pre[w] = n
+				order[n] = w
+				parent[n] = cur
+				cursor[cur] = e
+				cur = n
+				n++
+				e, end = start[w], start[w+1]
 				continue
 			}
-			seen.set(w)
-			cursor[cur] = e
-			order[n] = w
-			parent[n] = cur
-			cur = uint32(n)
-			n++
-			e, end = start[w], start[w+1]
+			if pw != cur && pw != 0 {
+				in.add(uint64(pw)<<32 | uint64(cur))
+			}
 		}
 		if cur == 0 {
-			return n
+			return int(n)
 		}
 		cur = parent[cur]
 		e, end = cursor[cur], start[order[cur]+1]
+	}
+}
+
+// pairs is a sequence of uint64, stored in chunks so that it grows without
+// copying or slack.
+type pairs struct {
+	chunks [][]uint64
+	n      int
+}
+
+const (
+	chunkBits = 16
+	chunkMask = 1<<chunkBits - 1
+)
+
+func (p *pairs) add(x uint64) {
+	if p.n>>chunkBits == len(p.chunks) {
+		p.chunks = append(p.chunks, make([]uint64, 1<<chunkBits))
+	}
+	p.chunks[p.n>>chunkBits][p.n&chunkMask] = x
+	p.n++
+}
+
+func (p *pairs) at(i int) uint64     { return p.chunks[i>>chunkBits][i&chunkMask] }
+func (p *pairs) set(i int, x uint64) { p.chunks[i>>chunkBits][i&chunkMask] = x }
+
+// sortByHigh sorts p by the high 32 bits of its elements, of which only the
+// low keyBits may be set. It takes time linear in the number of elements: a
+// least-significant-digit radix sort through buf when buf can hold them all,
+// or else an in-place most-significant-digit one (American flag sort).
+func (p *pairs) sortByHigh(keyBits int, buf []uint64) {
+	if p.n <= 1 || keyBits == 0 {
+		return
+	}
+	if len(buf) < p.n {
+		p.sortInPlace(keyBits)
+		return
+	}
+	// An even number of passes, so that the result ends up in p, with
+	// digits of up to 12 bits.
+	passes := (keyBits + 11) / 12
+	passes += passes % 2
+	digit := (keyBits + passes - 1) / passes
+	mask := uint64(1)<<digit - 1
+	pos := make([]int, passes<<digit)
+	for i := range p.n {
+		k := p.at(i) >> 32
+		for j := range passes {
+			pos[j<<digit+int(k>>(j*digit)&mask)]++
+		}
+	}
+	for j := range passes {
+		at := 0
+		for d, k := range pos[j<<digit : (j+1)<<digit] {
+			pos[j<<digit+d] = at
+			at += k
+		}
+	}
+	buf = buf[:p.n]
+	for j := range passes {
+		shift := uint(32 + j*digit)
+		at := pos[j<<digit : (j+1)<<digit]
+		if j%2 == 0 {
+			i := 0
+			for _, chunk := range p.chunks {
+				for _, x := range chunk[:min(len(chunk), p.n-i)] {
+					d := int(x >> shift & mask)
+					buf[at[d]] = x
+					at[d]++
+				}
+				i += len(chunk)
+			}
+		} else {
+			for _, x := range buf {
+				d := int(x >> shift & mask)
+				p.set(at[d], x)
+				at[d]++
+			}
+		}
+	}
+}
+
+// sortInPlace sorts p as sortByHigh does, in place: a most-significant-digit
+// radix sort (American flag sort) with digits of up to 11 bits, and insertion
+// sort for short runs.
+func (p *pairs) sortInPlace(keyBits int) {
+	const maxDigit = 11
+	type run struct{ lo, hi, bits int } // sort p[lo:hi] by the low bits bits of the key
+	var next, end [1 << maxDigit]int
+	todo := []run{{0, p.n, keyBits}}
+	for len(todo) > 0 {
+		r := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if r.hi-r.lo <= 32 {
+			for i := r.lo + 1; i < r.hi; i++ {
+				x := p.at(i)
+				j := i
+				for ; j > r.lo && p.at(j-1)>>32 > x>>32; j-- {
+					p.set(j, p.at(j-1))
+				}
+				p.set(j, x)
+			}
+			continue
+		}
+		d := min(maxDigit, r.bits)
+		shift := uint(32 + r.bits - d)
+		mask := uint64(1)<<d - 1
+		clear(end[:1<<d])
+		for i := r.lo; i < r.hi; i++ {
+			end[p.at(i)>>shift&mask]++
+		}
+		at := r.lo
+		for b := range 1 << d {
+			next[b] = at
+			at += end[b]
+			end[b] = at
+		}
+		// Put every element in its bucket: take the first misplaced one of
+		// bucket b and swap it along the cycle it starts until one that
+		// belongs in b comes back.
+		for b := range 1 << d {
+			for next[b] < end[b] {
+				x := p.at(next[b])
+				for {
+					xb := int(x >> shift & mask)
+					if xb == b {
+						break
+					}
+					y := p.at(next[xb])
+					p.set(next[xb], x)
+					next[xb]++
+					x = y
+				}
+				p.set(next[b], x)
+				next[b]++
+			}
+		}
+		if rest := r.bits - d; rest > 0 {
+			lo := r.lo
+			for b := range 1 << d {
+				if end[b]-lo > 1 {
+					todo = append(todo, run{lo, end[b], rest})
+				}
+				lo = end[b]
+			}
+		}
 	}
 }
 
@@ -246,11 +338,9 @@ func eval(anc, lab, semi []uint32, v, last uint32) uint32 {
 	return best
 }
 
-// bitset is a set of small integers.
-type bitset []uint64
-
-func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
-
-func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
-func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
-func (s bitset) clearAll()         { clear(s) }
+// halves returns the two halves of s as arrays of len(s) uint32 each.
+func halves(s []uint64) (lo, hi []uint32) {
+	n := len(s)
+	w := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), 2*n)
+	return w[:n:n], w[n:]
+}
