@@ -1,11 +1,12 @@
 // Command dommem measures the time and the memory that package dom needs, on
 // top of its input, for the dominator tree and retained sizes of a generated
-// graph. It builds the graph, lets the garbage collector return what building
-// it left, resets the peak resident set size of the process (Linux), then
-// runs dom.New and dom.Retained and prints how long each took, how much they
-// allocated, and how far the peak resident size rose above the input.
+// graph. It builds the graph once; then, for each run, lets the garbage
+// collector return what came before, resets the peak resident set size of the
+// process (Linux), runs dom.New and dom.Retained, and prints how long they
+// took, how much they allocated, and how far the peak resident size rose
+// above the input. Last come the medians over the runs.
 //
-//	go run ./heap/internal/dom/internal/dommem -n 15M
+//	go run ./heap/internal/dom/internal/dommem -n 15M -runs 5
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,18 +31,29 @@ func main() {
 	size := flag.String("n", "3M", "number of nodes (k and M suffixes)")
 	shape := flag.String("shape", "heap", "graph shape: heap or random")
 	seed := flag.Uint64("seed", 1, "generator seed")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of New and Retained to `file`")
+	runs := flag.Int("runs", 5, "number of runs")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
 	flag.Parse()
-	if err := run(*size, *shape, *seed, *cpuprofile); err != nil {
+	if err := run(*size, *shape, *seed, *runs, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "dommem:", err)
 		os.Exit(2)
 	}
 }
 
-func run(size, shape string, seed uint64, cpuprofile string) error {
+const MiB = 1 << 20
+
+type result struct {
+	newTime, retainedTime, both, cpu time.Duration
+	alloc, peak                      int64 // bytes
+}
+
+func run(size, shape string, seed uint64, runs int, cpuprofile string) error {
 	n, err := parseSize(size)
 	if err != nil {
 		return err
+	}
+	if runs < 1 {
+		return fmt.Errorf("-runs %d: want at least 1", runs)
 	}
 	var h graphgen.Heap
 	switch shape {
@@ -51,17 +64,6 @@ func run(size, shape string, seed uint64, cpuprofile string) error {
 	default:
 		return fmt.Errorf("-shape %q: want heap or random", shape)
 	}
-	runtime.GC()
-	debug.FreeOSMemory()
-	base, err := status("VmRSS")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		return fmt.Errorf("resetting the peak RSS: %v", err)
-	}
-	var m0, m1, m2 runtime.MemStats
-	runtime.ReadMemStats(&m0)
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
 		if err != nil {
@@ -71,34 +73,72 @@ func run(size, shape string, seed uint64, cpuprofile string) error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
+		defer pprof.StopCPUProfile()
 	}
+	fmt.Printf("shape=%s nodes=%d edges=%d GOMAXPROCS=%d\n", shape, h.Graph.Len(), len(h.Graph.Succ), runtime.GOMAXPROCS(0))
+	var rs []result
+	for range runs {
+		r, err := once(h)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("wall: New %.3fs, Retained %.3fs, both %.3fs; CPU %.3fs; allocated %.1f MiB; peak RSS +%.1f MiB\n",
+			r.newTime.Seconds(), r.retainedTime.Seconds(), r.both.Seconds(), r.cpu.Seconds(),
+			float64(r.alloc)/MiB, float64(r.peak)/MiB)
+		rs = append(rs, r)
+	}
+	med := func(f func(result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	fmt.Printf("median of %d: both %.3fs wall, %.3fs CPU; allocated %.1f MiB; peak RSS +%.1f MiB\n", len(rs),
+		med(func(r result) float64 { return r.both.Seconds() }),
+		med(func(r result) float64 { return r.cpu.Seconds() }),
+		med(func(r result) float64 { return float64(r.alloc) / MiB }),
+		med(func(r result) float64 { return float64(r.peak) / MiB }))
+	return nil
+}
+
+// once runs New and Retained on h and measures them.
+func once(h graphgen.Heap) (result, error) {
+	var r result
+	runtime.GC()
+	debug.FreeOSMemory()
+	base, err := status("VmRSS")
+	if err != nil {
+		return r, err
+	}
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return r, fmt.Errorf("resetting the peak RSS: %v", err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 
 	c0, t0 := cpu(), time.Now()
 	t, err := dom.New(h.Graph, h.Root)
 	if err != nil {
-		return err
+		return r, err
 	}
 	t1 := time.Now()
-	runtime.ReadMemStats(&m1)
 	ret := dom.Retained(t, h.Sizes)
 	t2, c2 := time.Now(), cpu()
-	pprof.StopCPUProfile()
-	runtime.ReadMemStats(&m2)
+
+	runtime.ReadMemStats(&m1)
 	peak, err := status("VmHWM")
 	if err != nil {
-		return err
+		return r, err
 	}
-
-	const MiB = 1 << 20
-	fmt.Printf("shape=%s nodes=%d edges=%d reachable=%d root-retains=%d\n",
-		shape, h.Graph.Len(), len(h.Graph.Succ), len(t.Preorder()), ret[h.Root])
-	fmt.Printf("wall: New %.3fs, Retained %.3fs, both %.3fs; CPU (user+sys, all threads) %.3fs\n",
-		t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t2.Sub(t0).Seconds(), (c2 - c0).Seconds())
-	fmt.Printf("allocated: New %.1f MiB, Retained %.1f MiB; peak RSS %.1f MiB above the input's %.1f MiB\n",
-		float64(m1.TotalAlloc-m0.TotalAlloc)/MiB, float64(m2.TotalAlloc-m1.TotalAlloc)/MiB,
-		float64(peak-base)/MiB, float64(base)/MiB)
-	runtime.KeepAlive(h)
-	return nil
+	if ret[h.Root] == 0 {
+		return r, fmt.Errorf("the root retains nothing")
+	}
+	r.newTime, r.retainedTime, r.both, r.cpu = t1.Sub(t0), t2.Sub(t1), t2.Sub(t0), c2-c0
+	r.alloc = int64(m1.TotalAlloc - m0.TotalAlloc)
+	r.peak = peak - base
+	return r, nil
 }
 
 // cpu returns the user and system CPU time the process has used.
