@@ -82,7 +82,11 @@ func New(g Graph, root uint32) (*Tree, error) {
 		p := anc[w]
 		for v := lab[p]; v != None; {
 			next := idom[v]
-			if u := eval(anc, lab, semi, v, w); semi[u] < semi[v] {
+			u := lab[v] // eval(v) when v is linked to an unlinked node, as most are
+			if anc[v] >= w {
+				u = eval(anc, lab, semi, v, w)
+			}
+			if semi[u] < semi[v] {
 				idom[v] = u
 			} else {
 				idom[v] = p
@@ -143,10 +147,15 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 				pre[w] = n
 				order[n] = w
 				parent[n] = cur
+				ws, we := start[w], start[w+1]
+				if ws == we { // a leaf: nothing to search below it
+					n++
+					continue
+				}
 				cursor[cur] = e
 				cur = n
 				n++
-				e, end = start[w], start[w+1]
+				e, end = ws, we
 				continue
 			}
 			if pw != cur && pw != 0 {
