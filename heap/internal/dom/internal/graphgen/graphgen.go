@@ -30,9 +30,9 @@ func (b *builder) node(succs ...uint32) {
 // HeapShape returns a graph of about n nodes shaped like the heap of the
 // benchmark program of the issue: a linked list of 80-byte nodes (two thirds
 // of the nodes), a map holding every other one of them with a 16-byte key
-// object each, its group arrays being nodes of a few thousand edges; five
-// slices of pointers to random list nodes, which with the map make about 1.67
-// edges a node; one percent dead objects, some pointing into the live ones;
+// object each, its group arrays being nodes of about 14000 edges; five slices
+// holding n/3 pointers to random list nodes in all, so that there are about
+// 1.67 edges a node; one percent dead objects, some pointing into the live ones;
 // and a super-root, last, linked to two goroutine frames and three globals.
 // Node ids follow the heap reader's: objects are numbered span by span, a
 // span holding consecutive objects of one size, spans in roughly the order
@@ -61,7 +61,7 @@ func HeapShape(n int, seed uint64) Heap {
 	if T == 0 {
 		T = 1
 	}
-	sliceLen := (n * 2 / 3 / 5) / slices
+	sliceLen := n / 3 / slices
 	if sliceLen < 1 {
 		sliceLen = 1
 	}
