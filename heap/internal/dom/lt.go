@@ -19,7 +19,8 @@ import (
 // recurses: the search keeps its place in parent and cursor arrays, and path
 // compression reverses the pointers of the path instead of keeping a stack.
 // Its memory is 20 bytes a node, reused from step to step and then by the
-// results of New, Retained and RetainedObjects, and 8 bytes a non-tree edge.
+// results of New, Retained and RetainedObjects, and 4 bytes a non-tree edge
+// (12 when there are more non-tree edges than nodes).
 func New(g Graph, root uint32) (*Tree, error) {
 	if err := g.check(root); err != nil {
 		return nil, err
@@ -42,10 +43,10 @@ func New(g Graph, root uint32) (*Tree, error) {
 	// Step 1: number the nodes the root reaches in depth-first preorder, and
 	// collect the edges that are not tree edges, sorted by target. From here
 	// on nodes are named by their number.
-	var in pairs
+	var in edges
 	r := search(g.Start, g.Succ, root, a, e, c, d, &in)
 	order := e[:r:r]
-	in.sortByHigh(bits.Len32(uint32(r-1)), ab) // a and b are free until Step 2
+	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
 
 	// Step 2: in reverse preorder, compute the semidominator of w, put w in
 	// the bucket of its semidominator, link w to its parent, and give every
@@ -64,12 +65,10 @@ func New(g Graph, root uint32) (*Tree, error) {
 	k := in.n - 1
 	for w := uint32(r - 1); w >= 1; w-- {
 		s := anc[w] // the parent is a predecessor numbered before w
-		for ; k >= 0; k-- {
+		for more := hasIn.has(w); more; k-- {
 			x := in.at(k)
-			if uint32(x>>32) != w {
-				break
-			}
-			if v := uint32(x); v < w {
+			more = x&mark == 0
+			if v := x &^ mark; v < w {
 				s = min(s, v)
 			} else if u := semi[eval(anc, lab, semi, v, w+1)]; u < s {
 				s = u
@@ -95,7 +94,7 @@ func New(g Graph, root uint32) (*Tree, error) {
 		}
 		lab[p] = None
 	}
-	in = pairs{}
+	in = edges{}
 
 	// Step 3: in preorder, a relative dominator that is not the
 	// semidominator has the same immediate dominator as the node.
@@ -125,10 +124,10 @@ func New(g Graph, root uint32) (*Tree, error) {
 // is the number of node v, None if root does not reach it; order[i] is the
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
-// root goes into in as w<<32 | v (numbers both). It does not recurse: cursor[i] keeps the place in the edges of
+// root goes into in (see edges). It does not recurse: cursor[i] keeps the place in the edges of
 // node i while the search is below it. It returns the number of nodes
 // numbered.
-func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *pairs) int {
+func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *edges) int {
 	for i := range pre {
 		pre[i] = None
 	}
@@ -136,7 +135,7 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 	order[0] = root
 	parent[0] = None
 	n := uint32(1)
-	cur := uint32(0)
+	cur, src := uint32(0), None
 	e, end := start[root], start[root+1]
 	for {
 		for e < end {
@@ -159,7 +158,11 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 				continue
 			}
 			if pw != cur && pw != 0 {
-				in.add(uint64(pw)<<32 | uint64(cur))
+				if cur != src {
+					in.add(cur | mark)
+					src = cur
+				}
+				in.add(pw)
 			}
 		}
 		if cur == 0 {
@@ -170,150 +173,100 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 	}
 }
 
-// pairs is a sequence of uint64, stored in chunks so that it grows without
-// copying or slack.
-type pairs struct {
-	chunks [][]uint64
+// edges holds the edges that are not tree edges, in chunks so that it grows
+// without copying or slack. The search adds them as a sequence of words: a
+// source number with mark set, then the target numbers of its edges, then
+// another source and so on; groupByTarget turns that into the source numbers
+// only, sorted by target, the first of each target's group with mark set.
+type edges struct {
+	chunks [][]uint32
 	n      int
 }
+
+// mark flags a word in edges. Numbers are at most MaxNodes, so their top bit
+// is free.
+const mark = 1 << 31
 
 const (
 	chunkBits = 16
 	chunkMask = 1<<chunkBits - 1
 )
 
-func (p *pairs) add(x uint64) {
-	if p.n>>chunkBits == len(p.chunks) {
-		p.chunks = append(p.chunks, make([]uint64, 1<<chunkBits))
+func (l *edges) add(x uint32) {
+	if l.n>>chunkBits == len(l.chunks) {
+		l.chunks = append(l.chunks, make([]uint32, 1<<chunkBits))
 	}
-	p.chunks[p.n>>chunkBits][p.n&chunkMask] = x
-	p.n++
+	l.chunks[l.n>>chunkBits][l.n&chunkMask] = x
+	l.n++
 }
 
-func (p *pairs) at(i int) uint64     { return p.chunks[i>>chunkBits][i&chunkMask] }
-func (p *pairs) set(i int, x uint64) { p.chunks[i>>chunkBits][i&chunkMask] = x }
+func (l *edges) at(i int) uint32     { return l.chunks[i>>chunkBits][i&chunkMask] }
+func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
 
-// sortByHigh sorts p by the high 32 bits of its elements, of which only the
-// low keyBits may be set. It takes time linear in the number of elements: a
-// least-significant-digit radix sort through buf when buf can hold them all,
-// or else an in-place most-significant-digit one (American flag sort).
-func (p *pairs) sortByHigh(keyBits int, buf []uint64) {
-	if p.n <= 1 || keyBits == 0 {
-		return
-	}
-	if len(buf) < p.n {
-		p.sortInPlace(keyBits)
-		return
-	}
-	// An even number of passes, so that the result ends up in p, with
-	// digits of up to 12 bits.
-	passes := (keyBits + 11) / 12
-	passes += passes % 2
-	digit := (keyBits + passes - 1) / passes
-	mask := uint64(1)<<digit - 1
-	pos := make([]int, passes<<digit)
-	for i := range p.n {
-		k := p.at(i) >> 32
-		for j := range passes {
-			pos[j<<digit+int(k>>(j*digit)&mask)]++
+// groupByTarget sorts the edges of l, which are among r nodes, by target, as
+// its doc says, and returns the set of targets that have any. It is a least
+// significant digit radix sort in two passes through the (target, source)
+// pairs in buf, when buf can hold them all, or else in a buffer of its own.
+func (l *edges) groupByTarget(r int, buf []uint64) bitset {
+	has := newBitset(r)
+	keyBits := bits.Len32(uint32(r - 1))
+	digit := max(1, (keyBits+1)/2) // two passes: low digit, then high
+	mask := uint32(1)<<digit - 1
+
+	// Count the edges and the targets with each digit.
+	lo := make([]int, 1<<digit)
+	hi := make([]int, 1<<digit)
+	m := 0
+	for i := range l.n {
+		if x := l.at(i); x&mark == 0 {
+			lo[x&mask]++
+			hi[x>>digit]++
+			m++
 		}
 	}
-	for j := range passes {
+	if len(buf) < m {
+		buf = make([]uint64, m)
+	}
+	buf = buf[:m]
+	for _, count := range [][]int{lo, hi} {
 		at := 0
-		for d, k := range pos[j<<digit : (j+1)<<digit] {
-			pos[j<<digit+d] = at
+		for d, k := range count {
+			count[d] = at
 			at += k
 		}
 	}
-	buf = buf[:p.n]
-	for j := range passes {
-		shift := uint(32 + j*digit)
-		at := pos[j<<digit : (j+1)<<digit]
-		if j%2 == 0 {
-			i := 0
-			for _, chunk := range p.chunks {
-				for _, x := range chunk[:min(len(chunk), p.n-i)] {
-					d := int(x >> shift & mask)
-					buf[at[d]] = x
-					at[d]++
-				}
-				i += len(chunk)
-			}
-		} else {
-			for _, x := range buf {
-				d := int(x >> shift & mask)
-				p.set(at[d], x)
-				at[d]++
-			}
-		}
-	}
-}
 
-// sortInPlace sorts p as sortByHigh does, in place: a most-significant-digit
-// radix sort (American flag sort) with digits of up to 11 bits, and insertion
-// sort for short runs.
-func (p *pairs) sortInPlace(keyBits int) {
-	const maxDigit = 11
-	type run struct{ lo, hi, bits int } // sort p[lo:hi] by the low bits bits of the key
-	var next, end [1 << maxDigit]int
-	todo := []run{{0, p.n, keyBits}}
-	for len(todo) > 0 {
-		r := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		if r.hi-r.lo <= 32 {
-			for i := r.lo + 1; i < r.hi; i++ {
-				x := p.at(i)
-				j := i
-				for ; j > r.lo && p.at(j-1)>>32 > x>>32; j-- {
-					p.set(j, p.at(j-1))
-				}
-				p.set(j, x)
-			}
+	// Pass 1: into buf as target<<32 | source, by the low digit.
+	src := uint32(0)
+	for i := range l.n {
+		x := l.at(i)
+		if x&mark != 0 {
+			src = x &^ mark
 			continue
 		}
-		d := min(maxDigit, r.bits)
-		shift := uint(32 + r.bits - d)
-		mask := uint64(1)<<d - 1
-		clear(end[:1<<d])
-		for i := r.lo; i < r.hi; i++ {
-			end[p.at(i)>>shift&mask]++
-		}
-		at := r.lo
-		for b := range 1 << d {
-			next[b] = at
-			at += end[b]
-			end[b] = at
-		}
-		// Put every element in its bucket: take the first misplaced one of
-		// bucket b and swap it along the cycle it starts until one that
-		// belongs in b comes back.
-		for b := range 1 << d {
-			for next[b] < end[b] {
-				x := p.at(next[b])
-				for {
-					xb := int(x >> shift & mask)
-					if xb == b {
-						break
-					}
-					y := p.at(next[xb])
-					p.set(next[xb], x)
-					next[xb]++
-					x = y
-				}
-				p.set(next[b], x)
-				next[b]++
-			}
-		}
-		if rest := r.bits - d; rest > 0 {
-			lo := r.lo
-			for b := range 1 << d {
-				if end[b]-lo > 1 {
-					todo = append(todo, run{lo, end[b], rest})
-				}
-				lo = end[b]
-			}
-		}
+		buf[lo[x&mask]] = uint64(x)<<32 | uint64(src)
+		lo[x&mask]++
 	}
+
+	// Pass 2: back into l, by the high digit, sources only. The pass is
+	// stable, so the edges of a target come in a row.
+	last := make([]uint32, 1<<digit) // the last target put in each high digit's bucket
+	for i := range last {
+		last[i] = None
+	}
+	for _, y := range buf {
+		w, v := uint32(y>>32), uint32(y)
+		d := w >> digit
+		if last[d] != w {
+			last[d] = w
+			v |= mark
+			has.set(w)
+		}
+		l.set(hi[d], v)
+		hi[d]++
+	}
+	l.n = m
+	return has
 }
 
 // eval returns the node with the smallest semidominator on the forest path
@@ -353,3 +306,11 @@ func halves(s []uint64) (lo, hi []uint32) {
 	w := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), 2*n)
 	return w[:n:n], w[n:]
 }
+
+// bitset is a set of small integers.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
