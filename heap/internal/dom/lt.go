@@ -13,14 +13,14 @@ import (
 // compression without balancing, O(m log n)), worked in depth-first preorder
 // numbers. A depth-first search numbers the nodes the root reaches and
 // collects the edges that are not tree edges, which a radix sort groups by
-// target; a sweep in reverse
-// preorder computes semidominators and relative dominators with an evaluation
-// forest; a forward sweep turns them into immediate dominators. Nothing
-// recurses: the search keeps its place in parent and cursor arrays, and path
-// compression reverses the pointers of the path instead of keeping a stack.
-// Its memory is 20 bytes a node, reused from step to step and then by the
-// results of New, Retained and RetainedObjects, and 4 bytes a non-tree edge
-// (12 when there are more non-tree edges than nodes).
+// target; a sweep in reverse preorder computes semidominators and relative
+// dominators with an evaluation forest; a forward sweep turns them into
+// immediate dominators. Nothing recurses: the search keeps its place in
+// parent and cursor arrays, and path compression reverses the pointers of the
+// path instead of keeping a stack. Its memory is 20 bytes a node, reused from
+// step to step and then by the results of New, Retained and RetainedObjects,
+// and 4 bytes a non-tree edge (12 when there are more non-tree edges than
+// nodes).
 func New(g Graph, root uint32) (*Tree, error) {
 	if err := g.check(root); err != nil {
 		return nil, err
@@ -124,9 +124,9 @@ func New(g Graph, root uint32) (*Tree, error) {
 // is the number of node v, None if root does not reach it; order[i] is the
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
-// root goes into in (see edges). It does not recurse: cursor[i] keeps the place in the edges of
-// node i while the search is below it. It returns the number of nodes
-// numbered.
+// root goes into in (see edges). It does not recurse: cursor[i] keeps the
+// place in the edges of node i while the search is below it. It returns the
+// number of nodes numbered.
 func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *edges) int {
 	for i := range pre {
 		pre[i] = None
