@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
@@ -462,6 +463,45 @@ func TestRetainedTwice(t *testing.T) {
 	b := dom.Retained(tr, []uint64{8, 16, 32})
 	if fmt.Sprint(a, b) != "[7 6 4] [56 48 32]" {
 		t.Fatalf("Retained = %v, then %v", a, b)
+	}
+}
+
+// TestConcurrent calls everything at once on one tree, for the race
+// detector: only one of the Retained calls may get the work memory of New.
+func TestConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	g, root := randomGraph(rng)
+	for g.Len() < 20 {
+		g, root = randomGraph(rng)
+	}
+	tr, err := dom.New(g, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := make([]uint64, g.Len())
+	for i := range sizes {
+		sizes[i] = uint64(i + 1)
+	}
+	want := naiveDominators(g, root).retained(sizes)
+	var wg sync.WaitGroup
+	results := make([][]uint64, 8)
+	for i := range results {
+		wg.Go(func() {
+			results[i] = dom.Retained(tr, sizes)
+			tr.RetainedObjects()
+			tr.Children()
+		})
+	}
+	wg.Wait()
+	for i, got := range results {
+		if !slices.Equal(got, want) {
+			t.Errorf("Retained in goroutine %d = %v, want %v", i, got, want)
+		}
+		for j := range i {
+			if &results[j][0] == &got[0] {
+				t.Errorf("goroutines %d and %d got the same slice", j, i)
+			}
+		}
 	}
 }
 
