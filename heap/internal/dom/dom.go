@@ -36,7 +36,7 @@ const MaxNodes = 1<<31 - 1
 // 0 to Len()-1; the successors of node v are Succ[Start[v]:Start[v+1]].
 // Self edges, duplicate edges and nodes unreachable from the root are fine.
 type Graph struct {
-	Start []uint32 // len(Start) == Len()+1, non-decreasing
+	Start []uint32 // one more than there are nodes, non-decreasing
 	Succ  []uint32
 }
 
