@@ -1,0 +1,316 @@
+package dom
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// New computes the dominator tree of g from root. It returns an error, and
+// never panics, when g is malformed (Start decreasing or past Succ, an edge to
+// a node that does not exist) or root is not one of its nodes. g is only read.
+//
+// The algorithm is the simple version of Lengauer and Tarjan's (path
+// compression without balancing, O(m log n)), worked in depth-first preorder
+// numbers. A depth-first search numbers the nodes the root reaches and
+// collects the edges that are not tree edges, which a radix sort groups by
+// target; a sweep in reverse preorder computes semidominators and relative
+// dominators with an evaluation forest; a forward sweep turns them into
+// immediate dominators. Nothing recurses: the search keeps its place in
+// parent and cursor arrays, and path compression reverses the pointers of the
+// path instead of keeping a stack. Its memory is 20 bytes a node, reused from
+// step to step and then by the results of New, Retained and RetainedObjects,
+// and 4 bytes a non-tree edge (12 when there are more non-tree edges than
+// nodes).
+func New(g Graph, root uint32) (*Tree, error) {
+	if err := g.check(root); err != nil {
+		return nil, err
+	}
+	n := len(g.Start) - 1
+
+	// Five arrays of n words, each playing several parts in turn. c and d are
+	// the two halves of one []uint64, kept for the first Retained to return;
+	// b is kept for the first RetainedObjects.
+	ab := make([]uint64, n)
+	a, b := halves(ab)
+	// a: preorder number of each node; then labels and bucket heads; then idom of each node
+	// b: bucket links, relative dominators, then idoms, by number
+	cd := make([]uint64, n)
+	c, d := halves(cd)
+	// c: DFS parent; then compressed ancestor
+	// d: DFS cursor; then semidominator
+	e := make([]uint32, n) // node of each number (the preorder)
+
+	// Step 1: number the nodes the root reaches in depth-first preorder, and
+	// collect the edges that are not tree edges, sorted by target. From here
+	// on nodes are named by their number.
+	var in edges
+	r := search(g.Start, g.Succ, root, a, e, c, d, &in)
+	order := e[:r:r]
+	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
+
+	// Step 2: in reverse preorder, compute the semidominator of w, put w in
+	// the bucket of its semidominator, link w to its parent, and give every
+	// node in the bucket of the parent its relative dominator. Linking is
+	// implicit: the nodes numbered last or after are in the forest. A node's
+	// label slot holds its bucket head until the node is processed, when its
+	// bucket is empty for good; its idom slot holds the next node in its
+	// bucket until it leaves the bucket and gets its relative dominator.
+	anc := c[:r] // the DFS parent until compressed
+	semi := d[:r]
+	lab := a[:r]
+	for i := range lab {
+		lab[i] = None
+	}
+	idom := b[:r]
+	k := in.n - 1
+	for w := uint32(r - 1); w >= 1; w-- {
+		s := anc[w] // the parent is a predecessor numbered before w
+		for more := hasIn.has(w); more; k-- {
+			x := in.at(k)
+			more = x&mark == 0
+			if v := x &^ mark; v < w {
+				s = min(s, v)
+			} else if u := semi[eval(anc, lab, semi, v, w+1)]; u < s {
+				s = u
+			}
+		}
+		semi[w] = s
+		idom[w] = lab[s]
+		lab[s] = w
+		lab[w] = w
+		p := anc[w]
+		for v := lab[p]; v != None; {
+			next := idom[v]
+			u := lab[v] // eval(v) when v is linked to an unlinked node, as most are
+			if anc[v] >= w {
+				u = eval(anc, lab, semi, v, w)
+			}
+			if semi[u] < semi[v] {
+				idom[v] = u
+			} else {
+				idom[v] = p
+			}
+			v = next
+		}
+		lab[p] = None
+	}
+	in = edges{}
+
+	// Step 3: in preorder, a relative dominator that is not the
+	// semidominator has the same immediate dominator as the node.
+	idom[0] = 0
+	for w := 1; w < r; w++ {
+		if idom[w] != semi[w] {
+			idom[w] = idom[idom[w]]
+		}
+	}
+
+	// Step 4: back from numbers to nodes.
+	out := a
+	for i := range out {
+		out[i] = None
+	}
+	for i, v := range order {
+		out[v] = order[idom[i]]
+	}
+
+	t := &Tree{root: root, idom: out, order: order}
+	t.spare.Store(&cd)
+	t.spareObjects.Store(&b)
+	return t, nil
+}
+
+// search numbers the nodes that root reaches in depth-first preorder: pre[v]
+// is the number of node v, None if root does not reach it; order[i] is the
+// node numbered i and parent[i] the number of its parent in the search tree.
+// Every edge v->w that is not a tree edge, a self edge or an edge into the
+// root goes into in (see edges). It does not recurse: cursor[i] keeps the
+// place in the edges of node i while the search is below it. It returns the
+// number of nodes numbered.
+func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *edges) int {
+	for i := range pre {
+		pre[i] = None
+	}
+	pre[root] = 0
+	order[0] = root
+	parent[0] = None
+	n := uint32(1)
+	cur, src := uint32(0), None
+	e, end := start[root], start[root+1]
+	for {
+		for e < end {
+			w := succ[e]
+			e++
+			pw := pre[w]
+			if pw == None {
+				pre[w] = n
+				order[n] = w
+				parent[n] = cur
+				ws, we := start[w], start[w+1]
+				if ws == we { // a leaf: nothing to search below it
+					n++
+					continue
+				}
+				cursor[cur] = e
+				cur = n
+				n++
+				e, end = ws, we
+				continue
+			}
+			if pw != cur && pw != 0 {
+				if cur != src {
+					in.add(cur | mark)
+					src = cur
+				}
+				in.add(pw)
+			}
+		}
+		if cur == 0 {
+			return int(n)
+		}
+		cur = parent[cur]
+		e, end = cursor[cur], start[order[cur]+1]
+	}
+}
+
+// edges holds the edges that are not tree edges, in chunks so that it grows
+// without copying or slack. The search adds them as a sequence of words: a
+// source number with mark set, then the target numbers of its edges, then
+// another source and so on; groupByTarget turns that into the source numbers
+// only, sorted by target, the first of each target's group with mark set.
+type edges struct {
+	chunks [][]uint32
+	n      int
+}
+
+// mark flags a word in edges. Numbers are at most MaxNodes, so their top bit
+// is free.
+const mark = 1 << 31
+
+const (
+	chunkBits = 16
+	chunkMask = 1<<chunkBits - 1
+)
+
+func (l *edges) add(x uint32) {
+	if l.n>>chunkBits == len(l.chunks) {
+		l.chunks = append(l.chunks, make([]uint32, 1<<chunkBits))
+	}
+	l.chunks[l.n>>chunkBits][l.n&chunkMask] = x
+	l.n++
+}
+
+func (l *edges) at(i int) uint32     { return l.chunks[i>>chunkBits][i&chunkMask] }
+func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
+
+// groupByTarget sorts the edges of l, which are among r nodes, by target, as
+// its doc says, and returns the set of targets that have any. It is a least
+// significant digit radix sort in two passes through the (target, source)
+// pairs in buf, when buf can hold them all, or else in a buffer of its own.
+func (l *edges) groupByTarget(r int, buf []uint64) bitset {
+	has := newBitset(r)
+	keyBits := bits.Len32(uint32(r - 1))
+	digit := max(1, (keyBits+1)/2) // two passes: low digit, then high
+	mask := uint32(1)<<digit - 1
+
+	// Count the edges and the targets with each digit.
+	lo := make([]int, 1<<digit)
+	hi := make([]int, 1<<digit)
+	m := 0
+	for i := range l.n {
+		if x := l.at(i); x&mark == 0 {
+			lo[x&mask]++
+			hi[x>>digit]++
+			m++
+		}
+	}
+	if len(buf) < m {
+		buf = make([]uint64, m)
+	}
+	buf = buf[:m]
+	for _, count := range [][]int{lo, hi} {
+		at := 0
+		for d, k := range count {
+			count[d] = at
+			at += k
+		}
+	}
+
+	// Pass 1: into buf as target<<32 | source, by the low digit.
+	src := uint32(0)
+	for i := range l.n {
+		x := l.at(i)
+		if x&mark != 0 {
+			src = x &^ mark
+			continue
+		}
+		buf[lo[x&mask]] = uint64(x)<<32 | uint64(src)
+		lo[x&mask]++
+	}
+
+	// Pass 2: back into l, by the high digit, sources only. The pass is
+	// stable, so the edges of a target come in a row.
+	last := make([]uint32, 1<<digit) // the last target put in each high digit's bucket
+	for i := range last {
+		last[i] = None
+	}
+	for _, y := range buf {
+		w, v := uint32(y>>32), uint32(y)
+		d := w >> digit
+		if last[d] != w {
+			last[d] = w
+			v |= mark
+			has.set(w)
+		}
+		l.set(hi[d], v)
+		hi[d]++
+	}
+	l.n = m
+	return has
+}
+
+// eval returns the node with the smallest semidominator on the forest path
+// from v up to, and not including, the first node that is not linked (numbered
+// below last), and compresses the path: every node on it but the top one gets
+// that unlinked node as ancestor, and as label the node with the smallest
+// semidominator between it and the top. v must be linked. Instead of a stack,
+// the walk up reverses the ancestor links and the walk down restores them.
+func eval(anc, lab, semi []uint32, v, last uint32) uint32 {
+	a := anc[v]
+	if a < last {
+		return lab[v]
+	}
+	prev, x := None, v
+	for a >= last {
+		anc[x] = prev
+		prev, x = x, a
+		a = anc[x]
+	}
+	best := lab[x]
+	for y := prev; y != None; {
+		below := anc[y]
+		anc[y] = a
+		if l := lab[y]; semi[best] < semi[l] {
+			lab[y] = best
+		} else {
+			best = l
+		}
+		y = below
+	}
+	return best
+}
+
+// halves returns the two halves of s as arrays of len(s) uint32 each.
+func halves(s []uint64) (lo, hi []uint32) {
+	n := len(s)
+	w := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), 2*n)
+	return w[:n:n], w[n:]
+}
+
+// bitset is a set of small integers.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
