@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 )
 
@@ -126,6 +127,14 @@ func (p *parser) run() error {
 			return r.errorf(off, "unknown record tag %d", tag)
 		}
 		r.rec = recordNames[tag]
+		if tag == tagObject && p.compact && p.le64 {
+			// Put the tag back: objectsFast reads whole records.
+			r.pos = int(off - r.base)
+			if p.objectsFast() {
+				continue
+			}
+			r.pos++
+		}
 		if tag != tagStackFrame && tag != tagDefer && tag != tagPanic {
 			p.curG = -1
 		}
@@ -431,6 +440,142 @@ func (p *parser) objectFields(cOff int64, n uint64) error {
 			}
 		}
 	}
+}
+
+// objectsFast parses consecutive object records that lie whole in the read
+// buffer, with 8-byte little-endian pointers and compact edges: the bulk of
+// a dump. It stops, without consuming it, at a record that is not an
+// object, is not all in the buffer, or is anything but ordinary, and leaves
+// that record to the general path, which also reports errors. It reports
+// whether it consumed at least one record.
+func (p *parser) objectsFast() bool {
+	r := p.r
+	x := &p.idx
+	buf := r.buf[:r.end]
+	pos0 := r.pos
+	pos := pos0
+	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
+	edges, start := p.edges32, p.start
+	for pos < len(buf) && buf[pos] == tagObject {
+		addr, i := uvarintAt(buf, pos+1)
+		n, i := uvarintAt(buf, i)
+		if i < 0 || n == 0 || n > maxBuffered || n%8 != 0 || addr%8 != 0 ||
+			addr < lo || n > span || addr-lo > span-n || x.n >= maxIndex || len(edges) > maxIndex {
+			break
+		}
+		c := i
+		i += int(n)
+		if i >= len(buf) {
+			break
+		}
+		if cap(edges)-len(edges) < int(n/8) {
+			edges = p.grow32(edges, int(n/8))
+		}
+		mark := len(edges)
+		prev := -1
+		ok := false
+		for i < len(buf) {
+			k := buf[i]
+			if k == fieldKindEol {
+				i++
+				ok = true
+				break
+			}
+			if k != fieldKindPtr || i+1 >= len(buf) {
+				break
+			}
+			var o uint64
+			if o = uint64(buf[i+1]); o < 0x80 {
+				i += 2
+			} else if o, i = uvarintAt(buf, i+1); i < 0 {
+				break
+			}
+			if o%8 != 0 || o >= n || int(o) <= prev {
+				break
+			}
+			prev = int(o)
+			v := binary.LittleEndian.Uint64(buf[c+int(o):])
+			if v-lo < span {
+				edges = append(edges, uint32((v-lo)>>shift))
+			}
+		}
+		if !ok {
+			edges = edges[:mark]
+			break
+		}
+		if len(start) == cap(start) {
+			start = p.grow32(start, 1)
+		}
+		start = append(start, uint32(mark))
+		// The next slot of the current group, or a new group.
+		if gl := len(x.groups); gl > 0 {
+			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n {
+				g.slots++
+				g.count++
+				x.n++
+				pos = i
+				continue
+			}
+		}
+		x.add(addr, n, r.base+int64(pos))
+		pos = i
+	}
+	p.edges32, p.start = edges, start
+	r.pos = pos
+	return pos > pos0
+}
+
+// grow32 returns s with room for at least need more elements. Past the
+// first megabyte of the file, it sizes the new array by extrapolating from
+// the fraction of the file read so far: the pages beyond what is used are
+// never touched, so a generous estimate costs address space, not memory,
+// and saves the copies and page faults of repeated growth.
+func (p *parser) grow32(s []uint32, need int) []uint32 {
+	c := 2*cap(s) + need
+	if done := p.r.off(); done > 1<<20 {
+		est := int(float64(len(s)) * float64(p.r.size) / float64(done) * 1.1)
+		c = max(est, cap(s)+cap(s)/4) + need
+	}
+	t := make([]uint32, len(s), c)
+	copy(t, s)
+	return t
+}
+
+// uvarintAt decodes a uvarint at b[i:], returning the value and the index
+// after it, or -1 if b ends first or the value overflows 64 bits.
+func uvarintAt(b []byte, i int) (uint64, int) {
+	if i < 0 {
+		return 0, -1
+	}
+	if i+8 <= len(b) {
+		// Up to 8 bytes at once: find the last byte, keep the bytes up to
+		// it and squeeze out the continuation bits.
+		u := binary.LittleEndian.Uint64(b[i:])
+		if stop := ^u & 0x8080808080808080; stop != 0 {
+			n := bits.TrailingZeros64(stop) + 1 // bits up to and including the last byte's top bit
+			x := u & (1<<n - 1) & 0x7f7f7f7f7f7f7f7f
+			x = (x&0x7f007f007f007f00)>>1 | x&0x007f007f007f007f
+			x = (x&0x3fff00003fff0000)>>2 | x&0x00003fff00003fff
+			x = (x&0x0fffffff00000000)>>4 | x&0x000000000fffffff
+			return x, i + n/8
+		}
+	}
+	var v uint64
+	for s := uint(0); s < 64; s += 7 {
+		if i >= len(b) {
+			return 0, -1
+		}
+		c := b[i]
+		i++
+		if c < 0x80 {
+			if s == 63 && c > 1 {
+				return 0, -1
+			}
+			return v | uint64(c)<<s, i
+		}
+		v |= uint64(c&0x7f) << s
+	}
+	return 0, -1
 }
 
 // largeObject reads the rest of an object record whose contents are too
