@@ -6,7 +6,9 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Options configure how the graph's roots are built. The zero value is
@@ -185,7 +187,9 @@ func Load(path string, opts Options) (*Graph, error) {
 func Read(r io.ReaderAt, size int64, name string, opts Options) (*Graph, error) {
 	rd := newReader(r, size, name)
 	p := newParser(rd)
-	if err := p.run(); err != nil {
+	err := p.run()
+	rd.close()
+	if err != nil {
 		return nil, err
 	}
 	return build(p, opts)
@@ -219,24 +223,102 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.NumObjects = n
 	g.Stats.Objects = uint64(n)
 
-	// Object edges, resolved and compacted in place.
+	// Object edges, resolved and compacted in place, in parallel over
+	// ranges of objects.
 	var succ []uint32
-	var ne int
 	if p.compact {
-		succ, ne = p.edges32, len(p.edges32)
+		succ = p.edges32
 	} else {
-		succ, ne = make([]uint32, len(p.edges64)), len(p.edges64)
+		succ = make([]uint32, len(p.edges64))
 	}
-	p.edges32 = nil
-	start := p.start
-	p.start = nil
+	ne := len(succ)
+	start := append(p.start, uint32(ne)) // start[n]: the end of the last object's edges
+	p.edges32, p.start = nil, nil
+	parts := resolveParts(start, runtime.GOMAXPROCS(0))
+	kept := make([]int, len(parts))
+	ends := make([]uint32, len(parts))
+	for k, part := range parts {
+		ends[k] = start[part.hi]
+	}
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Go(func() { kept[k] = g.resolve(p, start, succ, parts[k], ends[k]) })
+	}
+	wg.Wait()
+	p.edges64 = nil
+	// Close the gaps the dropped pointers left between parts.
 	w := uint32(0)
+	for k, part := range parts {
+		from := start[part.lo]
+		if delta := from - w; delta != 0 {
+			copy(succ[w:], succ[from:from+uint32(kept[k])])
+			for i := part.lo; i < part.hi; i++ {
+				start[i] -= delta
+			}
+		}
+		w += uint32(kept[k])
+	}
+	start[n] = w
+	g.Stats.Edges = uint64(w)
+	g.Stats.Dangling = uint64(ne) - uint64(w)
+	g.Start = start
+	g.Succ = succ[:w]
+
+	if err := g.addRoots(p, opts); err != nil {
+		return nil, err
+	}
+	g.resolveSamples(p.samples)
+	g.markLive()
+	return g, nil
+}
+
+// parallelMinEdges is the number of edges from which they are resolved in
+// parallel; tests lower it.
+var parallelMinEdges = 1 << 16
+
+// objRange is a range [lo, hi) of objects.
+type objRange struct{ lo, hi int }
+
+// resolveParts splits the objects into up to k ranges of about the same
+// number of edges.
+func resolveParts(start []uint32, k int) []objRange {
+	n := len(start) - 1
+	total := int(start[n])
+	if k < 1 || total < parallelMinEdges {
+		k = 1
+	}
+	var parts []objRange
+	lo := 0
+	for j := 1; j <= k && lo < n; j++ {
+		hi := n
+		if j < k {
+			target := uint32(total / k * j)
+			hi, _ = slices.BinarySearch(start[:n+1], target)
+			hi = max(hi, lo)
+		}
+		parts = append(parts, objRange{lo, hi})
+		lo = hi
+	}
+	if len(parts) == 0 {
+		parts = append(parts, objRange{0, n})
+	}
+	return parts
+}
+
+// resolve replaces the raw pointers of the objects in part by the objects
+// they point into, dropping the ones that point into none. The kept edges
+// of the part are packed from its first edge on and start is updated; it
+// returns how many it kept. end is start[part.hi], which belongs to the
+// next part.
+func (g *Graph) resolve(p *parser, start, succ []uint32, part objRange, end uint32) int {
 	hint := 0
 	lo, shift := p.arenaLo, p.shift
-	for i := 0; i < n; i++ {
-		s, e := int(start[i]), ne
-		if i+1 < n {
-			e = int(start[i+1])
+	w := start[part.lo]
+	first := w
+	for i := part.lo; i < part.hi; i++ {
+		s, e := start[i], end
+		if i+1 < part.hi {
+			e = start[i+1]
 		}
 		start[i] = w
 		for j := s; j < e; j++ {
@@ -252,18 +334,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 			}
 		}
 	}
-	p.edges64 = nil
-	g.Stats.Edges = uint64(w)
-	g.Stats.Dangling = uint64(ne) - uint64(w)
-	g.Start = append(start[:n], w)
-	g.Succ = succ[:w]
-
-	if err := g.addRoots(p, opts); err != nil {
-		return nil, err
-	}
-	g.resolveSamples(p.samples)
-	g.markLive()
-	return g, nil
+	return int(w - first)
 }
 
 // addRoots appends the root nodes and the super-root.

@@ -389,3 +389,28 @@ func TestGraphShape(t *testing.T) {
 		t.Errorf("params %+v, %d threads, %d types", g.Params, len(g.Threads), len(g.Types))
 	}
 }
+
+// Reading ahead in a goroutine and resolving edges in parallel, which only
+// large dumps do by default, give the same graph.
+func TestPrefetchAndParallelResolve(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	opts := Options{OutArgs: argsSizes(t, d.exe)}
+	want := d.load(t, opts)
+	defer func(p int64, e int) { prefetchMin, parallelMinEdges = p, e }(prefetchMin, parallelMinEdges)
+	for _, tc := range []struct {
+		prefetch int64
+		parallel int
+	}{{0, 1}, {0, 1 << 40}, {1 << 40, 1}} {
+		prefetchMin, parallelMinEdges = tc.prefetch, tc.parallel
+		got := d.load(t, opts)
+		if !slices.Equal(got.Start, want.Start) || !slices.Equal(got.Succ, want.Succ) || got.Stats != want.Stats ||
+			!slices.Equal(got.Roots, want.Roots) || !slices.Equal(got.rootSlots, want.rootSlots) || len(got.Frames) != len(want.Frames) {
+			t.Errorf("prefetchMin %d, parallelMinEdges %d: graph differs", tc.prefetch, tc.parallel)
+		}
+		for i := range got.Frames {
+			if !slices.Equal(got.Frames[i].Slots, want.Frames[i].Slots) {
+				t.Errorf("frame %d differs", i)
+			}
+		}
+	}
+}

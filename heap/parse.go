@@ -109,7 +109,7 @@ func newParser(r *reader) *parser {
 func (p *parser) run() error {
 	r := p.r
 	r.rec = "dump"
-	if err := r.fill(len(header), 0); err != nil || string(r.buf[:len(header)]) != header {
+	if err := r.fill(len(header), 0); err != nil || string(r.buf[r.pos:r.pos+len(header)]) != header {
 		return r.errorf(0, "not a Go heap dump: the file does not start with %q", header)
 	}
 	r.pos += len(header)
@@ -277,7 +277,7 @@ func (p *parser) word(b []byte) uint64 {
 func (p *parser) wordAt(off int64) (uint64, error) {
 	r := p.r
 	ps := int64(p.ptrSize)
-	if off >= r.base && off+ps <= r.base+int64(r.end) {
+	if r.inBuf(off, ps) {
 		return p.word(r.buf[off-r.base:]), nil
 	}
 	if p.wOff < 0 || off < p.wOff || off+ps > p.wOff+int64(len(p.win)) {
@@ -457,8 +457,19 @@ func (p *parser) objectsFast() bool {
 	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
 	edges, start := p.edges32, p.start
 	for pos < len(buf) && buf[pos] == tagObject {
+		if pos+24 > len(buf) {
+			break
+		}
+		// The address takes 5-8 bytes, the length 1 or 2.
 		addr, i := uvarintAt(buf, pos+1)
-		n, i := uvarintAt(buf, i)
+		var n uint64
+		if b := buf[i]; b < 0x80 {
+			n, i = uint64(b), i+1
+		} else if b2 := buf[i+1]; b2 < 0x80 {
+			n, i = uint64(b&0x7f)|uint64(b2)<<7, i+2
+		} else {
+			break
+		}
 		if i < 0 || n == 0 || n > maxBuffered || n%8 != 0 || addr%8 != 0 ||
 			addr < lo || n > span || addr-lo > span-n || x.n >= maxIndex || len(edges) > maxIndex {
 			break
@@ -487,6 +498,9 @@ func (p *parser) objectsFast() bool {
 			var o uint64
 			if o = uint64(buf[i+1]); o < 0x80 {
 				i += 2
+			} else if i+2 < len(buf) && buf[i+2] < 0x80 {
+				o = o&0x7f | uint64(buf[i+2])<<7
+				i += 3
 			} else if o, i = uvarintAt(buf, i+1); i < 0 {
 				break
 			}

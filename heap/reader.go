@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 )
 
 // reader is a buffered, forward-only reader over an io.ReaderAt of known
@@ -20,28 +22,52 @@ type reader struct {
 
 	buf  []byte
 	base int64 // file offset of buf[0]
+	lo   int   // first byte of buf that holds file data
 	pos  int   // next byte to read, index into buf
-	end  int   // bytes of buf that hold file data
+	end  int   // end of the file data in buf
 	pin  int64 // file offset that fill must keep in the buffer, or -1
+
+	pf *prefetcher // reads ahead in another goroutine, or nil
 
 	rec string // kind of the record being read, for errors
 }
 
-// Buffer sizes. bufSize bounds everything that must be in memory at once:
-// strings (maxString) and the contents of objects read through the buffer
-// (maxBuffered) must fit with room to spare.
+// Buffer sizes. A buffer holds headroom bytes for the unread rest of the
+// current record, then chunk bytes of new data. Everything fill is asked
+// for must fit in the headroom with what is pinned: strings (maxString),
+// and object and frame contents read through the buffer (maxBuffered) with
+// the fields that follow them.
 const (
-	bufSize     = 4 << 20
-	maxString   = 1 << 20
+	headroom    = 512 << 10
+	chunk       = 2 << 20
+	maxString   = 256 << 10
 	maxBuffered = 64 << 10
 )
 
+// prefetchMin is the file size from which a goroutine reads ahead; tests
+// lower it.
+var prefetchMin int64 = 16 << 20
+
 func newReader(ra io.ReaderAt, size int64, path string) *reader {
-	n := int64(bufSize)
+	r := &reader{ra: ra, path: path, size: size, pin: -1}
+	if size >= prefetchMin {
+		r.pf = startPrefetch(ra, size)
+		return r
+	}
+	n := int64(headroom + chunk)
 	if size+16 < n {
 		n = size + 16
 	}
-	return &reader{ra: ra, path: path, size: size, buf: make([]byte, n), pin: -1}
+	r.buf = make([]byte, n)
+	return r
+}
+
+// close stops the read-ahead goroutine, if any.
+func (r *reader) close() {
+	if r.pf != nil {
+		r.pf.close()
+		r.pf = nil
+	}
 }
 
 // off returns the file offset of the next byte to read.
@@ -49,6 +75,11 @@ func (r *reader) off() int64 { return r.base + int64(r.pos) }
 
 // remaining returns the number of file bytes not read yet.
 func (r *reader) remaining() int64 { return r.size - r.off() }
+
+// inBuf reports whether the buffer holds the n file bytes at off.
+func (r *reader) inBuf(off, n int64) bool {
+	return off-r.base >= int64(r.lo) && off+n <= r.base+int64(r.end)
+}
 
 func (r *reader) errorf(off int64, format string, args ...any) error {
 	return &FormatError{Path: r.path, Offset: off, Record: r.rec, Msg: fmt.Sprintf(format, args...)}
@@ -59,8 +90,8 @@ func (r *reader) truncated(off int64) error {
 }
 
 // fill makes at least n bytes available at r.pos, reading more of the file
-// as needed. It fails with a truncation error at off if the file ends first.
-// n must be at most len(r.buf)/2 so a pinned record always fits.
+// as needed, and keeps the bytes from the pin on. It fails with a
+// truncation error at off if the file ends first.
 func (r *reader) fill(n int, off int64) error {
 	if r.end-r.pos >= n {
 		return nil
@@ -71,6 +102,9 @@ func (r *reader) fill(n int, off int64) error {
 	keep := r.pos
 	if r.pin >= 0 && r.pin < r.off() {
 		keep = int(r.pin - r.base)
+	}
+	if r.pf != nil {
+		return r.fillAhead(n, off, keep)
 	}
 	if keep > 0 {
 		copy(r.buf, r.buf[keep:r.end])
@@ -92,11 +126,44 @@ func (r *reader) fill(n int, off int64) error {
 		m, err := r.ra.ReadAt(r.buf[r.end:r.end+int(want)], r.base+int64(r.end))
 		r.end += m
 		if m == 0 && err != nil {
-			if err == io.EOF {
-				return r.errorf(r.base+int64(r.end), "file shrank while reading: %v", err)
-			}
-			return fmt.Errorf("%s: %w", r.path, err)
+			return r.readError(r.base+int64(r.end), err)
 		}
+	}
+	return nil
+}
+
+func (r *reader) readError(off int64, err error) error {
+	if err == io.EOF {
+		return r.errorf(off, "file shrank while reading")
+	}
+	return fmt.Errorf("%s: %w", r.path, err)
+}
+
+// fillAhead is fill with read-ahead: it moves on to the next chunk the
+// prefetcher read, copying the bytes from keep on into its headroom.
+func (r *reader) fillAhead(n int, off int64, keep int) error {
+	for r.end-r.pos < n {
+		at := r.base + int64(r.end) // file offset of the data wanted next
+		c, err := r.pf.next(at)
+		if err != nil {
+			return r.readError(at, err)
+		}
+		left := r.buf[keep:r.end]
+		start := headroom + int(at-c.off) // index in c.buf of the byte at offset at
+		if len(left) > start {
+			r.pf.release(c.buf)
+			return r.errorf(off, "record needs more than the %d-byte read buffer", headroom)
+		}
+		copy(c.buf[start-len(left):start], left)
+		if r.buf != nil {
+			r.pf.release(r.buf)
+		}
+		r.pos += start - len(left) - keep
+		r.lo = start - len(left)
+		r.base = at - int64(start)
+		r.end = headroom + c.n
+		r.buf = c.buf
+		keep = r.lo
 	}
 	return nil
 }
@@ -108,8 +175,17 @@ func (r *reader) skip(n int64) {
 		r.pos += int(n)
 		return
 	}
-	r.base = r.off() + n
-	r.pos, r.end = 0, 0
+	to := r.off() + n
+	if r.pf != nil {
+		r.pf.skipTo(to)
+		// Keep the buffer for the next chunk's headroom; it holds nothing
+		// needed any more.
+		r.base = to - int64(len(r.buf))
+		r.lo, r.pos, r.end = len(r.buf), len(r.buf), len(r.buf)
+		return
+	}
+	r.base = to
+	r.lo, r.pos, r.end = 0, 0, 0
 }
 
 // uvarint reads one unsigned varint.
@@ -208,7 +284,7 @@ func (r *reader) string(what string) (string, error) {
 // readAt copies len(p) file bytes at off into p, from the buffer where it
 // holds them and from the file otherwise. The caller has checked the range.
 func (r *reader) readAt(p []byte, off int64) error {
-	if off >= r.base && off+int64(len(p)) <= r.base+int64(r.end) {
+	if r.inBuf(off, int64(len(p))) {
 		copy(p, r.buf[off-r.base:])
 		return nil
 	}
@@ -216,8 +292,112 @@ func (r *reader) readAt(p []byte, off int64) error {
 	if n == len(p) {
 		return nil
 	}
-	if err == io.EOF || err == nil {
-		return r.errorf(off+int64(n), "file shrank while reading")
+	if err == nil {
+		err = io.EOF
 	}
-	return fmt.Errorf("%s: %w", r.path, err)
+	return r.readError(off+int64(n), err)
+}
+
+// prefetcher reads the file ahead, chunk by chunk, in its own goroutine,
+// into buffers the reader hands back when done with them.
+type prefetcher struct {
+	ra   io.ReaderAt
+	size int64
+	to   atomic.Int64 // skip target: the next read starts no earlier
+	full chan filled
+	free chan []byte
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// filled is a chunk read at off: c.n bytes at buf[headroom:].
+type filled struct {
+	off int64
+	buf []byte
+	n   int
+	err error
+}
+
+const prefetchBuffers = 4
+
+func startPrefetch(ra io.ReaderAt, size int64) *prefetcher {
+	pf := &prefetcher{
+		ra:   ra,
+		size: size,
+		full: make(chan filled, prefetchBuffers),
+		free: make(chan []byte, prefetchBuffers+1),
+		stop: make(chan struct{}),
+	}
+	for range prefetchBuffers {
+		pf.free <- make([]byte, headroom+chunk)
+	}
+	pf.done.Add(1)
+	go pf.run()
+	return pf
+}
+
+func (pf *prefetcher) run() {
+	defer pf.done.Done()
+	defer close(pf.full)
+	off := int64(0)
+	for {
+		var buf []byte
+		select {
+		case buf = <-pf.free:
+		case <-pf.stop:
+			return
+		}
+		off = max(off, pf.to.Load())
+		if off >= pf.size {
+			return
+		}
+		n := int(min(int64(chunk), pf.size-off))
+		m, err := pf.ra.ReadAt(buf[headroom:headroom+n], off)
+		if m == n {
+			err = nil
+		} else if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		select {
+		case pf.full <- filled{off: off, buf: buf, n: m, err: err}:
+		case <-pf.stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+		off += int64(m)
+	}
+}
+
+// next returns the chunk that holds file offset at, dropping chunks before it.
+func (pf *prefetcher) next(at int64) (filled, error) {
+	for {
+		c, ok := <-pf.full
+		if !ok {
+			return filled{}, io.EOF
+		}
+		if c.off+int64(c.n) <= at {
+			pf.release(c.buf)
+			if c.err != nil {
+				return filled{}, c.err
+			}
+			continue
+		}
+		if c.off > at {
+			pf.release(c.buf)
+			return filled{}, fmt.Errorf("read ahead past offset %d", at)
+		}
+		return c, nil
+	}
+}
+
+func (pf *prefetcher) release(buf []byte) { pf.free <- buf }
+
+// skipTo tells the goroutine not to read before off.
+func (pf *prefetcher) skipTo(off int64) { pf.to.Store(off) }
+
+func (pf *prefetcher) close() {
+	close(pf.stop)
+	pf.done.Wait()
 }
