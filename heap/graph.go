@@ -232,8 +232,11 @@ func build(p *parser, opts Options) (*Graph, error) {
 		succ = make([]uint32, len(p.edges64))
 	}
 	ne := len(succ)
-	start := append(p.start, uint32(ne)) // start[n]: the end of the last object's edges
-	p.edges32, p.start = nil, nil
+	if ne > maxIndex {
+		return nil, fmt.Errorf("%s: %w: more than %d pointers", g.path, ErrTooLarge, maxIndex)
+	}
+	start := p.starts(n)
+	p.edges32 = nil
 	parts := resolveParts(start, runtime.GOMAXPROCS(0))
 	kept := make([]int, len(parts))
 	ends := make([]uint32, len(parts))
@@ -263,6 +266,14 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.Stats.Dangling = uint64(ne) - uint64(w)
 	g.Start = start
 	g.Succ = succ[:w]
+	// Make room for the roots' edges now rather than by append's growth.
+	rootEdges := len(p.slots) + len(g.Goroutines) + 3*(len(g.Finalizers)+len(g.QueuedFinalizers)) + 2*len(g.OtherRoots) + len(g.Frames)
+	for _, s := range g.Segments {
+		rootEdges += 2 * len(s.PtrOffsets)
+	}
+	if cap(g.Succ)-len(g.Succ) < rootEdges {
+		g.Succ = append(make([]uint32, 0, len(g.Succ)+rootEdges), g.Succ...)
+	}
 
 	if err := g.addRoots(p, opts); err != nil {
 		return nil, err
@@ -270,6 +281,30 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.resolveSamples(p.samples)
 	g.markLive()
 	return g, nil
+}
+
+// starts returns the CSR start array of the n objects, from their edge
+// counts: start[i] is the index of object i's first edge, start[n] the
+// number of edges. It has room for the root nodes and the super-root.
+func (p *parser) starts(n int) []uint32 {
+	roots := len(p.d.Frames) + len(p.d.Goroutines) + len(p.d.Finalizers) + len(p.d.QueuedFinalizers) + len(p.d.OtherRoots)
+	for _, s := range p.d.Segments {
+		roots += len(s.PtrOffsets)
+	}
+	start := make([]uint32, n+1, n+roots+2)
+	acc, b := uint32(0), 0
+	for i, c := range p.counts {
+		start[i] = acc
+		if c < 255 {
+			acc += uint32(c)
+		} else {
+			acc += p.big[b].n
+			b++
+		}
+	}
+	start[n] = acc
+	p.counts, p.big = nil, nil
+	return start
 }
 
 // parallelMinEdges is the number of edges from which they are resolved in

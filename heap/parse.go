@@ -75,7 +75,8 @@ type parser struct {
 	compact    bool // edges32 holds (value-arenaLo)>>shift; else edges64 holds values
 
 	idx     objIndex
-	start   []uint32 // per object: index of its first raw edge
+	counts  []uint8     // per object: its number of raw edges, 255 if in big
+	big     []bigCount  // objects with 255 raw edges or more
 	edges32 []uint32
 	edges64 []uint64
 
@@ -91,6 +92,9 @@ type parser struct {
 	win  []byte   // scratch: window of contents not in the buffer
 	wOff int64    // file offset of win
 }
+
+// bigCount is the number of raw edges of an object that has many.
+type bigCount struct{ obj, n uint32 }
 
 // sample is an alloc sample record.
 type sample struct{ obj, bucket uint64 }
@@ -369,24 +373,51 @@ func (p *parser) object(recOff int64) error {
 	if err := p.idx.add(addr, n, recOff); err != nil {
 		return fmt.Errorf("%s: %w: more than %d objects", r.path, err, maxIndex)
 	}
-	ne := len(p.edges32) + len(p.edges64)
-	if ne > maxIndex {
+	mark := len(p.edges32) + len(p.edges64)
+	if mark > maxIndex {
 		return fmt.Errorf("%s: %w: more than %d pointers", r.path, ErrTooLarge, maxIndex)
 	}
-	p.start = append(p.start, uint32(ne))
-
 	if n > maxBuffered {
-		return p.largeObject(n)
+		err = p.largeObject(n)
+	} else {
+		if err := r.fill(int(n), nOff); err != nil {
+			return err
+		}
+		cOff := r.off()
+		r.pos += int(n)
+		r.pin = cOff
+		err = p.objectFields(cOff, n)
+		r.pin = -1
 	}
-	if err := r.fill(int(n), nOff); err != nil {
+	if err != nil {
 		return err
 	}
-	cOff := r.off()
-	r.pos += int(n)
-	r.pin = cOff
-	err = p.objectFields(cOff, n)
-	r.pin = -1
-	return err
+	p.endObject(mark)
+	return nil
+}
+
+// endObject records the number of raw edges of the object whose first raw
+// edge is at mark.
+func (p *parser) endObject(mark int) {
+	c := len(p.edges32) + len(p.edges64) - mark
+	if len(p.counts) == cap(p.counts) {
+		p.counts = grow(p, p.counts, 1)
+	}
+	if c < 255 {
+		p.counts = append(p.counts, uint8(c))
+		return
+	}
+	p.counts = append(p.counts, 255)
+	p.big = append(p.big, bigCount{obj: uint32(len(p.counts) - 1), n: uint32(c)})
+}
+
+// reserveEdges makes room for n more raw edges.
+func (p *parser) reserveEdges(n int) {
+	if p.compact && cap(p.edges32)-len(p.edges32) < n {
+		p.edges32 = grow(p, p.edges32, n)
+	} else if !p.compact && cap(p.edges64)-len(p.edges64) < n {
+		p.edges64 = grow(p, p.edges64, n)
+	}
 }
 
 // objectFields reads the field list of an object whose n bytes of contents
@@ -396,6 +427,7 @@ func (p *parser) objectFields(cOff int64, n uint64) error {
 	r := p.r
 	ps := p.ptrSize
 	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
+	p.reserveEdges(int(n / ps))
 	edges32, edges64 := p.edges32, p.edges64
 	defer func() { p.edges32, p.edges64 = edges32, edges64 }()
 	prev := int64(-1)
@@ -455,7 +487,7 @@ func (p *parser) objectsFast() bool {
 	pos0 := r.pos
 	pos := pos0
 	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
-	edges, start := p.edges32, p.start
+	edges, counts := p.edges32, p.counts
 	for pos < len(buf) && buf[pos] == tagObject {
 		if pos+24 > len(buf) {
 			break
@@ -480,7 +512,7 @@ func (p *parser) objectsFast() bool {
 			break
 		}
 		if cap(edges)-len(edges) < int(n/8) {
-			edges = p.grow32(edges, int(n/8))
+			edges = grow(p, edges, int(n/8))
 		}
 		mark := len(edges)
 		prev := -1
@@ -517,10 +549,15 @@ func (p *parser) objectsFast() bool {
 			edges = edges[:mark]
 			break
 		}
-		if len(start) == cap(start) {
-			start = p.grow32(start, 1)
+		if len(counts) == cap(counts) {
+			counts = grow(p, counts, 1)
 		}
-		start = append(start, uint32(mark))
+		if c := len(edges) - mark; c < 255 {
+			counts = append(counts, uint8(c))
+		} else {
+			counts = append(counts, 255)
+			p.big = append(p.big, bigCount{obj: uint32(len(counts) - 1), n: uint32(c)})
+		}
 		// The next slot of the current group, or a new group.
 		if gl := len(x.groups); gl > 0 {
 			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n {
@@ -534,23 +571,23 @@ func (p *parser) objectsFast() bool {
 		x.add(addr, n, r.base+int64(pos))
 		pos = i
 	}
-	p.edges32, p.start = edges, start
+	p.edges32, p.counts = edges, counts
 	r.pos = pos
 	return pos > pos0
 }
 
-// grow32 returns s with room for at least need more elements. Past the
+// grow returns s with room for at least need more elements. Past the
 // first megabyte of the file, it sizes the new array by extrapolating from
-// the fraction of the file read so far: the pages beyond what is used are
+// the fraction of the file read so far: pages beyond what is used are
 // never touched, so a generous estimate costs address space, not memory,
 // and saves the copies and page faults of repeated growth.
-func (p *parser) grow32(s []uint32, need int) []uint32 {
+func grow[T any](p *parser, s []T, need int) []T {
 	c := 2*cap(s) + need
 	if done := p.r.off(); done > 1<<20 {
 		est := int(float64(len(s)) * float64(p.r.size) / float64(done) * 1.1)
 		c = max(est, cap(s)+cap(s)/4) + need
 	}
-	t := make([]uint32, len(s), c)
+	t := make([]T, len(s), c)
 	copy(t, s)
 	return t
 }
@@ -602,6 +639,7 @@ func (p *parser) largeObject(n uint64) error {
 	if err := p.fieldList(n, true); err != nil {
 		return err
 	}
+	p.reserveEdges(len(p.offs))
 	for _, o := range p.offs {
 		v, err := p.wordAt(cOff + int64(o))
 		if err != nil {
