@@ -75,8 +75,8 @@ type parser struct {
 	compact    bool // edges32 holds (value-arenaLo)>>shift; else edges64 holds values
 
 	idx     objIndex
-	counts  []uint8     // per object: its number of raw edges, 255 if in big
-	big     []bigCount  // objects with 255 raw edges or more
+	counts  []uint8    // per object: its number of raw edges, 255 if in big
+	big     []bigCount // objects with 255 raw edges or more
 	edges32 []uint32
 	edges64 []uint64
 
