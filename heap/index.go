@@ -134,8 +134,9 @@ func (x *objIndex) finish() *overlapError {
 	}
 	x.lo = x.entries[0].base
 	x.hi = x.entries[len(x.entries)-1].end
-	// About one bucket per heap page, fewer if the heap is sparse.
-	limit := uint64(2*len(x.entries) + 1<<16)
+	// About one bucket per heap page, fewer if the heap is sparse: at most
+	// two per group.
+	limit := uint64(2*len(x.entries) + 64)
 	x.shift = 13
 	for (x.hi-x.lo)>>x.shift >= limit {
 		x.shift++

@@ -494,6 +494,9 @@ func (p *parser) objectsFast() bool {
 		}
 		// The address takes 5-8 bytes, the length 1 or 2.
 		addr, i := uvarintAt(buf, pos+1)
+		if i < 0 || i+2 > len(buf) {
+			break
+		}
 		var n uint64
 		if b := buf[i]; b < 0x80 {
 			n, i = uint64(b), i+1
@@ -502,7 +505,7 @@ func (p *parser) objectsFast() bool {
 		} else {
 			break
 		}
-		if i < 0 || n == 0 || n > maxBuffered || n%8 != 0 || addr%8 != 0 ||
+		if n == 0 || n > maxBuffered || n%8 != 0 || addr%8 != 0 ||
 			addr < lo || n > span || addr-lo > span-n || x.n >= maxIndex || len(edges) > maxIndex {
 			break
 		}

@@ -1,7 +1,7 @@
 // Command dumpprog builds a small heap with known holders and writes a heap
 // dump of itself, for the heap package's tests.
 //
-// Usage: dumpprog [-gc=false] FILE
+// Usage: dumpprog [-gc=false] [-small] FILE
 //
 // It prints "name value" lines the tests check the dump against: payload
 // and context addresses and, after runtime.GC(), the HeapAlloc of
@@ -56,9 +56,12 @@ func finalize(f *finalized) {
 	select {}
 }
 
+// scale divides payload sizes; nodeCount is the length of list.
+var scale, nodeCount = 1, 20000
+
 //go:noinline
 func makePayload(size int) []byte {
-	b := make([]byte, size)
+	b := make([]byte, size/scale)
 	for i := range b {
 		b[i] = byte(i)
 	}
@@ -140,9 +143,13 @@ func waitBlocked(fns ...string) {
 
 func main() {
 	gc := flag.Bool("gc", true, "run the GC before dumping")
+	small := flag.Bool("small", false, "make payloads 1/32 the size and the list 1/100")
 	flag.Parse()
+	if *small {
+		scale, nodeCount = 32, 200
+	}
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: dumpprog [-gc=false] FILE")
+		fmt.Fprintln(os.Stderr, "usage: dumpprog [-gc=false] [-small] FILE")
 		os.Exit(2)
 	}
 	if !*gc {
@@ -150,7 +157,7 @@ func main() {
 		debug.SetGCPercent(-1)
 	}
 
-	for i := 0; i < 20000; i++ {
+	for i := 0; i < nodeCount; i++ {
 		list = &node{next: list, id: i}
 	}
 	index = make(map[int]*node)
