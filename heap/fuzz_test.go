@@ -2,7 +2,9 @@ package heap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -24,6 +26,19 @@ func minimizedDump(t testing.TB) []byte {
 			}
 		}
 	}
+	// Objects the kept goroutine's frames point into stay, so the seed has
+	// frame roots.
+	var framePtrs []uint64
+	for i := keepG + 1; i < len(recs) && recs[i].tag == tagStackFrame; i++ {
+		contents := recs[i].fields[3].s
+		for _, o := range recs[i].fields[8].ptrs {
+			framePtrs = append(framePtrs, binary.LittleEndian.Uint64(contents[o:]))
+		}
+	}
+	pointedTo := func(r rawRecord) bool {
+		addr, size := r.fields[0].u, uint64(len(r.fields[1].s))
+		return slices.ContainsFunc(framePtrs, func(v uint64) bool { return v >= addr && v-addr < size })
+	}
 	e := newEncoder()
 	count := map[uint64]int{}
 	inG := false
@@ -37,7 +52,7 @@ func minimizedDump(t testing.TB) []byte {
 		}
 		switch r.tag {
 		case tagObject:
-			if len(r.fields[1].s) > 128 || count[r.tag] >= 12 {
+			if len(r.fields[1].s) > 128 || count[r.tag] >= 12 && !pointedTo(r) {
 				continue
 			}
 		case tagType, tagItab, tagOSThread, tagMemProf, tagAllocSample, tagFinalizer, tagQueuedFinalizer:
@@ -141,7 +156,7 @@ func TestFuzzSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGraph(t, g)
-	if g.NumObjects != 12 || len(g.Goroutines) != 1 || len(g.Frames) < 3 || len(g.Roots) == 0 || g.MemStats == nil {
+	if g.NumObjects < 13 || len(g.Goroutines) != 1 || len(g.Frames) < 3 || len(g.Roots) == 0 || g.MemStats == nil {
 		t.Errorf("seed has %d objects, %d goroutines, %d roots", g.NumObjects, len(g.Goroutines), len(g.Roots))
 	}
 	t.Logf("seed: %d bytes, %d objects, %d edges, %d roots", len(seed), g.NumObjects, len(g.Succ), len(g.Roots))

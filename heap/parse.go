@@ -492,7 +492,7 @@ func (p *parser) objectsFast() bool {
 		if pos+24 > len(buf) {
 			break
 		}
-		// The address takes 5-8 bytes, the length 1 or 2.
+		// The address takes 5-8 bytes, the length 1 to 3.
 		addr, i := uvarintAt(buf, pos+1)
 		if i < 0 || i+2 > len(buf) {
 			break
@@ -502,7 +502,7 @@ func (p *parser) objectsFast() bool {
 			n, i = uint64(b), i+1
 		} else if b2 := buf[i+1]; b2 < 0x80 {
 			n, i = uint64(b&0x7f)|uint64(b2)<<7, i+2
-		} else {
+		} else if n, i = uvarintAt(buf, i); i < 0 {
 			break
 		}
 		if n == 0 || n > maxBuffered || n%8 != 0 || addr%8 != 0 ||
