@@ -29,3 +29,25 @@ func BenchmarkLoad(b *testing.B) {
 		g.Close()
 	}
 }
+
+// BenchmarkObjectRecord re-reads object records of the dump named by
+// $CTXLEAK_BENCH_DUMP, as the holder report does for the few objects on a
+// path: each call reads from the start of the object's run of records.
+func BenchmarkObjectRecord(b *testing.B) {
+	path := os.Getenv("CTXLEAK_BENCH_DUMP")
+	if path == "" {
+		b.Skip("CTXLEAK_BENCH_DUMP is not set")
+	}
+	g, err := Load(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	i := uint32(0)
+	for b.Loop() {
+		i = (i + 7919*104729) % uint32(g.NumObjects)
+		if _, err := g.ObjectRecord(i, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

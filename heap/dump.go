@@ -165,12 +165,12 @@ type Thread struct {
 type SegmentKind uint8
 
 const (
-	Data SegmentKind = iota + 1 // initialised globals
-	BSS                         // zeroed globals
+	SegmentData SegmentKind = iota + 1 // initialised globals
+	SegmentBSS                         // zeroed globals
 )
 
 func (k SegmentKind) String() string {
-	if k == Data {
+	if k == SegmentData {
 		return "data"
 	}
 	return "bss"

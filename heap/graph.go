@@ -40,12 +40,12 @@ type Options struct {
 // enclosing object), a root node's are the objects its slots point into,
 // one per slot, in the order of RootSlots.
 type Graph struct {
-	*Dump
+	*Dump // every record but the objects
 
-	NumObjects int
-	Roots      []Root
-	SuperRoot  uint32
-	Start      []uint32
+	NumObjects int      // objects: nodes 0..NumObjects-1
+	Roots      []Root   // root nodes: node NumObjects+i is Roots[i]
+	SuperRoot  uint32   // the last node, NumObjects+len(Roots)
+	Start      []uint32 // len NumObjects+len(Roots)+2: node v's successors are Succ[Start[v]:Start[v+1]]
 	Succ       []uint32
 
 	// Totals over the whole dump. Live means reachable from a root; the

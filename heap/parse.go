@@ -876,9 +876,9 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 	if err := p.needParams(recOff); err != nil {
 		return err
 	}
-	s := Segment{Kind: Data}
+	s := Segment{Kind: SegmentData}
 	if tag == tagBSS {
-		s.Kind = BSS
+		s.Kind = SegmentBSS
 	}
 	if err := p.ints(&s.Addr); err != nil {
 		return err

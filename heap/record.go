@@ -22,7 +22,7 @@ func (g *Graph) ObjectRecord(i uint32, limit int) (*ObjectRecord, error) {
 		return nil, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, i, g.NumObjects)
 	}
 	gr := &g.idx.groups[g.idx.groupOf(i)]
-	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: make([]byte, min(64<<10, g.size+16)), base: gr.file, pin: -1}
+	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: make([]byte, min(16<<10, g.size+16)), base: gr.file, pin: -1}
 	p := *g.params
 	p.r = r
 	p.wOff = -1
