@@ -45,6 +45,7 @@ type objIndex struct {
 	bits   []uint64 // slot bitmaps of sparse groups
 	rank   []uint32 // per bitmap word: objects of its group in earlier words
 	n      uint32   // objects
+	sealed bool     // a record other than an object came after the last group
 
 	// Built by finish.
 	entries []entry  // groups sorted by base
@@ -60,7 +61,7 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 		return ErrTooLarge
 	}
 	x.n++
-	if len(x.groups) > 0 {
+	if len(x.groups) > 0 && !x.sealed {
 		g := &x.groups[len(x.groups)-1]
 		if size == g.size && g.count < maxGroupObjects {
 			last := g.base + uint64(g.slots-1)*size
@@ -88,6 +89,7 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 			}
 		}
 	}
+	x.sealed = false
 	x.groups = append(x.groups, group{base: addr, size: size, slots: 1, count: 1, first: x.n - 1, words: -1, file: file})
 	return nil
 }

@@ -142,6 +142,11 @@ func (p *parser) run() error {
 		if tag != tagStackFrame && tag != tagDefer && tag != tagPanic {
 			p.curG = -1
 		}
+		if tag != tagObject {
+			// A group is a run of consecutive records, so ObjectRecord can
+			// re-read it from its start.
+			p.idx.sealed = true
+		}
 		switch tag {
 		case tagEOF:
 			if left := r.remaining(); left != 0 {
@@ -563,7 +568,7 @@ func (p *parser) objectsFast() bool {
 		}
 		// The next slot of the current group, or a new group.
 		if gl := len(x.groups); gl > 0 {
-			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n {
+			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed {
 				g.slots++
 				g.count++
 				x.n++

@@ -131,3 +131,23 @@ func TestBigEndian32(t *testing.T) {
 		t.Errorf("%d global roots without symbols, want 2", globalsSeen)
 	}
 }
+
+// Objects that continue a run but come after another record start a new
+// run, so ObjectRecord can read each run from its start.
+func TestRunsAreConsecutiveRecords(t *testing.T) {
+	e := newEncoder()
+	e.u(tagParams, 0, 8, 0x10000, 0x20000).s([]byte("amd64")).s([]byte("go1.26.8")).u(2)
+	e.u(tagObject, 0x10000).s(make([]byte, 16)).fields(nil)
+	e.u(tagItab, 0x1000, 0x2000)
+	e.u(tagObject, 0x10010).s(make([]byte, 16)).fields(nil)
+	e.u(tagEOF)
+	g, err := Read(bytes.NewReader(e.b), int64(len(e.b)), "runs.bin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint32(0); i < 2; i++ {
+		if rec, err := g.ObjectRecord(i, 0); err != nil || rec.Addr != 0x10000+16*uint64(i) {
+			t.Errorf("ObjectRecord(%d) = %+v, %v", i, rec, err)
+		}
+	}
+}
