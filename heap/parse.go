@@ -131,14 +131,6 @@ func (p *parser) run() error {
 			return r.errorf(off, "unknown record tag %d", tag)
 		}
 		r.rec = recordNames[tag]
-		if tag == tagObject && p.compact && p.le64 {
-			// Put the tag back: objectsFast reads whole records.
-			r.pos = int(off - r.base)
-			if p.objectsFast() {
-				continue
-			}
-			r.pos++
-		}
 		if tag != tagStackFrame && tag != tagDefer && tag != tagPanic {
 			p.curG = -1
 		}
@@ -146,6 +138,14 @@ func (p *parser) run() error {
 			// A group is a run of consecutive records, so ObjectRecord can
 			// re-read it from its start.
 			p.idx.sealed = true
+		}
+		if tag == tagObject && p.compact && p.le64 {
+			// Put the tag back: objectsFast reads whole records.
+			r.pos = int(off - r.base)
+			if p.objectsFast() {
+				continue
+			}
+			r.pos++
 		}
 		switch tag {
 		case tagEOF:
@@ -332,6 +332,9 @@ func (p *parser) fieldList(n uint64, ascending bool) error {
 		}
 		if err := p.checkField(o, n, oOff, ascending && len(p.offs) > 0 && o <= p.offs[len(p.offs)-1]); err != nil {
 			return err
+		}
+		if uint64(len(p.offs)) >= 2*(n/p.ptrSize) {
+			return r.errorf(oOff, "more than %d pointer fields for %d bytes", len(p.offs), n)
 		}
 		p.offs = append(p.offs, o)
 	}
@@ -790,7 +793,8 @@ func (p *parser) frame(recOff int64) error {
 		return err
 	}
 	f.Func = p.intern(name)
-	// Outargs and locals each come in ascending order, not the two together.
+	// Outargs and locals each come in ascending order, not the two
+	// together, so a slot may appear twice but no more.
 	if err := p.fieldList(f.Size, false); err != nil {
 		return err
 	}
