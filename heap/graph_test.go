@@ -96,6 +96,8 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 			if v := binary.LittleEndian.Uint64(b[s.Offset:]); v != ctxAddr {
 				t.Errorf("frame contents at %d hold %#x, want %#x", s.Offset, v, ctxAddr)
 			}
+			t.Logf("main.waitHeld: %d bytes of arguments; ctx data word at offset %d of main.loopHeld's frame (SP %#x, %d bytes)",
+				args, s.Offset, caller.SP, caller.Size)
 			itab := binary.LittleEndian.Uint64(b[s.Offset-8:])
 			typ, ok := g.Itabs[itab]
 			if !ok || !strings.HasPrefix(g.Types[typ].Name, "context.") {
