@@ -589,14 +589,15 @@ func (p *parser) objectsFast() bool {
 
 // grow returns s with room for at least need more elements. Past the
 // first megabyte of the file, it sizes the new array by extrapolating from
-// the fraction of the file read so far: pages beyond what is used are
-// never touched, so a generous estimate costs address space, not memory,
-// and saves the copies and page faults of repeated growth.
+// the fraction of the file read so far, within 1.25 to 8 times the old
+// size: pages beyond what is used are never touched, so a generous
+// estimate costs address space, not memory, and saves the copies and page
+// faults of repeated growth.
 func grow[T any](p *parser, s []T, need int) []T {
 	c := 2*cap(s) + need
 	if done := p.r.off(); done > 1<<20 {
 		est := int(float64(len(s)) * float64(p.r.size) / float64(done) * 1.1)
-		c = max(est, cap(s)+cap(s)/4) + need
+		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
 	t := make([]T, len(s), c)
 	copy(t, s)
