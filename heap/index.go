@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -33,11 +34,14 @@ type group struct {
 
 func (g *group) end() uint64 { return g.base + uint64(g.slots)*g.size }
 
-// entry is a group as the address lookup sees it, sorted by base.
+// entry is a group as the address lookup sees it, sorted by base. Its end
+// is in objIndex.ends, which the lookup scans.
 type entry struct {
-	base, end, size uint64
-	first           uint32
-	words           int32
+	base  uint64
+	size  uint64
+	magic uint64 // ^uint64(0)/size + 1: slot = high word of offset*magic
+	first uint32
+	words int32
 }
 
 type objIndex struct {
@@ -49,6 +53,7 @@ type objIndex struct {
 
 	// Built by finish.
 	entries []entry  // groups sorted by base
+	ends    []uint64 // entries' ends
 	lo, hi  uint64   // address range of all objects
 	shift   uint     // bucket granularity
 	bucket  []uint32 // bucket b: first entry ending after lo + b<<shift
@@ -114,31 +119,26 @@ func (x *objIndex) finish() *overlapError {
 				r += uint32(bits.OnesCount64(x.bits[w]))
 			}
 		}
-		x.entries[gi] = entry{base: g.base, end: g.end(), size: g.size, first: g.first, words: g.words}
+		x.entries[gi] = entry{base: g.base, size: g.size, magic: ^uint64(0)/g.size + 1, first: g.first, words: g.words}
 	}
-	slices.SortFunc(x.entries, func(a, b entry) int {
-		if a.base < b.base {
-			return -1
-		}
-		if a.base > b.base {
-			return 1
-		}
-		return 0
-	})
-	for i := 1; i < len(x.entries); i++ {
-		if x.entries[i].base < x.entries[i-1].end {
-			g := x.groups[x.groupOf(x.entries[i].first)]
-			return &overlapError{file: g.file, addr: x.entries[i].base, prevAddr: x.entries[i-1].base}
+	slices.SortFunc(x.entries, func(a, b entry) int { return cmp.Compare(a.base, b.base) })
+	x.ends = make([]uint64, len(x.entries))
+	for i := range x.entries {
+		e := &x.entries[i]
+		x.ends[i] = x.groups[x.groupOf(e.first)].end()
+		if i > 0 && e.base < x.ends[i-1] {
+			g := x.groups[x.groupOf(e.first)]
+			return &overlapError{file: g.file, addr: e.base, prevAddr: x.entries[i-1].base}
 		}
 	}
 	if len(x.entries) == 0 {
 		return nil
 	}
 	x.lo = x.entries[0].base
-	x.hi = x.entries[len(x.entries)-1].end
-	// About one bucket per heap page, fewer if the heap is sparse: at most
-	// two per group.
-	limit := uint64(2*len(x.entries) + 64)
+	x.hi = x.ends[len(x.ends)-1]
+	// One bucket per heap page, fewer if the heap is sparse: at most two
+	// per group or one per four objects, whichever is more.
+	limit := uint64(max(2*len(x.entries)+64, min(int(x.n)/4, 1<<22)))
 	x.shift = 13
 	for (x.hi-x.lo)>>x.shift >= limit {
 		x.shift++
@@ -148,7 +148,7 @@ func (x *objIndex) finish() *overlapError {
 	j := 0
 	for b := 0; b <= nb; b++ {
 		start := x.lo + uint64(b)<<x.shift
-		for j < len(x.entries) && x.entries[j].end <= start {
+		for j < len(x.ends) && x.ends[j] <= start {
 			j++
 		}
 		x.bucket[b] = uint32(j)
@@ -159,45 +159,33 @@ func (x *objIndex) finish() *overlapError {
 // lookup returns the index of the object that contains addr. hint is the
 // entry that resolved the previous address; it is checked first and updated.
 func (x *objIndex) lookup(addr uint64, hint *int) (uint32, bool) {
-	var e *entry
-	if h := *hint; h < len(x.entries) && addr >= x.entries[h].base && addr < x.entries[h].end {
-		e = &x.entries[h]
-	} else {
+	i := *hint
+	if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.ends[i] {
 		if addr < x.lo || addr >= x.hi {
 			return 0, false
 		}
 		b := (addr - x.lo) >> x.shift
-		i, j := int(x.bucket[b]), int(x.bucket[b+1])
-		if j >= len(x.entries) {
-			j = len(x.entries) - 1
-		}
+		i = int(x.bucket[b])
+		j := min(int(x.bucket[b+1]), len(x.ends)-1)
 		// The first entry ending after addr is in entries[i..j].
 		if j-i > 8 {
-			k, _ := slices.BinarySearchFunc(x.entries[i:j+1], addr, func(e entry, a uint64) int {
-				if e.end <= a {
-					return -1
-				}
-				return 1
-			})
+			k, _ := slices.BinarySearch(x.ends[i:j+1], addr+1)
 			i += k
-			if i >= len(x.entries) {
-				return 0, false
-			}
 		} else {
-			for i < j && x.entries[i].end <= addr {
+			for i < j && x.ends[i] <= addr {
 				i++
 			}
 		}
-		e = &x.entries[i]
-		if addr < e.base || addr >= e.end {
+		if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.ends[i] {
 			return 0, false
 		}
 		*hint = i
 	}
+	e := &x.entries[i]
 	off := addr - e.base
 	var slot uint64
 	if off < 1<<32 && e.size < 1<<32 {
-		slot = uint64(uint32(off) / uint32(e.size))
+		slot, _ = bits.Mul64(off, e.magic)
 	} else {
 		slot = off / e.size
 	}
