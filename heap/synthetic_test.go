@@ -151,3 +151,31 @@ func TestRunsAreConsecutiveRecords(t *testing.T) {
 		}
 	}
 }
+
+// Arenas too far apart for 32-bit word offsets: raw pointers are kept as
+// 64-bit values until they are resolved.
+func TestWideArenas(t *testing.T) {
+	le := binary.LittleEndian
+	words := func(vs ...uint64) []byte {
+		var b []byte
+		for _, v := range vs {
+			b = le.AppendUint64(b, v)
+		}
+		return b
+	}
+	hi := uint64(1) << 45
+	e := newEncoder()
+	e.u(tagParams, 0, 8, 0x10000, hi+0x10000).s([]byte("amd64")).s([]byte("go1.26.8")).u(2)
+	e.u(tagObject, 0x10000).s(words(hi+8, 0)).fields([]uint64{0})       // -> B (interior)
+	e.u(tagObject, hi).s(words(0x10000, 0x10008)).fields([]uint64{0, 8}) // -> A, A
+	e.u(tagData, 0x5000).s(words(hi)).fields([]uint64{0})
+	e.u(tagEOF)
+	g, err := Read(bytes.NewReader(e.b), int64(len(e.b)), "wide.bin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g.Succ[g.Start[0]:g.Start[1]], []uint32{1}) || !slices.Equal(g.Succ[g.Start[1]:g.Start[2]], []uint32{0, 0}) ||
+		g.Stats.LiveObjects != 2 || len(g.Roots) != 1 {
+		t.Errorf("start %v, succ %v, stats %+v", g.Start, g.Succ, g.Stats)
+	}
+}
