@@ -166,7 +166,7 @@ func TestWideArenas(t *testing.T) {
 	hi := uint64(1) << 45
 	e := newEncoder()
 	e.u(tagParams, 0, 8, 0x10000, hi+0x10000).s([]byte("amd64")).s([]byte("go1.26.8")).u(2)
-	e.u(tagObject, 0x10000).s(words(hi+8, 0)).fields([]uint64{0})       // -> B (interior)
+	e.u(tagObject, 0x10000).s(words(hi+8, 0)).fields([]uint64{0})        // -> B (interior)
 	e.u(tagObject, hi).s(words(0x10000, 0x10008)).fields([]uint64{0, 8}) // -> A, A
 	e.u(tagData, 0x5000).s(words(hi)).fields([]uint64{0})
 	e.u(tagEOF)
