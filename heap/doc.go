@@ -1,0 +1,28 @@
+// Package heap reads Go heap dumps, as written by runtime/debug.WriteHeapDump
+// in Go 1.22 to 1.26 (header "go1.7 heap dump"), and builds their object
+// graph.
+//
+// Load reads a dump in one pass. It keeps every record but the objects'
+// contents: goroutines and their frames with the pointer slots the
+// runtime's stack maps chose, the data and bss segments, types, itabs,
+// finalizers, OS threads, defers, panics, memstats and the memory profile
+// with its alloc samples (see Dump). Objects are indexed by address, so an
+// interior pointer resolves to the object that contains it, and the graph
+// is laid out in compressed sparse row form for a dominator computation:
+// objects, then one node per root (a goroutine frame, a global, a
+// finalizer...), then a super-root (see Graph).
+//
+// Liveness is what the runtime wrote: frames are never scanned
+// conservatively, so a goroutine that no longer uses its context does not
+// hold it. Live means reachable from a root; dead objects and the fake
+// objects the runtime writes for the unused tail of spans only count in
+// Stats.
+//
+// The contents of the few objects a report needs (interface type words,
+// closure code pointers) are read back from the file on demand with
+// ObjectRecord and FrameContents.
+//
+// Malformed input gives a *FormatError naming the byte offset and the kind
+// of record; the reader never panics and never allocates from a length it
+// has not checked against the size of the file.
+package heap

@@ -1,0 +1,418 @@
+package heap
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rootsReaching returns the roots that have a slot pointing into object obj.
+func rootsReaching(g *Graph, obj uint32) []int {
+	var rs []int
+	for i := range g.Roots {
+		for _, s := range g.RootSlots(i) {
+			if s.Node == obj {
+				rs = append(rs, i)
+				break
+			}
+		}
+	}
+	return rs
+}
+
+func find(t *testing.T, g *Graph, addr uint64) uint32 {
+	t.Helper()
+	i, ok := g.Find(addr)
+	if !ok {
+		t.Fatalf("no object at %#x", addr)
+	}
+	return i
+}
+
+func TestLiveBytesMatchHeapAlloc(t *testing.T) {
+	d := progDump(t)
+	g := d.load(t, Options{})
+	want := d.val(t, "heap_alloc")
+	got := g.Stats.LiveBytes
+	if diff := math.Abs(float64(got) - float64(want)); diff > 0.01*float64(want) {
+		t.Errorf("live bytes %d, HeapAlloc after runtime.GC() %d: off by %.2f%%", got, want, 100*diff/float64(want))
+	}
+	if g.MemStats == nil {
+		t.Fatal("no memstats record")
+	}
+	if ms := g.MemStats.HeapAlloc; math.Abs(float64(got)-float64(ms)) > 0.01*float64(ms) {
+		t.Errorf("live bytes %d, memstats record's HeapAlloc %d", got, ms)
+	}
+	if g.Stats.LiveObjects+g.Stats.DeadObjects != g.Stats.Objects || g.Stats.LiveBytes+g.Stats.DeadBytes != g.Stats.Bytes {
+		t.Errorf("stats do not add up: %+v", g.Stats)
+	}
+	t.Logf("live %d bytes in %d objects; HeapAlloc %d; dead %d bytes in %d objects",
+		got, g.Stats.LiveObjects, want, g.Stats.DeadBytes, g.Stats.DeadObjects)
+}
+
+// A goroutine blocked in waitHeld(ctx, ch), called from loopHeld, holds
+// ctx in waitHeld's argument spill slots, which are in loopHeld's frame.
+func TestOutArgsAttributedToCallee(t *testing.T) {
+	d := progDump(t)
+	ctxAddr := d.val(t, "held_ctx")
+	outArgs := argsSizes(t, d.exe)
+
+	t.Run("with OutArgs", func(t *testing.T) {
+		g := d.load(t, Options{OutArgs: outArgs})
+		ctx := find(t, g, ctxAddr)
+		if !g.Live(find(t, g, d.val(t, "held_payload"))) {
+			t.Fatal("held payload is not live")
+		}
+		rs := rootsReaching(g, ctx)
+		if len(rs) != 1 {
+			t.Fatalf("%d roots point to the held ctx, want 1", len(rs))
+		}
+		r := g.Roots[rs[0]]
+		f := g.Frames[r.Frame]
+		if r.Kind != RootFrame || f.Func != "main.waitHeld" || r.Unsure {
+			t.Fatalf("ctx held by %v root, frame %s, unsure %v; want the frame of main.waitHeld", r.Kind, f.Func, r.Unsure)
+		}
+		if gr := g.Goroutines[r.Goroutine]; gr.WaitReason != "chan receive" || gr.GoPC == 0 {
+			t.Errorf("goroutine %+v", gr)
+		}
+		args, _ := outArgs(f.Entry)
+		for _, s := range g.RootSlots(rs[0]) {
+			if s.Node != ctx {
+				continue
+			}
+			caller := g.Frames[s.Frame]
+			// amd64: the outargs area starts at the caller's SP.
+			if caller.Func != "main.loopHeld" || caller.Depth != f.Depth+1 || s.Offset >= uint64(args) || s.Addr != caller.SP+s.Offset {
+				t.Errorf("ctx slot at offset %d of %s (depth %d), want in [0, %d) of main.loopHeld", s.Offset, caller.Func, caller.Depth, args)
+			}
+			// The itab word of the interface is the word before the data
+			// word, and not a pointer slot: read it from the frame.
+			b, err := g.FrameContents(s.Frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := binary.LittleEndian.Uint64(b[s.Offset:]); v != ctxAddr {
+				t.Errorf("frame contents at %d hold %#x, want %#x", s.Offset, v, ctxAddr)
+			}
+			t.Logf("main.waitHeld: %d bytes of arguments; ctx data word at offset %d of main.loopHeld's frame (SP %#x, %d bytes)",
+				args, s.Offset, caller.SP, caller.Size)
+			itab := binary.LittleEndian.Uint64(b[s.Offset-8:])
+			typ, ok := g.Itabs[itab]
+			if !ok || !strings.HasPrefix(g.Types[typ].Name, "context.") {
+				t.Errorf("word before the ctx slot is %#x, not an itab of a context type (%q)", itab, g.Types[typ].Name)
+			}
+		}
+	})
+
+	t.Run("without OutArgs", func(t *testing.T) {
+		g := d.load(t, Options{})
+		rs := rootsReaching(g, find(t, g, ctxAddr))
+		if len(rs) != 1 {
+			t.Fatalf("%d roots point to the held ctx, want 1", len(rs))
+		}
+		r := g.Roots[rs[0]]
+		if f := g.Frames[r.Frame]; f.Func != "main.loopHeld" || !r.Unsure || g.Frames[r.Frame-1].Func != "main.waitHeld" {
+			t.Errorf("ctx held by frame %s, unsure %v; want main.loopHeld, unsure, with callee main.waitHeld", f.Func, r.Unsure)
+		}
+	})
+}
+
+// A goroutine blocked in waitDead no longer uses its ctx: the stack maps
+// say so, and the payload is garbage although it is still in the dump.
+func TestDeadContextHasNoRoot(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	g := d.load(t, Options{OutArgs: argsSizes(t, d.exe)})
+	payload := find(t, g, d.val(t, "dead_payload"))
+	if g.Live(payload) {
+		t.Error("dead payload is live")
+	}
+	if rs := rootsReaching(g, payload); len(rs) > 0 {
+		t.Errorf("roots %v point to the dead payload", rs)
+	}
+	if !g.Live(find(t, g, d.val(t, "held_payload"))) {
+		t.Error("held payload is not live")
+	}
+	found := false
+	for _, f := range g.Frames {
+		if f.Func == "main.waitDead" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no frame of main.waitDead")
+	}
+}
+
+func TestGlobalRoots(t *testing.T) {
+	d := progDump(t)
+	payloadAddr := d.val(t, "global_payload")
+	t.Run("with symbols", func(t *testing.T) {
+		g := d.load(t, Options{GlobalSymbol: globalSymbols(t, d.exe)})
+		rs := rootsReaching(g, find(t, g, payloadAddr))
+		if len(rs) != 1 || g.Roots[rs[0]].Symbol != "main.global" || g.Roots[rs[0]].Kind != RootGlobal {
+			t.Fatalf("payload reached from roots %v, want the global main.global", rs)
+		}
+		r := g.Roots[rs[0]]
+		for _, s := range g.RootSlots(rs[0]) {
+			if s.Addr < r.Addr || s.Addr != g.segmentAddr(r.Segment)+s.Offset {
+				t.Errorf("slot %+v of root %+v", s, r)
+			}
+		}
+		// One root node per symbol.
+		seen := map[string]bool{}
+		for _, r := range g.Roots {
+			if r.Kind == RootGlobal && r.Symbol != "" {
+				if seen[r.Symbol] {
+					t.Errorf("two roots for %s", r.Symbol)
+				}
+				seen[r.Symbol] = true
+			}
+		}
+	})
+	t.Run("without symbols", func(t *testing.T) {
+		g := d.load(t, Options{})
+		rs := rootsReaching(g, find(t, g, payloadAddr))
+		if len(rs) != 1 {
+			t.Fatalf("payload reached from roots %v", rs)
+		}
+		r := g.Roots[rs[0]]
+		slots := g.RootSlots(rs[0])
+		if r.Symbol != "" || len(slots) != 1 || r.Addr != slots[0].Addr {
+			t.Errorf("root %+v with slots %+v, want one slot at the root's address", r, slots)
+		}
+	})
+}
+
+func (g *Graph) segmentAddr(k SegmentKind) uint64 {
+	for _, s := range g.Segments {
+		if s.Kind == k {
+			return s.Addr
+		}
+	}
+	return 0
+}
+
+// Two unreachable objects with finalizers: after a GC one finalizer runs
+// (and blocks), the other waits. Both stay in the runtime's finalizer queue
+// until they return, so both are queued-finalizer roots and both payloads
+// are live.
+func TestFinalizerRoots(t *testing.T) {
+	d := progDump(t)
+	g := d.load(t, Options{})
+	if len(g.QueuedFinalizers) != 2 {
+		t.Fatalf("%d queued finalizers, want 2", len(g.QueuedFinalizers))
+	}
+	for _, name := range []string{"finalized_payload0", "finalized_payload1"} {
+		p := find(t, g, d.val(t, name))
+		if !g.Live(p) {
+			t.Errorf("%s is not live", name)
+		}
+		held := 0
+		for i, r := range g.Roots {
+			if r.Kind != RootQueuedFinalizer {
+				continue
+			}
+			obj := g.RootSlots(i)[0].Node
+			if g.RootSlots(i)[0].Field != "object" || g.ObjectAddr(obj) != r.Addr {
+				t.Errorf("queued finalizer root %+v, slots %+v", r, g.RootSlots(i))
+			}
+			if slices.Contains(g.Succ[g.Start[obj]:g.Start[obj+1]], p) {
+				held++
+			}
+		}
+		if held != 1 {
+			t.Errorf("%s held by %d queued finalizers' objects, want 1", name, held)
+		}
+	}
+}
+
+func TestAllocSite(t *testing.T) {
+	d := progDump(t)
+	g := d.load(t, Options{})
+	b, ok := g.AllocSite(find(t, g, d.val(t, "held_payload")))
+	if !ok {
+		t.Fatal("no alloc site for the held payload")
+	}
+	// The stack starts in the runtime's allocator.
+	stk := slices.DeleteFunc(slices.Clone(b.Stack), func(f StackFrame) bool { return strings.HasPrefix(f.Func, "runtime.") })
+	if len(stk) < 2 || stk[0].Func != "main.makePayload" || !strings.HasSuffix(stk[0].File, "dumpprog/main.go") ||
+		stk[0].Line == 0 || stk[1].Func != "main.startHeld" || b.Size != 3<<20 || b.Allocs != 1 {
+		t.Errorf("alloc site %+v", b)
+	}
+}
+
+// Every object's address, size and edges agree with its record, read back
+// from the file and walked independently.
+func TestObjectsAgreeWithRecords(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	g := d.load(t, Options{})
+	recs, err := walkDump(d.bytes(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := uint32(0)
+	for _, r := range recs {
+		if r.tag != tagObject {
+			continue
+		}
+		addr, size := r.fields[0].u, uint64(len(r.fields[1].s))
+		if a := g.ObjectAddr(i); a != addr || g.NodeSize(i) != size {
+			t.Fatalf("object %d: %#x size %d, record says %#x size %d", i, a, g.NodeSize(i), addr, size)
+		}
+		for _, a := range []uint64{addr, addr + size/2, addr + size - 1} {
+			if j, ok := g.Find(a); !ok || j != i {
+				t.Fatalf("Find(%#x) = %d, %v; want object %d", a, j, ok, i)
+			}
+		}
+		// Edges: the pointer fields that point into objects, in order.
+		var want []uint32
+		for _, o := range r.fields[2].ptrs {
+			if j, ok := g.Find(binary.LittleEndian.Uint64(r.fields[1].s[o:])); ok {
+				want = append(want, j)
+			}
+		}
+		if got := g.Succ[g.Start[i]:g.Start[i+1]]; !slices.Equal(got, want) {
+			t.Fatalf("object %d at %#x: edges %v, want %v", i, addr, got, want)
+		}
+		if i%97 == 0 || size > maxBuffered {
+			rec, err := g.ObjectRecord(i, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Addr != addr || rec.Size != size || string(rec.Contents) != string(r.fields[1].s) || !slices.Equal(rec.PtrOffsets, r.fields[2].ptrs) {
+				t.Fatalf("ObjectRecord(%d) differs from the record at offset %d", i, r.off)
+			}
+			if rec, err := g.ObjectRecord(i, 8); err != nil || len(rec.Contents) != 8 {
+				t.Fatalf("ObjectRecord(%d, 8): %v, %d bytes", i, err, len(rec.Contents))
+			}
+		}
+		i++
+	}
+	if int(i) != g.NumObjects {
+		t.Fatalf("%d object records, graph has %d objects", i, g.NumObjects)
+	}
+	// Addresses between objects resolve to nothing.
+	addrs := make([]uint64, g.NumObjects)
+	for i := range addrs {
+		addrs[i] = g.ObjectAddr(uint32(i))
+	}
+	slices.Sort(addrs)
+	gaps := 0
+	for k := 0; k+1 < len(addrs); k++ {
+		i, _ := g.Find(addrs[k])
+		end := addrs[k] + g.NodeSize(i)
+		if end < addrs[k+1] {
+			gaps++
+			if j, ok := g.Find(end); ok {
+				t.Fatalf("Find(%#x) in a gap = %d", end, j)
+			}
+		}
+	}
+	if gaps == 0 {
+		t.Error("no gaps between objects: free slots are not exercised")
+	}
+	if _, ok := g.Find(0); ok {
+		t.Error("Find(0) found an object")
+	}
+}
+
+// The CSR has the documented shape: objects, roots, super-root last.
+func TestGraphShape(t *testing.T) {
+	d := progDump(t)
+	g := d.load(t, Options{OutArgs: argsSizes(t, d.exe), GlobalSymbol: globalSymbols(t, d.exe)})
+	nodes := g.NumObjects + len(g.Roots) + 1
+	if len(g.Start) != nodes+1 || int(g.SuperRoot) != nodes-1 || int(g.Start[nodes]) != len(g.Succ) {
+		t.Fatalf("%d objects, %d roots: len(Start) %d, super-root %d, Start[N] %d, len(Succ) %d",
+			g.NumObjects, len(g.Roots), len(g.Start), g.SuperRoot, g.Start[nodes], len(g.Succ))
+	}
+	for v := 0; v < nodes; v++ {
+		if g.Start[v] > g.Start[v+1] {
+			t.Fatalf("Start not monotonic at %d", v)
+		}
+	}
+	for _, s := range g.Succ[:g.Start[g.NumObjects]] {
+		if int(s) >= g.NumObjects {
+			t.Fatalf("object edge to node %d", s)
+		}
+	}
+	for i := range g.Roots {
+		v := g.NumObjects + i
+		slots := g.RootSlots(i)
+		succ := g.Succ[g.Start[v]:g.Start[v+1]]
+		if len(slots) == 0 || len(slots) != len(succ) {
+			t.Fatalf("root %d: %d slots, %d successors", i, len(slots), len(succ))
+		}
+		for k, s := range slots {
+			if succ[k] != s.Node || !g.Live(s.Node) {
+				t.Fatalf("root %d slot %d", i, k)
+			}
+		}
+		if g.NodeSize(uint32(v)) != 0 {
+			t.Fatal("root node with a size")
+		}
+	}
+	super := g.Succ[g.Start[g.SuperRoot]:]
+	if len(super) != len(g.Roots) {
+		t.Fatalf("super-root has %d successors, want %d", len(super), len(g.Roots))
+	}
+	sizes := make([]uint64, nodes)
+	g.FillNodeSizes(sizes)
+	var total uint64
+	for v, s := range sizes {
+		if s != g.NodeSize(uint32(v)) {
+			t.Fatalf("FillNodeSizes[%d] = %d, NodeSize %d", v, s, g.NodeSize(uint32(v)))
+		}
+		total += s
+	}
+	if total != g.Stats.Bytes {
+		t.Errorf("sizes add up to %d, Stats.Bytes %d", total, g.Stats.Bytes)
+	}
+	// Every goroutine's frames are in order, and every root kind the
+	// program creates shows up.
+	kinds := map[RootKind]int{}
+	for _, r := range g.Roots {
+		kinds[r.Kind]++
+	}
+	for _, k := range []RootKind{RootFrame, RootGlobal, RootFinalizer, RootQueuedFinalizer} {
+		if kinds[k] == 0 {
+			t.Errorf("no %v roots", k)
+		}
+	}
+	for _, gr := range g.Goroutines {
+		for k, f := range g.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames] {
+			if f.Depth != k || g.Goroutines[f.Goroutine].ID != gr.ID {
+				t.Fatalf("goroutine %d frame %d: %+v", gr.ID, k, f)
+			}
+		}
+	}
+	if g.Params.PtrSize != 8 || g.Params.GOARCH == "" || !strings.HasPrefix(g.Params.GoVersion, "go1.") || len(g.Threads) == 0 || len(g.Types) == 0 {
+		t.Errorf("params %+v, %d threads, %d types", g.Params, len(g.Threads), len(g.Types))
+	}
+}
+
+// Reading ahead in a goroutine and resolving edges in parallel, which only
+// large dumps do by default, give the same graph.
+func TestPrefetchAndParallelResolve(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	opts := Options{OutArgs: argsSizes(t, d.exe)}
+	want := d.load(t, opts)
+	defer func(p int64, e int) { prefetchMin, parallelMinEdges = p, e }(prefetchMin, parallelMinEdges)
+	for _, tc := range []struct {
+		prefetch int64
+		parallel int
+	}{{0, 1}, {0, 1 << 40}, {1 << 40, 1}} {
+		prefetchMin, parallelMinEdges = tc.prefetch, tc.parallel
+		got := d.load(t, opts)
+		if !slices.Equal(got.Start, want.Start) || !slices.Equal(got.Succ, want.Succ) || got.Stats != want.Stats ||
+			!slices.Equal(got.Roots, want.Roots) || !slices.Equal(got.rootSlots, want.rootSlots) || len(got.Frames) != len(want.Frames) {
+			t.Errorf("prefetchMin %d, parallelMinEdges %d: graph differs", tc.prefetch, tc.parallel)
+		}
+		for i := range got.Frames {
+			if !slices.Equal(got.Frames[i].Slots, want.Frames[i].Slots) {
+				t.Errorf("frame %d differs", i)
+			}
+		}
+	}
+}

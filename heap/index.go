@@ -1,0 +1,244 @@
+package heap
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// Objects are numbered in dump order. The runtime dumps a span's objects
+// consecutively, with ascending addresses and one size, leaving out free
+// slots; spans come in allspans order, not by address. objIndex describes
+// objects by groups of consecutive records that share a size and a stride,
+// with a bitmap of which slots hold an object when some do not. That is a
+// few bits per object instead of an address per object, and an address
+// resolves to its object by a table lookup, a short scan and a division.
+
+const (
+	maxGroupObjects = 1024 // objects per group; bounds the re-read in ObjectRecord
+	maxGroupGap     = 64   // free slots between two objects of a group
+)
+
+// group is a run of consecutive object records of one size whose addresses
+// are base + k*size for ascending slots k.
+type group struct {
+	base  uint64 // address of the first object
+	size  uint64 // size of every object
+	slots uint32 // slots from base to the last object, inclusive
+	count uint32 // objects in the group
+	first uint32 // index of the first object
+	words int32  // first word of the slot bitmap, or -1 when every slot holds an object
+	file  int64  // file offset of the first object's record
+}
+
+func (g *group) end() uint64 { return g.base + uint64(g.slots)*g.size }
+
+// entry is a group as the address lookup sees it, sorted by base. Its end
+// is in objIndex.ends, which the lookup scans.
+type entry struct {
+	base  uint64
+	size  uint64
+	magic uint64 // ^uint64(0)/size + 1: slot = high word of offset*magic
+	first uint32
+	words int32
+}
+
+type objIndex struct {
+	groups []group  // in dump order, so ascending first
+	bits   []uint64 // slot bitmaps of sparse groups
+	rank   []uint32 // per bitmap word: objects of its group in earlier words
+	n      uint32   // objects
+	sealed bool     // a record other than an object came after the last group
+
+	// Built by finish.
+	entries []entry  // groups sorted by base
+	ends    []uint64 // entries' ends
+	lo, hi  uint64   // address range of all objects
+	shift   uint     // bucket granularity
+	bucket  []uint32 // bucket b: first entry ending after lo + b<<shift
+}
+
+// add appends an object. The caller has checked that addr and size are
+// aligned and that addr+size does not overflow.
+func (x *objIndex) add(addr, size uint64, file int64) error {
+	if x.n >= maxIndex {
+		return ErrTooLarge
+	}
+	x.n++
+	if len(x.groups) > 0 && !x.sealed {
+		g := &x.groups[len(x.groups)-1]
+		if size == g.size && g.count < maxGroupObjects {
+			last := g.base + uint64(g.slots-1)*size
+			if addr > last && (addr-last)%size == 0 && (addr-last)/size <= maxGroupGap+1 {
+				slot := g.slots - 1 + uint32((addr-last)/size)
+				if slot != g.slots && g.words < 0 {
+					// First gap: from here on the group needs a bitmap.
+					g.words = int32(len(x.bits))
+					for s := uint32(0); s < g.slots; s += 64 {
+						x.bits = append(x.bits, 0)
+					}
+					for s := uint32(0); s < g.slots; s++ {
+						x.bits[uint32(g.words)+s/64] |= 1 << (s % 64)
+					}
+				}
+				if g.words >= 0 {
+					for uint32(len(x.bits)) <= uint32(g.words)+slot/64 {
+						x.bits = append(x.bits, 0)
+					}
+					x.bits[uint32(g.words)+slot/64] |= 1 << (slot % 64)
+				}
+				g.slots = slot + 1
+				g.count++
+				return nil
+			}
+		}
+	}
+	x.sealed = false
+	x.groups = append(x.groups, group{base: addr, size: size, slots: 1, count: 1, first: x.n - 1, words: -1, file: file})
+	return nil
+}
+
+// overlapError reports two objects that claim the same memory.
+type overlapError struct {
+	file     int64
+	addr     uint64
+	prevAddr uint64
+}
+
+// finish builds the address lookup. It fails if two objects overlap.
+func (x *objIndex) finish() *overlapError {
+	x.rank = make([]uint32, len(x.bits))
+	x.entries = make([]entry, len(x.groups))
+	for gi := range x.groups {
+		g := &x.groups[gi]
+		if g.words >= 0 {
+			r := uint32(0)
+			for w := uint32(g.words); w < uint32(g.words)+(g.slots+63)/64; w++ {
+				x.rank[w] = r
+				r += uint32(bits.OnesCount64(x.bits[w]))
+			}
+		}
+		x.entries[gi] = entry{base: g.base, size: g.size, magic: ^uint64(0)/g.size + 1, first: g.first, words: g.words}
+	}
+	slices.SortFunc(x.entries, func(a, b entry) int { return cmp.Compare(a.base, b.base) })
+	x.ends = make([]uint64, len(x.entries))
+	for i := range x.entries {
+		e := &x.entries[i]
+		x.ends[i] = x.groups[x.groupOf(e.first)].end()
+		if i > 0 && e.base < x.ends[i-1] {
+			g := x.groups[x.groupOf(e.first)]
+			return &overlapError{file: g.file, addr: e.base, prevAddr: x.entries[i-1].base}
+		}
+	}
+	if len(x.entries) == 0 {
+		return nil
+	}
+	x.lo = x.entries[0].base
+	x.hi = x.ends[len(x.ends)-1]
+	// One bucket per heap page, fewer if the heap is sparse: at most two
+	// per group or one per four objects, whichever is more.
+	limit := uint64(max(2*len(x.entries)+64, min(int(x.n)/4, 1<<22)))
+	x.shift = 13
+	for (x.hi-x.lo)>>x.shift >= limit {
+		x.shift++
+	}
+	nb := int((x.hi-1-x.lo)>>x.shift) + 1
+	x.bucket = make([]uint32, nb+1)
+	j := 0
+	for b := 0; b <= nb; b++ {
+		start := x.lo + uint64(b)<<x.shift
+		for j < len(x.ends) && x.ends[j] <= start {
+			j++
+		}
+		x.bucket[b] = uint32(j)
+	}
+	return nil
+}
+
+// lookup returns the index of the object that contains addr. hint is the
+// entry that resolved the previous address; it is checked first and updated.
+func (x *objIndex) lookup(addr uint64, hint *int) (uint32, bool) {
+	i := *hint
+	if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.ends[i] {
+		if addr < x.lo || addr >= x.hi {
+			return 0, false
+		}
+		b := (addr - x.lo) >> x.shift
+		i = int(x.bucket[b])
+		j := min(int(x.bucket[b+1]), len(x.ends)-1)
+		// The first entry ending after addr is in entries[i..j].
+		if j-i > 8 {
+			k, _ := slices.BinarySearch(x.ends[i:j+1], addr+1)
+			i += k
+		} else {
+			for i < j && x.ends[i] <= addr {
+				i++
+			}
+		}
+		if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.ends[i] {
+			return 0, false
+		}
+		*hint = i
+	}
+	e := &x.entries[i]
+	off := addr - e.base
+	var slot uint64
+	if off < 1<<32 && e.size < 1<<32 {
+		slot, _ = bits.Mul64(off, e.magic)
+	} else {
+		slot = off / e.size
+	}
+	if e.words < 0 {
+		return e.first + uint32(slot), true
+	}
+	w := uint64(e.words) + slot/64
+	bit := uint64(1) << (slot % 64)
+	word := x.bits[w]
+	if word&bit == 0 {
+		return 0, false // a free slot
+	}
+	return e.first + x.rank[w] + uint32(bits.OnesCount64(word&(bit-1))), true
+}
+
+// groupOf returns the group holding object i.
+func (x *objIndex) groupOf(i uint32) int {
+	k, found := slices.BinarySearchFunc(x.groups, i, func(g group, i uint32) int {
+		if g.first < i {
+			return -1
+		}
+		if g.first > i {
+			return 1
+		}
+		return 0
+	})
+	if found {
+		return k
+	}
+	return k - 1
+}
+
+// addr returns the address of object i, which must be < n.
+func (x *objIndex) addr(i uint32) uint64 {
+	g := &x.groups[x.groupOf(i)]
+	k := i - g.first
+	if g.words < 0 {
+		return g.base + uint64(k)*g.size
+	}
+	for w := uint32(g.words); ; w++ {
+		word := x.bits[w]
+		if c := uint32(bits.OnesCount64(word)); k >= x.rank[w]+c {
+			continue
+		}
+		k -= x.rank[w]
+		for ; k > 0; k-- {
+			word &= word - 1 // drop the lowest set bit
+		}
+		slot := uint64(w-uint32(g.words))*64 + uint64(bits.TrailingZeros64(word))
+		return g.base + slot*g.size
+	}
+}
+
+func (e *overlapError) msg() string {
+	return fmt.Sprintf("object at %#x overlaps the object at %#x", e.addr, e.prevAddr)
+}

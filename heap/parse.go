@@ -1,0 +1,977 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+)
+
+// Record tags and field kinds, as in src/runtime/heapdump.go.
+const (
+	tagEOF             = 0
+	tagObject          = 1
+	tagOtherRoot       = 2
+	tagType            = 3
+	tagGoroutine       = 4
+	tagStackFrame      = 5
+	tagParams          = 6
+	tagFinalizer       = 7
+	tagItab            = 8
+	tagOSThread        = 9
+	tagMemStats        = 10
+	tagQueuedFinalizer = 11
+	tagData            = 12
+	tagBSS             = 13
+	tagDefer           = 14
+	tagPanic           = 15
+	tagMemProf         = 16
+	tagAllocSample     = 17
+
+	fieldKindEol = 0
+	fieldKindPtr = 1
+)
+
+var recordNames = [...]string{
+	tagEOF:             "end-of-dump record",
+	tagObject:          "object record",
+	tagOtherRoot:       "other root record",
+	tagType:            "type record",
+	tagGoroutine:       "goroutine record",
+	tagStackFrame:      "stack frame record",
+	tagParams:          "params record",
+	tagFinalizer:       "finalizer record",
+	tagItab:            "itab record",
+	tagOSThread:        "OS thread record",
+	tagMemStats:        "memstats record",
+	tagQueuedFinalizer: "queued finalizer record",
+	tagData:            "data segment record",
+	tagBSS:             "bss segment record",
+	tagDefer:           "defer record",
+	tagPanic:           "panic record",
+	tagMemProf:         "memprof bucket record",
+	tagAllocSample:     "alloc sample record",
+}
+
+const header = "go1.7 heap dump\n"
+
+// maxSegment bounds the data and bss segments, which are kept in memory.
+const maxSegment = 1 << 30
+
+// parser reads a dump in one pass. Objects go into the index and their
+// pointer values into one flat array; everything else into the Dump.
+type parser struct {
+	r *reader
+	d *Dump
+
+	haveParams bool
+	ptrSize    uint64
+	le64       bool // 8-byte little-endian pointers: the fast path
+	order      binary.ByteOrder
+	arenaLo    uint64 // pointers outside [arenaLo, arenaLo+arenaLen) are not heap pointers
+	arenaLen   uint64
+	shift      uint // log2(ptrSize)
+	compact    bool // edges32 holds (value-arenaLo)>>shift; else edges64 holds values
+
+	idx     objIndex
+	counts  []uint8    // per object: its number of raw edges, 255 if in big
+	big     []bigCount // objects with 255 raw edges or more
+	edges32 []uint32
+	edges64 []uint64
+
+	slots      []Slot   // every frame's slots, flat
+	frameSlots []uint32 // per frame: index of its first slot
+	samples    []sample
+	strs       map[string]string // interned function, file and wait-reason strings
+
+	curG      int // goroutine whose frames may follow, or -1
+	nextDepth int
+
+	offs []uint64 // scratch: field offsets
+	win  []byte   // scratch: window of contents not in the buffer
+	wOff int64    // file offset of win
+}
+
+// bigCount is the number of raw edges of an object that has many.
+type bigCount struct{ obj, n uint32 }
+
+// sample is an alloc sample record.
+type sample struct{ obj, bucket uint64 }
+
+func newParser(r *reader) *parser {
+	return &parser{
+		r:    r,
+		d:    &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
+		strs: map[string]string{},
+		curG: -1,
+		wOff: -1,
+	}
+}
+
+// run reads the whole dump.
+func (p *parser) run() error {
+	r := p.r
+	r.rec = "dump"
+	if err := r.fill(len(header), 0); err != nil || string(r.buf[r.pos:r.pos+len(header)]) != header {
+		return r.errorf(0, "not a Go heap dump: the file does not start with %q", header)
+	}
+	r.pos += len(header)
+	for {
+		off := r.off()
+		r.rec = "dump"
+		if r.remaining() == 0 {
+			return r.errorf(off, "unexpected end of file: no end-of-dump record")
+		}
+		tag, err := r.uvarint()
+		if err != nil {
+			return err
+		}
+		if tag >= uint64(len(recordNames)) {
+			return r.errorf(off, "unknown record tag %d", tag)
+		}
+		r.rec = recordNames[tag]
+		if tag != tagStackFrame && tag != tagDefer && tag != tagPanic {
+			p.curG = -1
+		}
+		if tag != tagObject {
+			// A group is a run of consecutive records, so ObjectRecord can
+			// re-read it from its start.
+			p.idx.sealed = true
+		}
+		if tag == tagObject && p.compact && p.le64 {
+			// Put the tag back: objectsFast reads whole records.
+			r.pos = int(off - r.base)
+			if p.objectsFast() {
+				continue
+			}
+			r.pos++
+		}
+		switch tag {
+		case tagEOF:
+			if left := r.remaining(); left != 0 {
+				return r.errorf(r.off(), "%d bytes after the end-of-dump record", left)
+			}
+			return p.finishFrames()
+		case tagObject:
+			err = p.object(off)
+		case tagOtherRoot:
+			err = p.otherRoot()
+		case tagType:
+			err = p.typ()
+		case tagGoroutine:
+			err = p.goroutine()
+		case tagStackFrame:
+			err = p.frame(off)
+		case tagParams:
+			err = p.params(off)
+		case tagFinalizer, tagQueuedFinalizer:
+			err = p.finalizer(tag)
+		case tagItab:
+			err = p.itab()
+		case tagOSThread:
+			err = p.thread()
+		case tagMemStats:
+			err = p.memStats(off)
+		case tagData, tagBSS:
+			err = p.segment(tag, off)
+		case tagDefer:
+			err = p.deferRecord()
+		case tagPanic:
+			err = p.panicRecord()
+		case tagMemProf:
+			err = p.memProf()
+		case tagAllocSample:
+			err = p.allocSample()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// ints reads len(dst) varints.
+func (p *parser) ints(dst ...*uint64) error {
+	for _, d := range dst {
+		v, err := p.r.uvarint()
+		if err != nil {
+			return err
+		}
+		*d = v
+	}
+	return nil
+}
+
+func (p *parser) intern(b []byte) string {
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	p.strs[s] = s
+	return s
+}
+
+func (p *parser) needParams(off int64) error {
+	if !p.haveParams {
+		return p.r.errorf(off, "comes before the params record, so the pointer size is unknown")
+	}
+	return nil
+}
+
+func (p *parser) params(off int64) error {
+	r := p.r
+	if p.haveParams {
+		return r.errorf(off, "second params record")
+	}
+	pp := &p.d.Params
+	var err error
+	if pp.BigEndian, err = r.bool(); err != nil {
+		return err
+	}
+	psOff := r.off()
+	var ps uint64
+	if err := p.ints(&ps, &pp.ArenaStart, &pp.ArenaEnd); err != nil {
+		return err
+	}
+	if ps != 4 && ps != 8 {
+		return r.errorf(psOff, "pointer size %d is not 4 or 8", ps)
+	}
+	if pp.ArenaEnd < pp.ArenaStart || (ps == 4 && pp.ArenaEnd > 1<<32) {
+		return r.errorf(psOff, "arena bounds [%#x, %#x) are impossible", pp.ArenaStart, pp.ArenaEnd)
+	}
+	if pp.GOARCH, err = r.string("GOARCH"); err != nil {
+		return err
+	}
+	v, err := r.string("version")
+	if err != nil {
+		return err
+	}
+	pp.GoVersion, pp.Experiments = parseVersion(v)
+	ncpuOff := r.off()
+	ncpu, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	if ncpu > math.MaxInt32 {
+		return r.errorf(ncpuOff, "CPU count %d is impossible", ncpu)
+	}
+	pp.PtrSize, pp.NCPU = int(ps), int(ncpu)
+
+	p.haveParams = true
+	p.ptrSize = ps
+	p.order = binary.LittleEndian
+	if pp.BigEndian {
+		p.order = binary.BigEndian
+	}
+	p.le64 = ps == 8 && !pp.BigEndian
+	p.shift = 3
+	if ps == 4 {
+		p.shift = 2
+	}
+	p.arenaLo, p.arenaLen = pp.ArenaStart, pp.ArenaEnd-pp.ArenaStart
+	p.compact = p.arenaLen>>p.shift <= 1<<32
+	return nil
+}
+
+// word decodes a pointer-sized word.
+func (p *parser) word(b []byte) uint64 {
+	if p.ptrSize == 8 {
+		return p.order.Uint64(b)
+	}
+	return uint64(p.order.Uint32(b))
+}
+
+// wordAt returns the pointer-sized word at file offset off, from the read
+// buffer if it holds it, else through a window read from the file.
+func (p *parser) wordAt(off int64) (uint64, error) {
+	r := p.r
+	ps := int64(p.ptrSize)
+	if r.inBuf(off, ps) {
+		return p.word(r.buf[off-r.base:]), nil
+	}
+	if p.wOff < 0 || off < p.wOff || off+ps > p.wOff+int64(len(p.win)) {
+		n := int64(64 << 10)
+		if left := r.size - off; left < n {
+			n = left
+		}
+		if cap(p.win) < int(n) {
+			p.win = make([]byte, 64<<10)
+		}
+		p.win = p.win[:n]
+		p.wOff = -1
+		if err := r.readAt(p.win, off); err != nil {
+			return 0, err
+		}
+		p.wOff = off
+	}
+	return p.word(p.win[off-p.wOff:]), nil
+}
+
+// fieldList reads a field list for contents of n bytes into p.offs,
+// checking that each offset is aligned, inside the contents and, if
+// ascending is set, greater than the one before.
+func (p *parser) fieldList(n uint64, ascending bool) error {
+	r := p.r
+	p.offs = p.offs[:0]
+	for {
+		kOff := r.off()
+		kind, err := r.uvarint()
+		if err != nil {
+			return err
+		}
+		if kind == fieldKindEol {
+			return nil
+		}
+		if kind != fieldKindPtr {
+			return r.errorf(kOff, "field kind %d is not a pointer (1) or the end of the list (0)", kind)
+		}
+		oOff := r.off()
+		o, err := r.uvarint()
+		if err != nil {
+			return err
+		}
+		if err := p.checkField(o, n, oOff, ascending && len(p.offs) > 0 && o <= p.offs[len(p.offs)-1]); err != nil {
+			return err
+		}
+		if uint64(len(p.offs)) >= 2*(n/p.ptrSize) {
+			return r.errorf(oOff, "more than %d pointer fields for %d bytes", len(p.offs), n)
+		}
+		p.offs = append(p.offs, o)
+	}
+}
+
+func (p *parser) checkField(o, n uint64, off int64, unordered bool) error {
+	switch {
+	case o%p.ptrSize != 0:
+		return p.r.errorf(off, "field offset %d is not a multiple of the pointer size", o)
+	case o >= n:
+		return p.r.errorf(off, "field offset %d past the end of the %d-byte contents", o, n)
+	case unordered:
+		return p.r.errorf(off, "field offset %d does not follow the previous one", o)
+	}
+	return nil
+}
+
+// object reads an object record: it adds the object to the index and its
+// pointer values that fall in the heap arenas to the raw edges.
+func (p *parser) object(recOff int64) error {
+	r := p.r
+	if err := p.needParams(recOff); err != nil {
+		return err
+	}
+	aOff := r.off()
+	addr, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	n64, nOff, err := r.length("contents", math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	n := uint64(n64)
+	ps := p.ptrSize
+	switch {
+	case addr%ps != 0:
+		return r.errorf(aOff, "object address %#x is not pointer-aligned", addr)
+	case n == 0 || n%ps != 0:
+		return r.errorf(nOff, "object size %d is not a positive multiple of the pointer size", n)
+	case addr < p.arenaLo || n > p.arenaLen || addr-p.arenaLo > p.arenaLen-n:
+		return r.errorf(aOff, "object [%#x, +%d) is outside the heap arenas [%#x, %#x)", addr, n, p.arenaLo, p.arenaLo+p.arenaLen)
+	}
+	if err := p.idx.add(addr, n, recOff); err != nil {
+		return fmt.Errorf("%s: %w: more than %d objects", r.path, err, maxIndex)
+	}
+	mark := len(p.edges32) + len(p.edges64)
+	if mark > maxIndex {
+		return fmt.Errorf("%s: %w: more than %d pointers", r.path, ErrTooLarge, maxIndex)
+	}
+	if n > maxBuffered {
+		err = p.largeObject(n)
+	} else {
+		if err := r.fill(int(n), nOff); err != nil {
+			return err
+		}
+		cOff := r.off()
+		r.pos += int(n)
+		r.pin = cOff
+		err = p.objectFields(cOff, n)
+		r.pin = -1
+	}
+	if err != nil {
+		return err
+	}
+	p.endObject(mark)
+	return nil
+}
+
+// endObject records the number of raw edges of the object whose first raw
+// edge is at mark.
+func (p *parser) endObject(mark int) {
+	c := len(p.edges32) + len(p.edges64) - mark
+	if len(p.counts) == cap(p.counts) {
+		p.counts = grow(p, p.counts, 1)
+	}
+	if c < 255 {
+		p.counts = append(p.counts, uint8(c))
+		return
+	}
+	p.counts = append(p.counts, 255)
+	p.big = append(p.big, bigCount{obj: uint32(len(p.counts) - 1), n: uint32(c)})
+}
+
+// reserveEdges makes room for n more raw edges.
+func (p *parser) reserveEdges(n int) {
+	if p.compact && cap(p.edges32)-len(p.edges32) < n {
+		p.edges32 = grow(p, p.edges32, n)
+	} else if !p.compact && cap(p.edges64)-len(p.edges64) < n {
+		p.edges64 = grow(p, p.edges64, n)
+	}
+}
+
+// objectFields reads the field list of an object whose n bytes of contents
+// start at file offset cOff and are pinned in the read buffer, and appends
+// the pointer values that fall in the heap arenas to the raw edges.
+func (p *parser) objectFields(cOff int64, n uint64) error {
+	r := p.r
+	ps := p.ptrSize
+	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
+	p.reserveEdges(int(n / ps))
+	edges32, edges64 := p.edges32, p.edges64
+	defer func() { p.edges32, p.edges64 = edges32, edges64 }()
+	prev := int64(-1)
+	for {
+		var o uint64
+		// Fast path: a one-byte kind and a one-byte offset.
+		if r.end-r.pos >= 2 && r.buf[r.pos+1] < 0x80 && r.buf[r.pos] == fieldKindPtr {
+			o = uint64(r.buf[r.pos+1])
+			r.pos += 2
+		} else {
+			kOff := r.off()
+			kind, err := r.uvarint()
+			if err != nil {
+				return err
+			}
+			if kind == fieldKindEol {
+				return nil
+			}
+			if kind != fieldKindPtr {
+				return r.errorf(kOff, "field kind %d is not a pointer (1) or the end of the list (0)", kind)
+			}
+			if o, err = r.uvarint(); err != nil {
+				return err
+			}
+		}
+		if o%ps != 0 || o >= n || int64(o) <= prev {
+			return p.checkField(o, n, r.off()-int64(uvarintLen(o)), true)
+		}
+		prev = int64(o)
+		i := int(cOff-r.base) + int(o)
+		var v uint64
+		if p.le64 {
+			v = binary.LittleEndian.Uint64(r.buf[i : i+8])
+		} else {
+			v = p.word(r.buf[i:])
+		}
+		if v-lo < span {
+			if p.compact {
+				edges32 = append(edges32, uint32((v-lo)>>shift))
+			} else {
+				edges64 = append(edges64, v)
+			}
+		}
+	}
+}
+
+// objectsFast parses consecutive object records that lie whole in the read
+// buffer, with 8-byte little-endian pointers and compact edges: the bulk of
+// a dump. It stops, without consuming it, at a record that is not an
+// object, is not all in the buffer, or is anything but ordinary, and leaves
+// that record to the general path, which also reports errors. It reports
+// whether it consumed at least one record.
+func (p *parser) objectsFast() bool {
+	r := p.r
+	x := &p.idx
+	buf := r.buf[:r.end]
+	pos0 := r.pos
+	pos := pos0
+	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
+	edges, counts := p.edges32, p.counts
+	for pos < len(buf) && buf[pos] == tagObject {
+		if pos+24 > len(buf) {
+			break
+		}
+		// The address takes 5-8 bytes, the length 1 to 3.
+		addr, i := uvarintAt(buf, pos+1)
+		if i < 0 || i+2 > len(buf) {
+			break
+		}
+		var n uint64
+		if b := buf[i]; b < 0x80 {
+			n, i = uint64(b), i+1
+		} else if b2 := buf[i+1]; b2 < 0x80 {
+			n, i = uint64(b&0x7f)|uint64(b2)<<7, i+2
+		} else if n, i = uvarintAt(buf, i); i < 0 {
+			break
+		}
+		if n == 0 || n > maxBuffered || n%8 != 0 || addr%8 != 0 ||
+			addr < lo || n > span || addr-lo > span-n || x.n >= maxIndex || len(edges) > maxIndex {
+			break
+		}
+		c := i
+		i += int(n)
+		if i >= len(buf) {
+			break
+		}
+		if cap(edges)-len(edges) < int(n/8) {
+			edges = grow(p, edges, int(n/8))
+		}
+		mark := len(edges)
+		prev := -1
+		ok := false
+		for i < len(buf) {
+			k := buf[i]
+			if k == fieldKindEol {
+				i++
+				ok = true
+				break
+			}
+			if k != fieldKindPtr || i+1 >= len(buf) {
+				break
+			}
+			var o uint64
+			if o = uint64(buf[i+1]); o < 0x80 {
+				i += 2
+			} else if i+2 < len(buf) && buf[i+2] < 0x80 {
+				o = o&0x7f | uint64(buf[i+2])<<7
+				i += 3
+			} else if o, i = uvarintAt(buf, i+1); i < 0 {
+				break
+			}
+			if o%8 != 0 || o >= n || int(o) <= prev {
+				break
+			}
+			prev = int(o)
+			v := binary.LittleEndian.Uint64(buf[c+int(o):])
+			if v-lo < span {
+				edges = append(edges, uint32((v-lo)>>shift))
+			}
+		}
+		if !ok {
+			edges = edges[:mark]
+			break
+		}
+		if len(counts) == cap(counts) {
+			counts = grow(p, counts, 1)
+		}
+		if c := len(edges) - mark; c < 255 {
+			counts = append(counts, uint8(c))
+		} else {
+			counts = append(counts, 255)
+			p.big = append(p.big, bigCount{obj: uint32(len(counts) - 1), n: uint32(c)})
+		}
+		// The next slot of the current group, or a new group.
+		if gl := len(x.groups); gl > 0 {
+			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed {
+				g.slots++
+				g.count++
+				x.n++
+				pos = i
+				continue
+			}
+		}
+		x.add(addr, n, r.base+int64(pos))
+		pos = i
+	}
+	p.edges32, p.counts = edges, counts
+	r.pos = pos
+	return pos > pos0
+}
+
+// grow returns s with room for at least need more elements. Past the
+// first megabyte of the file, it sizes the new array by extrapolating from
+// the fraction of the file read so far, within 1.25 to 8 times the old
+// size: pages beyond what is used are never touched, so a generous
+// estimate costs address space, not memory, and saves the copies and page
+// faults of repeated growth.
+func grow[T any](p *parser, s []T, need int) []T {
+	c := 2*cap(s) + need
+	if done := p.r.off(); done > 1<<20 {
+		est := int(float64(len(s)) * float64(p.r.size) / float64(done) * 1.1)
+		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
+	}
+	t := make([]T, len(s), c)
+	copy(t, s)
+	return t
+}
+
+// uvarintAt decodes a uvarint at b[i:], returning the value and the index
+// after it, or -1 if b ends first or the value overflows 64 bits.
+func uvarintAt(b []byte, i int) (uint64, int) {
+	if i < 0 {
+		return 0, -1
+	}
+	if i+8 <= len(b) {
+		// Up to 8 bytes at once: find the last byte, keep the bytes up to
+		// it and squeeze out the continuation bits.
+		u := binary.LittleEndian.Uint64(b[i:])
+		if stop := ^u & 0x8080808080808080; stop != 0 {
+			n := bits.TrailingZeros64(stop) + 1 // bits up to and including the last byte's top bit
+			x := u & (1<<n - 1) & 0x7f7f7f7f7f7f7f7f
+			x = (x&0x7f007f007f007f00)>>1 | x&0x007f007f007f007f
+			x = (x&0x3fff00003fff0000)>>2 | x&0x00003fff00003fff
+			x = (x&0x0fffffff00000000)>>4 | x&0x000000000fffffff
+			return x, i + n/8
+		}
+	}
+	var v uint64
+	for s := uint(0); s < 64; s += 7 {
+		if i >= len(b) {
+			return 0, -1
+		}
+		c := b[i]
+		i++
+		if c < 0x80 {
+			if s == 63 && c > 1 {
+				return 0, -1
+			}
+			return v | uint64(c)<<s, i
+		}
+		v |= uint64(c&0x7f) << s
+	}
+	return 0, -1
+}
+
+// largeObject reads the rest of an object record whose contents are too
+// big for the buffer: it skips them, reads the field list, then reads the
+// pointer words from the file.
+func (p *parser) largeObject(n uint64) error {
+	r := p.r
+	cOff := r.off()
+	r.skip(int64(n))
+	if err := p.fieldList(n, true); err != nil {
+		return err
+	}
+	p.reserveEdges(len(p.offs))
+	for _, o := range p.offs {
+		v, err := p.wordAt(cOff + int64(o))
+		if err != nil {
+			return err
+		}
+		if v-p.arenaLo < p.arenaLen {
+			if p.compact {
+				p.edges32 = append(p.edges32, uint32((v-p.arenaLo)>>p.shift))
+			} else {
+				p.edges64 = append(p.edges64, v)
+			}
+		}
+	}
+	return nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+func (p *parser) otherRoot() error {
+	desc, err := p.r.string("description")
+	if err != nil {
+		return err
+	}
+	var addr uint64
+	if err := p.ints(&addr); err != nil {
+		return err
+	}
+	p.d.OtherRoots = append(p.d.OtherRoots, OtherRoot{Desc: desc, Addr: addr})
+	return nil
+}
+
+func (p *parser) typ() error {
+	var t Type
+	if err := p.ints(&t.Addr, &t.Size); err != nil {
+		return err
+	}
+	var err error
+	if t.Name, err = p.r.string("type name"); err != nil {
+		return err
+	}
+	if t.DataPointer, err = p.r.bool(); err != nil {
+		return err
+	}
+	p.d.Types[t.Addr] = t
+	return nil
+}
+
+func (p *parser) itab() error {
+	var addr, typ uint64
+	if err := p.ints(&addr, &typ); err != nil {
+		return err
+	}
+	p.d.Itabs[addr] = typ
+	return nil
+}
+
+func (p *parser) goroutine() error {
+	r := p.r
+	var g Goroutine
+	var status uint64
+	if err := p.ints(&g.Addr, &g.SP, &g.ID, &g.GoPC, &status); err != nil {
+		return err
+	}
+	g.Status = GStatus(status)
+	var err error
+	if g.System, err = r.bool(); err != nil {
+		return err
+	}
+	if _, err = r.bool(); err != nil { // isbackground, always false
+		return err
+	}
+	if err := p.ints(&g.WaitSince); err != nil {
+		return err
+	}
+	b, err := r.bytes("wait reason")
+	if err != nil {
+		return err
+	}
+	g.WaitReason = p.intern(b)
+	if err := p.ints(&g.Ctxt, &g.M, &g.Defer, &g.Panic); err != nil {
+		return err
+	}
+	g.FirstFrame = len(p.d.Frames)
+	p.d.Goroutines = append(p.d.Goroutines, g)
+	p.curG = len(p.d.Goroutines) - 1
+	p.nextDepth = 0
+	return nil
+}
+
+// frame reads a stack frame record. Frames follow their goroutine record,
+// innermost (depth 0) first.
+func (p *parser) frame(recOff int64) error {
+	r := p.r
+	if err := p.needParams(recOff); err != nil {
+		return err
+	}
+	if p.curG < 0 {
+		return r.errorf(recOff, "stack frame record does not follow a goroutine record or its frames")
+	}
+	f := Frame{Goroutine: p.curG}
+	var depth uint64
+	if err := p.ints(&f.SP); err != nil {
+		return err
+	}
+	dOff := r.off()
+	if err := p.ints(&depth, &f.ChildSP); err != nil {
+		return err
+	}
+	if depth != uint64(p.nextDepth) {
+		return r.errorf(dOff, "frame depth %d, want %d", depth, p.nextDepth)
+	}
+	f.Depth = p.nextDepth
+	n, nOff, err := r.length("frame contents", math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	f.Size = uint64(n)
+	cOff := r.off()
+	f.contents = cOff
+	if n <= maxBuffered {
+		if err := r.fill(int(n), nOff); err != nil {
+			return err
+		}
+		r.pin = cOff
+		defer func() { r.pin = -1 }()
+	}
+	r.skip(n)
+	if err := p.ints(&f.Entry, &f.PC, &f.ContPC); err != nil {
+		return err
+	}
+	name, err := r.bytes("function name")
+	if err != nil {
+		return err
+	}
+	f.Func = p.intern(name)
+	// Outargs and locals each come in ascending order, not the two
+	// together, so a slot may appear twice but no more.
+	if err := p.fieldList(f.Size, false); err != nil {
+		return err
+	}
+	if len(p.slots)+len(p.offs) > maxIndex {
+		return fmt.Errorf("%s: %w: more than %d frame slots", r.path, ErrTooLarge, maxIndex)
+	}
+	p.frameSlots = append(p.frameSlots, uint32(len(p.slots)))
+	for _, o := range p.offs {
+		v, err := p.wordAt(cOff + int64(o))
+		if err != nil {
+			return err
+		}
+		p.slots = append(p.slots, Slot{Offset: o, Value: v})
+	}
+	p.d.Frames = append(p.d.Frames, f)
+	p.d.Goroutines[p.curG].NumFrames++
+	p.nextDepth++
+	return nil
+}
+
+// finishFrames points every frame's Slots into the flat slot array.
+func (p *parser) finishFrames() error {
+	for i := range p.d.Frames {
+		end := len(p.slots)
+		if i+1 < len(p.frameSlots) {
+			end = int(p.frameSlots[i+1])
+		}
+		p.d.Frames[i].Slots = p.slots[p.frameSlots[i]:end:end]
+	}
+	return nil
+}
+
+func (p *parser) finalizer(tag uint64) error {
+	var f Finalizer
+	if err := p.ints(&f.Object, &f.Fn, &f.FnPC, &f.ArgType, &f.ObjType); err != nil {
+		return err
+	}
+	if tag == tagFinalizer {
+		p.d.Finalizers = append(p.d.Finalizers, f)
+	} else {
+		p.d.QueuedFinalizers = append(p.d.QueuedFinalizers, f)
+	}
+	return nil
+}
+
+func (p *parser) thread() error {
+	var t Thread
+	if err := p.ints(&t.Addr, &t.ID, &t.ProcID); err != nil {
+		return err
+	}
+	p.d.Threads = append(p.d.Threads, t)
+	return nil
+}
+
+func (p *parser) memStats(off int64) error {
+	r := p.r
+	if p.d.MemStats != nil {
+		return r.errorf(off, "second memstats record")
+	}
+	m := new(runtime.MemStats)
+	if err := p.ints(&m.Alloc, &m.TotalAlloc, &m.Sys, &m.Lookups, &m.Mallocs, &m.Frees,
+		&m.HeapAlloc, &m.HeapSys, &m.HeapIdle, &m.HeapInuse, &m.HeapReleased, &m.HeapObjects,
+		&m.StackInuse, &m.StackSys, &m.MSpanInuse, &m.MSpanSys, &m.MCacheInuse, &m.MCacheSys,
+		&m.BuckHashSys, &m.GCSys, &m.OtherSys, &m.NextGC, &m.LastGC, &m.PauseTotalNs); err != nil {
+		return err
+	}
+	for i := range m.PauseNs {
+		if err := p.ints(&m.PauseNs[i]); err != nil {
+			return err
+		}
+	}
+	nOff := r.off()
+	var numGC uint64
+	if err := p.ints(&numGC); err != nil {
+		return err
+	}
+	if numGC > math.MaxUint32 {
+		return r.errorf(nOff, "GC count %d does not fit in 32 bits", numGC)
+	}
+	m.NumGC = uint32(numGC)
+	p.d.MemStats = m
+	return nil
+}
+
+// segment reads a data or bss record, keeping its contents.
+func (p *parser) segment(tag uint64, recOff int64) error {
+	r := p.r
+	if err := p.needParams(recOff); err != nil {
+		return err
+	}
+	s := Segment{Kind: SegmentData}
+	if tag == tagBSS {
+		s.Kind = SegmentBSS
+	}
+	if err := p.ints(&s.Addr); err != nil {
+		return err
+	}
+	n, _, err := r.length("segment contents", maxSegment)
+	if err != nil {
+		return err
+	}
+	s.Contents = make([]byte, n)
+	if err := r.readAt(s.Contents, r.off()); err != nil {
+		return err
+	}
+	r.skip(n)
+	if err := p.fieldList(uint64(n), true); err != nil {
+		return err
+	}
+	s.PtrOffsets = append([]uint64(nil), p.offs...)
+	p.d.Segments = append(p.d.Segments, s)
+	return nil
+}
+
+func (p *parser) deferRecord() error {
+	var d Defer
+	if err := p.ints(&d.Addr, &d.G, &d.SP, &d.PC, &d.Fn, &d.FnPC, &d.Link); err != nil {
+		return err
+	}
+	p.d.Defers = append(p.d.Defers, d)
+	return nil
+}
+
+func (p *parser) panicRecord() error {
+	var pr Panic
+	var unused uint64
+	if err := p.ints(&pr.Addr, &pr.G, &pr.Type, &pr.Data, &unused, &pr.Link); err != nil {
+		return err
+	}
+	p.d.Panics = append(p.d.Panics, pr)
+	return nil
+}
+
+func (p *parser) memProf() error {
+	r := p.r
+	var b Bucket
+	if err := p.ints(&b.Addr, &b.Size); err != nil {
+		return err
+	}
+	nOff := r.off()
+	var nstk uint64
+	if err := p.ints(&nstk); err != nil {
+		return err
+	}
+	// Each frame takes at least three bytes.
+	if nstk > uint64(r.remaining()/3) {
+		return r.errorf(nOff, "stack depth %d past end of file", nstk)
+	}
+	b.Stack = make([]StackFrame, nstk)
+	for i := range b.Stack {
+		fn, err := r.bytes("function name")
+		if err != nil {
+			return err
+		}
+		b.Stack[i].Func = p.intern(fn)
+		file, err := r.bytes("file name")
+		if err != nil {
+			return err
+		}
+		b.Stack[i].File = p.intern(file)
+		if err := p.ints(&b.Stack[i].Line); err != nil {
+			return err
+		}
+	}
+	if err := p.ints(&b.Allocs, &b.Frees); err != nil {
+		return err
+	}
+	p.d.Buckets = append(p.d.Buckets, b)
+	return nil
+}
+
+func (p *parser) allocSample() error {
+	var s sample
+	if err := p.ints(&s.obj, &s.bucket); err != nil {
+		return err
+	}
+	p.samples = append(p.samples, s)
+	return nil
+}

@@ -1,0 +1,403 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// reader is a buffered, forward-only reader over an io.ReaderAt of known
+// size. It tracks the file offset of every byte, so errors can name it, and
+// skips data it does not need without reading it.
+//
+// It does not use bufio: the parser needs to look back at an object's
+// contents after reading the field list that follows them, so a record's
+// contents can be pinned in the buffer while the rest of it is read.
+type reader struct {
+	ra   io.ReaderAt
+	path string
+	size int64 // file size
+
+	buf  []byte
+	base int64 // file offset of buf[0]
+	lo   int   // first byte of buf that holds file data
+	pos  int   // next byte to read, index into buf
+	end  int   // end of the file data in buf
+	pin  int64 // file offset that fill must keep in the buffer, or -1
+
+	pf *prefetcher // reads ahead in another goroutine, or nil
+
+	rec string // kind of the record being read, for errors
+}
+
+// Buffer sizes. A buffer holds headroom bytes for the unread rest of the
+// current record, then chunk bytes of new data. Everything fill is asked
+// for must fit in the headroom with what is pinned: strings (maxString),
+// and object and frame contents read through the buffer (maxBuffered) with
+// the fields that follow them.
+const (
+	headroom    = 512 << 10
+	chunk       = 2 << 20
+	maxString   = 256 << 10
+	maxBuffered = 64 << 10
+)
+
+// prefetchMin is the file size from which a goroutine reads ahead; tests
+// lower it.
+var prefetchMin int64 = 16 << 20
+
+func newReader(ra io.ReaderAt, size int64, path string) *reader {
+	r := &reader{ra: ra, path: path, size: size, pin: -1}
+	if size >= prefetchMin {
+		r.pf = startPrefetch(ra, size)
+		return r
+	}
+	n := int64(headroom + chunk)
+	if size+16 < n {
+		n = size + 16
+	}
+	r.buf = make([]byte, n)
+	return r
+}
+
+// close stops the read-ahead goroutine, if any.
+func (r *reader) close() {
+	if r.pf != nil {
+		r.pf.close()
+		r.pf = nil
+	}
+}
+
+// off returns the file offset of the next byte to read.
+func (r *reader) off() int64 { return r.base + int64(r.pos) }
+
+// remaining returns the number of file bytes not read yet.
+func (r *reader) remaining() int64 { return r.size - r.off() }
+
+// inBuf reports whether the buffer holds the n file bytes at off.
+func (r *reader) inBuf(off, n int64) bool {
+	return off-r.base >= int64(r.lo) && off+n <= r.base+int64(r.end)
+}
+
+func (r *reader) errorf(off int64, format string, args ...any) error {
+	return &FormatError{Path: r.path, Offset: off, Record: r.rec, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *reader) truncated(off int64) error {
+	return r.errorf(off, "unexpected end of file")
+}
+
+// fill makes at least n bytes available at r.pos, reading more of the file
+// as needed, and keeps the bytes from the pin on. It fails with a
+// truncation error at off if the file ends first.
+func (r *reader) fill(n int, off int64) error {
+	if r.end-r.pos >= n {
+		return nil
+	}
+	if int64(n) > r.remaining() {
+		return r.truncated(off)
+	}
+	keep := r.pos
+	if r.pin >= 0 && r.pin < r.off() {
+		keep = int(r.pin - r.base)
+	}
+	if r.pf != nil {
+		return r.fillAhead(n, off, keep)
+	}
+	if keep > 0 {
+		copy(r.buf, r.buf[keep:r.end])
+		r.base += int64(keep)
+		r.pos -= keep
+		r.end -= keep
+	}
+	for r.end-r.pos < n {
+		want := int64(len(r.buf) - r.end)
+		if left := r.size - (r.base + int64(r.end)); left < want {
+			want = left
+		}
+		if want <= 0 {
+			if r.end == len(r.buf) {
+				return r.errorf(off, "record needs more than the %d-byte read buffer", len(r.buf))
+			}
+			return r.truncated(off)
+		}
+		m, err := r.ra.ReadAt(r.buf[r.end:r.end+int(want)], r.base+int64(r.end))
+		r.end += m
+		if m == 0 && err != nil {
+			return r.readError(r.base+int64(r.end), err)
+		}
+	}
+	return nil
+}
+
+func (r *reader) readError(off int64, err error) error {
+	if err == io.EOF {
+		return r.errorf(off, "file shrank while reading")
+	}
+	return fmt.Errorf("%s: %w", r.path, err)
+}
+
+// fillAhead is fill with read-ahead: it moves on to the next chunk the
+// prefetcher read, copying the bytes from keep on into its headroom.
+func (r *reader) fillAhead(n int, off int64, keep int) error {
+	for r.end-r.pos < n {
+		at := r.base + int64(r.end) // file offset of the data wanted next
+		c, err := r.pf.next(at)
+		if err != nil {
+			return r.readError(at, err)
+		}
+		left := r.buf[keep:r.end]
+		start := headroom + int(at-c.off) // index in c.buf of the byte at offset at
+		if len(left) > start {
+			r.pf.release(c.buf)
+			return r.errorf(off, "record needs more than the %d-byte read buffer", headroom)
+		}
+		copy(c.buf[start-len(left):start], left)
+		if r.buf != nil {
+			r.pf.release(r.buf)
+		}
+		r.pos += start - len(left) - keep
+		r.lo = start - len(left)
+		r.base = at - int64(start)
+		r.end = headroom + c.n
+		r.buf = c.buf
+		keep = r.lo
+	}
+	return nil
+}
+
+// skip advances over n bytes, which the caller has checked against
+// remaining. Bytes not yet in the buffer are not read at all.
+func (r *reader) skip(n int64) {
+	if n <= int64(r.end-r.pos) {
+		r.pos += int(n)
+		return
+	}
+	to := r.off() + n
+	if r.pf != nil {
+		r.pf.skipTo(to)
+		// Keep the buffer for the next chunk's headroom; it holds nothing
+		// needed any more.
+		r.base = to - int64(len(r.buf))
+		r.lo, r.pos, r.end = len(r.buf), len(r.buf), len(r.buf)
+		return
+	}
+	r.base = to
+	r.lo, r.pos, r.end = 0, 0, 0
+}
+
+// uvarint reads one unsigned varint.
+func (r *reader) uvarint() (uint64, error) {
+	if r.pos < r.end {
+		if b := r.buf[r.pos]; b < 0x80 {
+			r.pos++
+			return uint64(b), nil
+		}
+	}
+	if r.end-r.pos >= binary.MaxVarintLen64 {
+		v, n := binary.Uvarint(r.buf[r.pos:r.end])
+		if n <= 0 {
+			return 0, r.errorf(r.off(), "varint overflows 64 bits")
+		}
+		r.pos += n
+		return v, nil
+	}
+	return r.uvarintSlow()
+}
+
+func (r *reader) uvarintSlow() (uint64, error) {
+	off := r.off()
+	n := int64(binary.MaxVarintLen64)
+	if left := r.remaining(); left < n {
+		n = left
+	}
+	if n == 0 {
+		return 0, r.truncated(off)
+	}
+	if err := r.fill(int(n), off); err != nil {
+		return 0, err
+	}
+	v, k := binary.Uvarint(r.buf[r.pos : r.pos+int(n)])
+	if k == 0 {
+		return 0, r.truncated(off)
+	}
+	if k < 0 {
+		return 0, r.errorf(off, "varint overflows 64 bits")
+	}
+	r.pos += k
+	return v, nil
+}
+
+// bool reads a varint that must be 0 or 1.
+func (r *reader) bool() (bool, error) {
+	off := r.off()
+	v, err := r.uvarint()
+	if err != nil {
+		return false, err
+	}
+	if v > 1 {
+		return false, r.errorf(off, "boolean value %d is not 0 or 1", v)
+	}
+	return v == 1, nil
+}
+
+// length reads a byte count and checks it against the rest of the file and
+// against limit.
+func (r *reader) length(what string, limit int64) (int64, int64, error) {
+	off := r.off()
+	v, err := r.uvarint()
+	if err != nil {
+		return 0, off, err
+	}
+	if v > uint64(r.remaining()) {
+		return 0, off, r.errorf(off, "%s length %d past end of file (%d bytes left)", what, v, r.remaining())
+	}
+	if v > uint64(limit) {
+		return 0, off, r.errorf(off, "%s length %d exceeds the limit of %d", what, v, limit)
+	}
+	return int64(v), off, nil
+}
+
+// bytes reads a length-prefixed string and returns it in the buffer; the
+// result is valid until the next read.
+func (r *reader) bytes(what string) ([]byte, error) {
+	n, off, err := r.length(what, maxString)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.fill(int(n), off); err != nil {
+		return nil, err
+	}
+	b := r.buf[r.pos : r.pos+int(n)]
+	r.pos += int(n)
+	return b, nil
+}
+
+// string reads a length-prefixed string.
+func (r *reader) string(what string) (string, error) {
+	b, err := r.bytes(what)
+	return string(b), err
+}
+
+// readAt copies len(p) file bytes at off into p, from the buffer where it
+// holds them and from the file otherwise. The caller has checked the range.
+func (r *reader) readAt(p []byte, off int64) error {
+	if r.inBuf(off, int64(len(p))) {
+		copy(p, r.buf[off-r.base:])
+		return nil
+	}
+	n, err := r.ra.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return r.readError(off+int64(n), err)
+}
+
+// prefetcher reads the file ahead, chunk by chunk, in its own goroutine,
+// into buffers the reader hands back when done with them.
+type prefetcher struct {
+	ra   io.ReaderAt
+	size int64
+	to   atomic.Int64 // skip target: the next read starts no earlier
+	full chan filled
+	free chan []byte
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// filled is a chunk read at off: c.n bytes at buf[headroom:].
+type filled struct {
+	off int64
+	buf []byte
+	n   int
+	err error
+}
+
+const prefetchBuffers = 4
+
+func startPrefetch(ra io.ReaderAt, size int64) *prefetcher {
+	pf := &prefetcher{
+		ra:   ra,
+		size: size,
+		full: make(chan filled, prefetchBuffers),
+		free: make(chan []byte, prefetchBuffers+1),
+		stop: make(chan struct{}),
+	}
+	for range prefetchBuffers {
+		pf.free <- make([]byte, headroom+chunk)
+	}
+	pf.done.Add(1)
+	go pf.run()
+	return pf
+}
+
+func (pf *prefetcher) run() {
+	defer pf.done.Done()
+	defer close(pf.full)
+	off := int64(0)
+	for {
+		var buf []byte
+		select {
+		case buf = <-pf.free:
+		case <-pf.stop:
+			return
+		}
+		off = max(off, pf.to.Load())
+		if off >= pf.size {
+			return
+		}
+		n := int(min(int64(chunk), pf.size-off))
+		m, err := pf.ra.ReadAt(buf[headroom:headroom+n], off)
+		if m == n {
+			err = nil
+		} else if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		select {
+		case pf.full <- filled{off: off, buf: buf, n: m, err: err}:
+		case <-pf.stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+		off += int64(m)
+	}
+}
+
+// next returns the chunk that holds file offset at, dropping chunks before it.
+func (pf *prefetcher) next(at int64) (filled, error) {
+	for {
+		c, ok := <-pf.full
+		if !ok {
+			return filled{}, io.EOF
+		}
+		if c.off+int64(c.n) <= at {
+			pf.release(c.buf)
+			if c.err != nil {
+				return filled{}, c.err
+			}
+			continue
+		}
+		if c.off > at {
+			pf.release(c.buf)
+			return filled{}, fmt.Errorf("read ahead past offset %d", at)
+		}
+		return c, nil
+	}
+}
+
+func (pf *prefetcher) release(buf []byte) { pf.free <- buf }
+
+// skipTo tells the goroutine not to read before off.
+func (pf *prefetcher) skipTo(off int64) { pf.to.Store(off) }
+
+func (pf *prefetcher) close() {
+	close(pf.stop)
+	pf.done.Wait()
+}
