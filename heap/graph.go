@@ -27,6 +27,12 @@ type Options struct {
 	// heap pointers; without it, or where it returns ok == false, one per
 	// pointer slot.
 	GlobalSymbol func(addr uint64) (name string, start uint64, ok bool)
+
+	// Prepare, if set, is called once every record has been read and
+	// before the graph is built, so that a caller can check the dump
+	// against its binary (and set the binary's load bias) before OutArgs
+	// and GlobalSymbol are asked anything. An error from it ends Read.
+	Prepare func(d *Dump) error
 }
 
 // Graph is the object graph of a heap dump, in compressed sparse row form
@@ -207,6 +213,11 @@ func (g *Graph) Close() error {
 
 // build resolves the parser's raw pointers to objects and adds the roots.
 func build(p *parser, opts Options) (*Graph, error) {
+	if opts.Prepare != nil {
+		if err := opts.Prepare(p.d); err != nil {
+			return nil, err
+		}
+	}
 	g := &Graph{
 		Dump:   p.d,
 		path:   p.r.path,

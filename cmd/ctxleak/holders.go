@@ -1,17 +1,209 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
 
+	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"
 )
 
+// holdersFlags are the flags of "ctxleak holders".
+type holdersFlags struct {
+	binary  string
+	minSize bytesize.Size
+	top     int
+	focus   string
+	format  string
+	output  string
+}
+
 func newHoldersCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "holders",
-		Short: "(not built yet)",
+	var f holdersFlags
+	cmd := &cobra.Command{
+		Use:   "holders DUMP [--binary EXE]",
+		Short: "Read a heap dump and say which goroutine frame, global or timer holds what",
+		Long: `Holders reads a Go heap dump (runtime/debug.WriteHeapDump) and reports who
+keeps the large objects alive: for each object of --min-size or more, and
+each root's direct holding that retains that much, the goroutine frame,
+global, timer or finalizer that holds it, the typed path from there to the
+object, where it was allocated and how many bytes it retains (computed with
+the dominator tree of the heap). Objects held the same way (same holder,
+same types along the path) are grouped.
+
+Give the executable that wrote the dump with --binary: it names source
+lines, goroutine creation sites, globals, closures and types, and it tells
+a callee's arguments from its caller's locals. Build it with "go build"
+(go run and go test strip the symbols that name globals).
+
+To get a dump from your own program:
+
+    func main() {
+        runtime.MemProfileRate = 1 // first, to record allocation sites
+        ...
+    }
+
+    func dumpHeap(path string) error {
+        f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+        if err != nil {
+            return err
+        }
+        defer f.Close()
+        runtime.GC()
+        debug.WriteHeapDump(f.Fd())
+        return nil
+    }
+
+A dump holds every byte of the process, secrets included: keep it 0600 and
+delete it when done. ctxleak never prints object contents.
+
+Exit status: 0 when nothing of --min-size or more is retained (after
+--focus), 1 when something is, 2 for bad flags or an unreadable dump or
+executable.`,
+		Example: `  ctxleak holders app.heapdump --binary ./app
+  ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
+  ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz
+  go tool pprof -http=: holders.pb.gz`,
+		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("holders is not built yet")
+			return a.runHolders(cmd, f, args[0])
 		},
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.binary, "binary", "", "the executable that wrote the dump (`EXE`), for names, lines and types")
+	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
+	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
+	fs.StringVar(&f.focus, "focus", "", "keep groups whose holder, path or allocation site matches `REGEX`")
+	fs.StringVar(&f.format, "format", "text", "output format: text, json or pprof (a retention profile for go tool pprof)")
+	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (created, never overwritten) instead of stdout")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
+		[]string{"text", "json", "pprof"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
+
+func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error {
+	if err := oneOf("format", f.format, "text", "json", "pprof"); err != nil {
+		return err
+	}
+	if f.top < 0 {
+		return usageErrorf("invalid --top %d: want 0 (all) or more", f.top)
+	}
+	if f.minSize <= 0 {
+		return usageErrorf("invalid --min-size %s: want more than 0", bytesize.Compact(f.minSize))
+	}
+	var focus *regexp.Regexp
+	if f.focus != "" {
+		re, err := regexp.Compile(f.focus)
+		if err != nil {
+			return usageErrorf("invalid --focus %q: %v", f.focus, err)
+		}
+		focus = re
+	}
+	if f.format == "pprof" && f.output == "" && ui.IsTerminal(a.stdout) {
+		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
+	}
+
+	var bin *binsym.Binary
+	if f.binary != "" {
+		b, err := binsym.Open(f.binary)
+		if err != nil {
+			return usageErrorf("--binary: %v", err)
+		}
+		defer b.Close()
+		bin = b
+	}
+	an, err := heap.Analyze(dump, bin)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer an.Close()
+	rep, err := an.Holders(heap.HolderOptions{MinSize: uint64(f.minSize), Top: f.top, Focus: focus})
+	if err != nil {
+		return fmt.Errorf("%s: %w", dump, err)
+	}
+
+	var out bytes.Buffer
+	switch f.format {
+	case "json":
+		enc := json.NewEncoder(&out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	case "pprof":
+		err = rep.WriteProfile(&out)
+	default:
+		w := a.stdout
+		if f.output != "" {
+			w = &out
+		}
+		err = rep.WriteText(&out, printerStyle{a.printer(w)})
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.writeOutput(f.output, out.Bytes()); err != nil {
+		return err
+	}
+	if len(rep.Groups) > 0 {
+		g := rep.Groups[0]
+		return findingsErrorf("retention found: %s of %s or more; the largest, %s, is held by %s",
+			plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
+			bytesize.Format(int64(g.RetainedBytes)), heapHolderShort(g))
+	}
+	return nil
+}
+
+// heapHolderShort names a group's holder in a few words, for the last line.
+func heapHolderShort(g *heap.Group) string {
+	r := g.Root
+	switch r.Kind {
+	case heap.KindFrame:
+		return fmt.Sprintf("goroutine %d frame %s", r.Goroutine, r.Function)
+	case heap.KindGoroutine:
+		return fmt.Sprintf("goroutine %d", r.Goroutine)
+	case heap.KindGlobal:
+		return "global " + r.Global
+	case heap.KindTimer:
+		return "a timer running " + r.Function
+	case heap.KindFinalizer:
+		return "a finalizer"
+	}
+	return "a runtime root"
+}
+
+// writeOutput writes data to stdout, or to a new file path (never
+// overwriting one that exists), mode 0600.
+func (a *app) writeOutput(path string, data []byte) error {
+	if path == "" {
+		_, err := a.stdout.Write(data)
+		return err
+	}
+	file, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return usageErrorf("-o %s: file exists; ctxleak never overwrites a file", path)
+	}
+	if err != nil {
+		return usageErrorf("-o: %v", err)
+	}
+	if _, err := io.Copy(file, bytes.NewReader(data)); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
+
+// printerStyle adapts a ui.Printer to heap.Style.
+type printerStyle struct{ p *ui.Printer }
+
+func (s printerStyle) Heading(t string) string { return s.p.Heading(t) }
+func (s printerStyle) Bold(t string) string    { return s.p.Bold(t) }
+func (s printerStyle) Faint(t string) string   { return s.p.Faint(t) }
+func (s printerStyle) Warn(t string) string    { return s.p.Warn(t) }
+func (s printerStyle) Unicode() bool           { return s.p.Styled() }

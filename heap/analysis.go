@@ -1,0 +1,212 @@
+package heap
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/heap/internal/dom"
+)
+
+// Analysis is a heap dump read with the help of the executable that wrote
+// it, with its dominator tree: how many bytes every object retains, and
+// which root holds it. Build one with Analyze; ask it for the holder report
+// (Holders) or for the holders of particular objects (Explain).
+type Analysis struct {
+	*Graph
+
+	// Binary is the executable that wrote the dump, or nil.
+	Binary *binsym.Binary
+	// Unknown says, one sentence each, what the report cannot tell for
+	// want of inputs (no executable, no DWARF, a PIE...).
+	Unknown []string
+
+	tree     *dom.Tree
+	retained []uint64 // bytes retained by each node
+	objects  []uint32 // objects retained by each node, itself included
+
+	gByAddr map[uint64]int // goroutine index by runtime.g address, built on demand
+	parent  []uint32       // search tree of shortestPaths, reused
+	preds   *dom.Graph     // the reverse graph, built on demand
+	types   typer
+}
+
+// Analyze reads the heap dump at path and computes its dominator tree.
+// bin is the executable that wrote the dump, or nil: with it, frames get
+// source lines, outgoing arguments are attributed to the callee frame,
+// globals and closures are named and objects are typed; without it the
+// report says what is unknown. Analyze checks that bin wrote the dump (same
+// Go version, functions at the addresses the dump's frames give) and sets
+// its load bias for a PIE.
+func Analyze(path string, bin *binsym.Binary) (*Analysis, error) {
+	var opts Options
+	if bin != nil {
+		opts.Prepare = func(d *Dump) error { return matchBinary(path, d, bin) }
+		opts.OutArgs = bin.ArgsSize
+		opts.GlobalSymbol = func(addr uint64) (string, uint64, bool) {
+			s, ok := bin.Global(addr)
+			return s.Name, s.Addr, ok
+		}
+	}
+	g, err := Load(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := dom.New(dom.Graph{Start: g.Start, Succ: g.Succ}, g.SuperRoot)
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("%s: dominators: %w", path, err)
+	}
+	sizes := make([]uint64, tree.Len())
+	g.FillNodeSizes(sizes)
+	a := &Analysis{
+		Graph:    g,
+		Binary:   bin,
+		tree:     tree,
+		retained: dom.Retained(tree, sizes),
+		objects:  tree.RetainedObjects(),
+	}
+	a.types = typer{a: a}
+	if bin == nil {
+		a.Unknown = []string{"no executable given (--binary): source lines, creation sites, " +
+			"names of globals and closures, and types are unknown"}
+	} else {
+		a.Unknown = bin.Missing()
+	}
+	return a, nil
+}
+
+// matchBinary checks that bin is the executable that wrote the dump d, and
+// sets its load bias when it is a PIE.
+func matchBinary(path string, d *Dump, bin *binsym.Binary) error {
+	if dv, bv := d.Params.GoVersion, bin.GoVersion(); dv != "" && bv != "" && dv != bv {
+		return fmt.Errorf("%s was written by %s but %s was built with %s: not the executable that wrote the dump",
+			path, dv, bin.Path(), bv)
+	}
+	var lastErr error
+	for _, f := range d.Frames {
+		if f.Func == "" || f.Func == "unknown function" || f.Entry == 0 {
+			continue
+		}
+		bias, err := bin.BiasFor(f.Func, f.Entry)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if bin.PIE() {
+			bin.SetBias(bias)
+		} else if bias != 0 {
+			return fmt.Errorf("%s: function %s is at %#x in the dump but not in %s: not the executable that wrote the dump",
+				path, f.Func, f.Entry, bin.Path())
+		}
+		return nil
+	}
+	if lastErr != nil {
+		return fmt.Errorf("%s: no function of the dump's stacks matches %s (%v): not the executable that wrote the dump",
+			path, bin.Path(), lastErr)
+	}
+	return nil
+}
+
+// Close releases the dump file. The Binary is the caller's to close.
+func (a *Analysis) Close() error { return a.Graph.Close() }
+
+// Retained returns the bytes node v retains: its own size and that of every
+// object it dominates. It is 0 for objects no root reaches.
+func (a *Analysis) Retained(v uint32) uint64 { return a.retained[v] }
+
+// RetainedObjects returns the number of objects node v retains, itself
+// included when it is an object.
+func (a *Analysis) RetainedObjects(v uint32) uint64 {
+	n := uint64(a.objects[v])
+	if int(v) >= a.NumObjects && n > 0 {
+		n-- // a root node is not an object
+	}
+	return n
+}
+
+// Idom returns the immediate dominator of node v, or dom.None for a node no
+// root reaches.
+func (a *Analysis) Idom(v uint32) uint32 { return a.tree.Idom(v) }
+
+// isObject reports whether node v is an object (not a root or the super-root).
+func (a *Analysis) isObject(v uint32) bool { return int(v) < a.NumObjects }
+
+// holdingRoot returns the root node that dominates object v, or the
+// super-root when several roots reach it, and the top-most object of its
+// dominator chain (the object the root, or the super-root, immediately
+// dominates).
+func (a *Analysis) holdingRoot(v uint32) (root, top uint32) {
+	top = v
+	for u := range a.tree.Chain(v) {
+		if !a.isObject(u) {
+			return u, top
+		}
+		top = u
+	}
+	return a.SuperRoot, top
+}
+
+// Explain returns the holder of the object at each address: the root that
+// keeps it alive, the typed path to it and what it retains. The result is
+// parallel to addrs; an entry is nil when no object contains the address
+// or no root reaches it (the object is garbage).
+func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
+	out := make([]*Group, len(addrs))
+	var objs []uint32
+	var at []int
+	for i, addr := range addrs {
+		v, ok := a.Find(addr)
+		if !ok || !a.tree.Reachable(v) {
+			continue
+		}
+		objs = append(objs, v)
+		at = append(at, i)
+	}
+	groups, err := a.describe(objs)
+	if err != nil {
+		return nil, err
+	}
+	for k, g := range groups {
+		out[at[k]] = g
+	}
+	return out, nil
+}
+
+// describe builds one ungrouped Group per object: its holder, path, type
+// and sizes. Paths are found root by root, one search for all the objects
+// a root holds.
+func (a *Analysis) describe(objs []uint32) ([]*Group, error) {
+	out := make([]*Group, len(objs))
+	byRoot := map[uint32][]int{}
+	var roots []uint32
+	for i, v := range objs {
+		r, _ := a.holdingRoot(v)
+		if _, ok := byRoot[r]; !ok {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], i)
+	}
+	slices.Sort(roots)
+	for _, r := range roots {
+		idx := byRoot[r]
+		targets := make([]uint32, len(idx))
+		for k, i := range idx {
+			targets[k] = objs[i]
+		}
+		paths := a.shortestPaths(r, targets)
+		for k, i := range idx {
+			p := paths[k]
+			if p == nil {
+				return nil, errors.New("heap: internal error: no path from the dominating root")
+			}
+			g, err := a.group(p)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = g
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,227 @@
+package heap
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxleak/ctxleak/internal/bytesize"
+)
+
+// Style decorates the text report. PlainStyle leaves text as it is and
+// draws paths with ASCII; a terminal style can add colour.
+type Style interface {
+	Heading(string) string
+	Bold(string) string
+	Faint(string) string
+	Warn(string) string
+	// Unicode reports whether box-drawing characters may be used.
+	Unicode() bool
+}
+
+// PlainStyle is the Style for logs and pipes: no escapes, ASCII only.
+type PlainStyle struct{}
+
+func (PlainStyle) Heading(s string) string { return s }
+func (PlainStyle) Bold(s string) string    { return s }
+func (PlainStyle) Faint(s string) string   { return s }
+func (PlainStyle) Warn(s string) string    { return s }
+func (PlainStyle) Unicode() bool           { return false }
+
+// WriteText writes the report for people: a header with the dump's totals,
+// then each group with its holder and the path from it.
+func (r *Report) WriteText(w io.Writer, st Style) error {
+	var b strings.Builder
+	version := r.GoVersion
+	if version == "" {
+		version = "unknown Go version"
+	}
+	fmt.Fprintf(&b, "%s %s (%s)\n", st.Heading("heap dump"), r.Dump, version)
+	if r.Binary != "" {
+		fmt.Fprintf(&b, "  %-9s %s\n", "binary", r.Binary)
+	}
+	fmt.Fprintf(&b, "  %-9s %s in %d objects; %d goroutines\n", "live", bytesize.Format(int64(r.LiveBytes)), r.LiveObjects, r.Goroutines)
+	fmt.Fprintf(&b, "  %-9s %s in %d objects (garbage not yet swept, unused span tails)\n", "dead", bytesize.Format(int64(r.DeadBytes)), r.DeadObjects)
+	fmt.Fprintf(&b, "  %-9s %s in %d objects reached from more than one root\n", "shared", bytesize.Format(int64(r.SharedBytes)), r.SharedObjects)
+	for _, u := range r.Unknown {
+		fmt.Fprintf(&b, "  %-9s %s\n", "unknown", st.Warn(u))
+	}
+	b.WriteString("\n")
+	min := bytesize.Format(int64(r.MinSize))
+	switch {
+	case r.GroupsTotal == 0:
+		fmt.Fprintf(&b, "No object of %s or more is retained, and no root directly holds %s or more.\n", min, min)
+	case len(r.Groups) == 0:
+		fmt.Fprintf(&b, "None of the %d groups of %s or more matches.\n", r.GroupsTotal, min)
+	case len(r.Groups) < r.GroupsTotal:
+		fmt.Fprintf(&b, "%s of %d groups of %s or more, most retained first:\n", plural(len(r.Groups), "group"), r.GroupsTotal, min)
+	default:
+		fmt.Fprintf(&b, "%s of %s or more, most retained first:\n", plural(len(r.Groups), "group"), min)
+	}
+	for i, g := range r.Groups {
+		b.WriteString("\n")
+		g.writeText(&b, fmt.Sprintf("#%d", i+1), st)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Text returns the group as WriteText shows it, headed by title.
+func (g *Group) Text(title string, st Style) string {
+	var b strings.Builder
+	g.writeText(&b, title, st)
+	return b.String()
+}
+
+func (g *Group) writeText(b *strings.Builder, title string, st Style) {
+	obj := g.Object.Type
+	if obj == "" {
+		obj = "object of unknown type"
+	}
+	what := fmt.Sprintf("%s of %s", obj, bytesize.Format(int64(g.Object.Size)))
+	if g.Count > 1 {
+		what = fmt.Sprintf("%d objects held the same way, the first a %s,", g.Count, what)
+	}
+	fmt.Fprintf(b, "%s %s retains %s\n", st.Bold(title), what, st.Bold(bytesize.Format(int64(g.RetainedBytes))))
+	if s := g.Object.AllocSite; s != nil {
+		fmt.Fprintf(b, "    allocated at %s\n", s)
+	}
+	ind := "    "
+	for _, line := range g.Root.lines() {
+		fmt.Fprintf(b, "%s%s\n", ind, line)
+	}
+	if g.Shared {
+		others := make([]string, len(g.OtherRoots))
+		for i, h := range g.OtherRoots {
+			others[i] = h.short()
+		}
+		if more := g.OtherRootsTotal - len(g.OtherRoots); more > 0 {
+			others = append(others, fmt.Sprintf("%d more", more))
+		}
+		if len(others) == 0 {
+			fmt.Fprintf(b, "%s%s\n", ind, st.Warn("no single root holds it: the runtime's structures reach it too"))
+		} else {
+			fmt.Fprintf(b, "%s%s %s\n", ind, st.Warn("no single root holds it; also reached from"), strings.Join(others, ", "))
+		}
+	}
+	writePath(b, ind, g.Path, st)
+}
+
+// lines describes the holder in one to three lines.
+func (h Holder) lines() []string {
+	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), plural(int(h.Objects), "object"))
+	if h.RetainedBytes == 0 {
+		retains = "shares all it holds with other roots"
+	}
+	var out []string
+	switch h.Kind {
+	case KindFrame:
+		fn := h.Function + h.Location.at()
+		if h.Unsure {
+			fn += ", or the arguments of its callee " + h.Callee
+		}
+		out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s", h.Goroutine, h.Status, fn))
+		out = append(out, h.createdBy()+"the frame "+retains)
+	case KindGoroutine:
+		out = append(out, fmt.Sprintf("held by goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
+		out = append(out, h.createdBy()+"it "+retains)
+	case KindGlobal:
+		out = append(out, fmt.Sprintf("held by global %s (%s), which %s", h.Global, h.Detail, retains))
+	case KindTimer:
+		out = append(out, fmt.Sprintf("held by a timer that will run %s%s", h.Function, h.Location.at()))
+		created := "created at an unknown place"
+		if h.Creator != nil {
+			created = "created at " + h.Creator.String()
+		}
+		out = append(out, fmt.Sprintf("%s; the timer %s", created, retains))
+	case KindFinalizer:
+		fn := "a finalizer"
+		if h.Function != "" {
+			fn = "finalizer " + h.Function + h.Location.at()
+		}
+		if h.Detail != "" {
+			fn += " (" + h.Detail + ")"
+		}
+		out = append(out, fmt.Sprintf("held by %s, which %s", fn, retains))
+	default:
+		out = append(out, fmt.Sprintf("held by a runtime root (%s), which %s", h.Detail, retains))
+	}
+	return out
+}
+
+// short names the holder in a few words.
+func (h Holder) short() string {
+	switch h.Kind {
+	case KindFrame:
+		return fmt.Sprintf("goroutine %d frame %s", h.Goroutine, h.Function)
+	case KindGoroutine:
+		return fmt.Sprintf("goroutine %d", h.Goroutine)
+	case KindGlobal:
+		return "global " + h.Global
+	case KindTimer:
+		return "timer " + h.Function
+	case KindFinalizer:
+		return "finalizer " + h.Function
+	}
+	return h.Kind + " " + h.Detail
+}
+
+// createdBy says where the holder's goroutine was created, ending in "; ".
+func (h Holder) createdBy() string {
+	if h.CreatedBy == nil {
+		return ""
+	}
+	return "created at " + h.CreatedBy.String() + "; "
+}
+
+// at formats a site's position as " (dir/file.go:12)", or "" for none.
+func (s *Site) at() string {
+	if s == nil || s.File == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%s:%d)", shortFile(s.File), s.Line)
+}
+
+// writePath draws the steps of a path, one a line.
+func writePath(b *strings.Builder, ind string, path []Step, st Style) {
+	mid, last := "|- ", "`- "
+	if st.Unicode() {
+		mid, last = "├─ ", "└─ "
+	}
+	names := make([]string, len(path))
+	width := 0
+	for i, s := range path {
+		t := s.Type
+		if t == "" {
+			t = "?"
+		}
+		names[i] = t
+		if s.Via != "" {
+			names[i] = s.Via + " -> " + t
+		}
+		width = max(width, utf8.RuneCountInString(names[i]))
+	}
+	width = min(width, 64)
+	for i, s := range path {
+		branch := mid
+		if i == len(path)-1 {
+			branch = last
+		}
+		pad := strings.Repeat(" ", max(0, width-utf8.RuneCountInString(names[i])))
+		size := fmt.Sprintf("%10s", bytesize.Format(int64(s.Size)))
+		line := fmt.Sprintf("%s%s%s%s %s", ind, branch, names[i], pad, size)
+		if s.RetainedBytes > s.Size {
+			line += st.Faint(fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), plural(int(s.Objects), "object")))
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// plural formats n with noun, adding an "s" unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,444 @@
+package heap
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
+)
+
+// typedStep is a Step with what typing it found out.
+type typedStep struct {
+	Step
+	node uint32
+	// t is the type of the memory from base on in the object (base is
+	// not 0 for an interior pointer or after a malloc header), nil when
+	// unknown.
+	t    *binsym.Type
+	base int64
+	// mapType is set on a map's runtime object: the map type it belongs to.
+	mapType *binsym.Type
+	// closure names the function of a func value object.
+	closure *Site
+}
+
+// typer types the objects along a path. Objects carry no type in a dump;
+// types come from the executable, in this order of preference:
+//   - the malloc header: since Go 1.22, an object of 512 bytes to 32 KiB
+//     that holds pointers starts with its type descriptor;
+//   - the static type of the field that points to the object, once the
+//     container's type is known (a pointer's element, a slice's backing
+//     array, a map's runtime object and its groups);
+//   - the dynamic type an interface's first word (itab or type) gives the
+//     object its data word points to;
+//   - a closure's code pointer, which names its function.
+type typer struct {
+	a *Analysis
+}
+
+// Limits of the objects that carry a malloc header (runtime/mbitmap.go:
+// heapBitsInSpan and maxSmallSize).
+const (
+	minHeaderObject = 512 + 1
+	maxHeaderObject = 32 << 10
+	mallocHeader    = 8
+)
+
+// steps types the objects of path p, which starts at a root node.
+func (t *typer) steps(p []uint32) ([]typedStep, error) {
+	a := t.a
+	steps := make([]typedStep, 0, len(p)-1)
+	var prev *ObjectRecord
+	for i := 1; i < len(p); i++ {
+		v := p[i]
+		limit := 0
+		if i == len(p)-1 {
+			limit = 64 // the last object: only its first words are needed
+		}
+		rec, err := a.ObjectRecord(v, limit)
+		if err != nil {
+			return nil, err
+		}
+		s := typedStep{node: v, Step: Step{
+			Addr:          fmt.Sprintf("%#x", rec.Addr),
+			Size:          rec.Size,
+			RetainedBytes: a.retained[v],
+			Objects:       a.RetainedObjects(v),
+		}}
+		var tt target
+		if i == 1 {
+			tt, err = t.fromRoot(p[0], v, rec)
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			tt = t.fromObject(prev, &steps[len(steps)-1], rec)
+		}
+		s.Via, s.t, s.base, s.mapType, s.Type = tt.via, tt.t, tt.base, tt.mapType, tt.name
+		if ht, ok := t.header(rec); ok {
+			s.t, s.base, s.Type = ht, mallocHeader, ht.Name
+			if el := ht; ht.Size > 0 && int64(rec.Size)-mallocHeader >= 2*ht.Size {
+				s.t = binsym.ArrayOf(el, (int64(rec.Size)-mallocHeader)/el.Size)
+				s.Type = "[]" + el.Name
+			}
+		}
+		if _, ok := a.goroutineAt(rec.Addr); ok && a.Binary != nil {
+			if gt := a.Binary.TypeByName("runtime.g"); gt != nil {
+				s.t, s.base, s.Type = gt, 0, gt.Name
+			}
+		}
+		if code := a.word(rec.Contents, 0); code != 0 {
+			if site := a.funcSite(code); site != nil {
+				s.closure = site
+				s.t, s.base = a.Binary.ClosureType(code), 0
+				s.Type = "closure " + site.Function
+			}
+		}
+		steps = append(steps, s)
+		prev = rec
+	}
+	return steps, nil
+}
+
+// header returns the type in the malloc header of rec, if it has one.
+func (t *typer) header(rec *ObjectRecord) (*binsym.Type, bool) {
+	a := t.a
+	if a.Binary == nil || rec.Size < minHeaderObject || rec.Size > maxHeaderObject || len(rec.PtrOffsets) == 0 {
+		return nil, false
+	}
+	ty := a.Binary.TypeAt(a.word(rec.Contents, 0))
+	if ty == nil || ty.Size <= 0 || ty.Size > int64(rec.Size)-mallocHeader {
+		return nil, false
+	}
+	return ty, true
+}
+
+// target is what typing found out about an object from what points to it.
+type target struct {
+	via     string
+	t       *binsym.Type
+	base    int64
+	name    string
+	mapType *binsym.Type
+}
+
+// fromObject types rec, which the object prev (typed by ps) points to.
+func (t *typer) fromObject(prev *ObjectRecord, ps *typedStep, rec *ObjectRecord) target {
+	a := t.a
+	for _, off := range prev.PtrOffsets {
+		w := a.word(prev.Contents, int64(off))
+		if w < rec.Addr || w >= rec.Addr+rec.Size {
+			continue
+		}
+		o := int64(off)
+		c := container{
+			t:       ps.t,
+			off:     o - ps.base,
+			mapType: ps.mapType,
+			word:    func(d int64) uint64 { return a.word(prev.Contents, o+d) },
+			isPtr: func(d int64) bool {
+				_, found := slices.BinarySearch(prev.PtrOffsets, uint64(o+d))
+				return found
+			},
+		}
+		tt := t.target(c, rec, int64(w-rec.Addr))
+		return tt
+	}
+	return target{}
+}
+
+// fromRoot types rec, which root node r points to.
+func (t *typer) fromRoot(r, v uint32, rec *ObjectRecord) (target, error) {
+	a := t.a
+	root := a.rootNode(r)
+	succ := a.Succ[a.Start[r]:a.Start[r+1]]
+	k := slices.Index(succ, v)
+	if k < 0 {
+		return target{}, nil
+	}
+	slot := a.RootSlots(int(r) - a.NumObjects)[k]
+	interior := int64(slot.Value - rec.Addr)
+	switch {
+	case slot.Frame >= 0:
+		contents, err := a.FrameContents(slot.Frame)
+		if err != nil {
+			return target{}, err
+		}
+		o := int64(slot.Offset)
+		c := container{
+			off:  o,
+			word: func(d int64) uint64 { return a.word(contents, o+d) },
+			isPtr: func(d int64) bool {
+				return slices.ContainsFunc(a.Frames[slot.Frame].Slots, func(s Slot) bool { return int64(s.Offset) == o+d })
+			},
+		}
+		tt := t.target(c, rec, interior)
+		switch {
+		case root.Kind == RootFrame && root.Unsure && root.Frame > 0:
+			tt.via = "local or argument"
+		case slot.Frame != root.Frame:
+			tt.via = "argument"
+		default:
+			tt.via = "local"
+		}
+		if tt.t == nil {
+			tt.via += fmt.Sprintf(" at +%d", o)
+		}
+		return tt, nil
+	case root.Kind == RootGlobal:
+		seg := a.segmentAt(slot.Addr)
+		if seg == nil {
+			return target{}, nil
+		}
+		o := int64(slot.Addr - seg.Addr)
+		c := container{
+			off:  int64(slot.Addr - root.Addr),
+			word: func(d int64) uint64 { return a.word(seg.Contents, o+d) },
+			isPtr: func(d int64) bool {
+				_, found := slices.BinarySearch(seg.PtrOffsets, uint64(o+d))
+				return found
+			},
+		}
+		if a.Binary != nil && root.Symbol != "" {
+			c.t = a.Binary.GlobalType(root.Symbol)
+		}
+		tt := t.target(c, rec, interior)
+		if tt.via == "" && c.t != nil {
+			tt.via = "(the variable)"
+		}
+		return tt, nil
+	default:
+		return target{via: slot.Field}, nil
+	}
+}
+
+// container is the memory a pointer is found in: its type t (nil when
+// unknown) and the pointer's offset off in it, a map's type when it is a
+// map's runtime object, and readers of the words around the pointer:
+// word(d) is the word d bytes from it, isPtr(d) says whether that word is
+// a pointer slot.
+type container struct {
+	t       *binsym.Type
+	off     int64
+	mapType *binsym.Type
+	word    func(d int64) uint64
+	isPtr   func(d int64) bool
+}
+
+// target types rec, which the pointer of c points into, interior bytes
+// from its start.
+func (t *typer) target(c container, rec *ObjectRecord, interior int64) target {
+	a := t.a
+	ps := int64(a.Params.PtrSize)
+	tt := target{base: interior}
+	typed := false // the pointer is a known field of c.t
+	if c.t != nil {
+		path, ft, ifaceData := c.t.PointerAt(c.off)
+		tt.via = path
+		typed = ft != nil
+		switch {
+		case ft == nil:
+		case c.mapType != nil && path == ".dirPtr":
+			return t.mapData(c, rec, tt)
+		case c.mapType != nil && strings.HasSuffix(path, ".groups.data"):
+			if g := swissGroup(c.mapType, 1); g != nil {
+				tt.t = binsym.ArrayOf(g, int64(rec.Size)/g.Size)
+			}
+			tt.name = typeName(c.mapType) + " groups"
+			return tt
+		case ifaceData:
+			tt.t = t.dynamic(c.word(-ps))
+		case ft.Kind == reflect.Slice && ft.Elem != nil:
+			tt.t = t.backing(ft.Elem, rec, interior)
+			tt.name = "[]" + ft.Elem.Name
+			return tt
+		case ft.Kind == reflect.String:
+			tt.name = "string"
+			return tt
+		case ft.Kind == reflect.Map:
+			tt.mapType = ft
+			tt.t = ft.Header
+			tt.name = typeName(ft)
+			return tt
+		default:
+			tt.t = ft.Pointee()
+			if tt.t == nil {
+				tt.t = knownPointee(c.t, path, a.Binary)
+			}
+			if c.mapType != nil && !isGroup(c.t) {
+				tt.mapType = c.mapType // from a map's directory to a table
+				tt.name = typeName(c.mapType) + " table"
+				return tt
+			}
+		}
+	}
+	// An interface's first word (itab or type) is never a pointer slot: a
+	// word before the pointer that is not one, and names a type, makes
+	// the pointer an interface's data word.
+	if tt.t == nil && ps > 0 && c.off >= ps && !c.isPtr(-ps) {
+		tt.t = t.dynamic(c.word(-ps))
+	}
+	if tt.via == "" && c.off != 0 && !typed {
+		tt.via = fmt.Sprintf("+%d", c.off)
+	}
+	tt.name = typeName(tt.t)
+	return tt
+}
+
+// knownPointee types what some of the runtime's untyped pointer fields
+// point to.
+func knownPointee(container *binsym.Type, path string, bin *binsym.Binary) *binsym.Type {
+	if container == nil || bin == nil {
+		return nil
+	}
+	switch {
+	case container.Name == "runtime.g" && path == ".labels":
+		return bin.TypeByName("runtime/pprof.labelMap")
+	}
+	return nil
+}
+
+// backing returns the type of a slice's backing array object rec, whose
+// elements of type elem start at byte from.
+func (t *typer) backing(elem *binsym.Type, rec *ObjectRecord, from int64) *binsym.Type {
+	if elem.Size <= 0 {
+		return nil
+	}
+	return binsym.ArrayOf(elem, (int64(rec.Size)-from)/elem.Size)
+}
+
+// mapData types what a (swiss) map's dirPtr points to: its only group when
+// the map is small (dirLen is 0), else its directory of tables.
+func (t *typer) mapData(c container, rec *ObjectRecord, tt target) target {
+	mt := c.mapType
+	name := typeName(mt)
+	dirLen := int64(c.word(int64(t.a.Params.PtrSize)))
+	if dirLen != 0 {
+		tt.name = name + " directory"
+		tt.mapType = mt
+		if tab := t.a.Binary.TypeByName("internal/runtime/maps.table"); tab != nil {
+			ptr := &binsym.Type{Name: "*" + tab.Name, Kind: reflect.Pointer, Size: 8, Elem: tab}
+			tt.t = binsym.ArrayOf(ptr, int64(rec.Size)/8)
+		}
+		return tt
+	}
+	tt.name = name + " group"
+	tt.t = swissGroup(mt, 1)
+	return tt
+}
+
+// swissGroup builds the layout of n groups of a swiss map of type mt (Go
+// 1.24 and later): a control word, then 8 slots of key and element. It
+// returns nil when the layout cannot be told.
+func swissGroup(mt *binsym.Type, n int64) *binsym.Type {
+	if mt == nil || mt.Key == nil || mt.Elem == nil {
+		return nil
+	}
+	k, e := slotPart(mt.Key), slotPart(mt.Elem)
+	ka, ea := alignOf(k), alignOf(e)
+	elemOff := roundUp(k.Size, ea)
+	slotAlign := max(ka, ea)
+	slotSize := roundUp(elemOff+e.Size, slotAlign)
+	slot := &binsym.Type{
+		Name:   "slot",
+		Kind:   reflect.Struct,
+		Size:   slotSize,
+		Fields: []binsym.Field{{Name: "key", Offset: 0, Type: k}, {Name: "elem", Offset: elemOff, Type: e}},
+	}
+	slots := binsym.ArrayOf(slot, 8)
+	ctrl := &binsym.Type{Name: "uint64", Kind: reflect.Uint64, Size: 8}
+	group := &binsym.Type{
+		Name:   "group",
+		Kind:   reflect.Struct,
+		Size:   8 + slots.Size,
+		Fields: []binsym.Field{{Name: "ctrl", Type: ctrl}, {Name: "slots", Offset: 8, Type: slots}},
+	}
+	if n == 1 {
+		return group
+	}
+	return binsym.ArrayOf(group, n)
+}
+
+// isGroup reports whether t is the layout swissGroup builds.
+func isGroup(t *binsym.Type) bool {
+	return t != nil && (t.Name == "group" || (t.Kind == reflect.Array && t.Elem != nil && t.Elem.Name == "group"))
+}
+
+// slotPart is the type a map slot stores for a key or element of type t:
+// t itself, or a pointer to it when it is over 128 bytes.
+func slotPart(t *binsym.Type) *binsym.Type {
+	if t.Size > 128 {
+		return &binsym.Type{Name: "*" + t.Name, Kind: reflect.Pointer, Size: 8, Elem: t}
+	}
+	return t
+}
+
+// alignOf estimates the alignment of t from its kind and fields.
+func alignOf(t *binsym.Type) int64 {
+	switch t.Kind {
+	case reflect.Bool, reflect.Int8, reflect.Uint8:
+		return 1
+	case reflect.Int16, reflect.Uint16:
+		return 2
+	case reflect.Int32, reflect.Uint32, reflect.Float32:
+		return 4
+	case reflect.Array:
+		if t.Elem != nil {
+			return alignOf(t.Elem)
+		}
+		return 1
+	case reflect.Struct:
+		al := int64(1)
+		for _, f := range t.Fields {
+			if f.Type != nil {
+				al = max(al, alignOf(f.Type))
+			}
+		}
+		return al
+	}
+	return 8
+}
+
+func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
+
+// dynamic returns the type of the object an interface's data word points
+// to, given the interface's first word w: an itab (of a non-empty
+// interface) or a type descriptor (of an empty one). It returns nil when w
+// names neither, or there is no executable to read types from.
+func (t *typer) dynamic(w uint64) *binsym.Type {
+	a := t.a
+	if w == 0 || a.Binary == nil {
+		return nil
+	}
+	typeAddr := w
+	if ta, ok := a.Itabs[w]; ok {
+		typeAddr = ta
+	} else if ta, ok := a.Binary.ItabType(w); ok {
+		typeAddr = ta
+	}
+	dyn := a.Binary.TypeAt(typeAddr)
+	if dyn == nil {
+		return nil
+	}
+	return dyn.IfacePointee()
+}
+
+// segmentAt returns the data or bss segment that holds addr.
+func (a *Analysis) segmentAt(addr uint64) *Segment {
+	for i := range a.Segments {
+		s := &a.Segments[i]
+		if addr >= s.Addr && addr < s.Addr+uint64(len(s.Contents)) {
+			return s
+		}
+	}
+	return nil
+}
+
+// isRuntimeGlobal reports whether a holder is one of the runtime's own
+// globals (runtime.allp, runtime.m0...), which reach much of the heap for
+// reasons of no interest to a report.
+func isRuntimeGlobal(h Holder) bool {
+	return h.Kind == KindGlobal && strings.HasPrefix(h.Global, "runtime.")
+}
