@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,23 +34,35 @@ type Analysis struct {
 }
 
 // Analyze reads the heap dump at path and computes its dominator tree.
+// Options add names the executable lacks (see Globals).
 // bin is the executable that wrote the dump, or nil: with it, frames get
 // source lines, outgoing arguments are attributed to the callee frame,
 // globals and closures are named and objects are typed; without it the
 // report says what is unknown. Analyze checks that bin wrote the dump (same
 // Go version, functions at the addresses the dump's frames give) and sets
 // its load bias for a PIE.
-func Analyze(path string, bin *binsym.Binary) (*Analysis, error) {
-	var opts Options
+func Analyze(path string, bin *binsym.Binary, opts ...AnalyzeOption) (*Analysis, error) {
+	var cfg analyzeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	slices.SortFunc(cfg.globals, func(x, y binsym.Symbol) int { return cmp.Compare(x.Addr, y.Addr) })
+	var lo Options
 	if bin != nil {
-		opts.Prepare = func(d *Dump) error { return matchBinary(path, d, bin) }
-		opts.OutArgs = bin.ArgsSize
-		opts.GlobalSymbol = func(addr uint64) (string, uint64, bool) {
-			s, ok := bin.Global(addr)
-			return s.Name, s.Addr, ok
+		lo.Prepare = func(d *Dump) error { return matchBinary(path, d, bin) }
+		lo.OutArgs = bin.ArgsSize
+	}
+	if bin != nil || len(cfg.globals) > 0 {
+		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {
+			if bin != nil {
+				if s, ok := bin.Global(addr); ok {
+					return s.Name, s.Addr, true
+				}
+			}
+			return cfg.global(addr)
 		}
 	}
-	g, err := Load(path, opts)
+	g, err := Load(path, lo)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +88,36 @@ func Analyze(path string, bin *binsym.Binary) (*Analysis, error) {
 		a.Unknown = bin.Missing()
 	}
 	return a, nil
+}
+
+// An AnalyzeOption adds to what Analyze knows beyond the dump and the
+// executable.
+type AnalyzeOption func(*analyzeConfig)
+
+type analyzeConfig struct {
+	globals []binsym.Symbol
+}
+
+// Globals names global variables that the executable's symbol table does
+// not (it is stripped, as go run and go test build it): a program that
+// dumps its own heap knows the addresses of its variables and can pass
+// them, with their sizes.
+func Globals(syms ...binsym.Symbol) AnalyzeOption {
+	return func(c *analyzeConfig) { c.globals = append(c.globals, syms...) }
+}
+
+// global returns the symbol of cfg.globals (sorted) that holds addr.
+func (c *analyzeConfig) global(addr uint64) (string, uint64, bool) {
+	i, _ := slices.BinarySearchFunc(c.globals, addr, func(s binsym.Symbol, a uint64) int { return cmp.Compare(s.Addr, a) })
+	for _, j := range []int{i, i - 1} {
+		if j >= 0 && j < len(c.globals) {
+			s := c.globals[j]
+			if addr >= s.Addr && addr < s.Addr+max(s.Size, 1) {
+				return s.Name, s.Addr, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // matchBinary checks that bin is the executable that wrote the dump d, and
