@@ -81,9 +81,13 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	}
 	what := fmt.Sprintf("%s of %s", obj, bytesize.Format(int64(g.Object.Size)))
 	if g.Count > 1 {
-		what = fmt.Sprintf("%d objects held the same way, the first a %s,", g.Count, what)
+		what = fmt.Sprintf("%d objects held the same way (the first a %s)", g.Count, what)
 	}
-	fmt.Fprintf(b, "%s %s retains %s\n", st.Bold(title), what, st.Bold(bytesize.Format(int64(g.RetainedBytes))))
+	verb := "retains"
+	if g.Count > 1 {
+		verb = "retain"
+	}
+	fmt.Fprintf(b, "%s %s %s %s\n", st.Bold(title), what, verb, st.Bold(bytesize.Format(int64(g.RetainedBytes))))
 	if s := g.Object.AllocSite; s != nil {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
 	}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// Corrupt and truncated dumps give an error naming the file, the byte
+// offset and the record, and exit 2.
+func TestHoldersBadDumps(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want string
+	}{
+		{"empty.dump", "empty.dump: offset 0: dump: not a Go heap dump"},
+		{"not-a-dump.dump", "not-a-dump.dump: offset 0: dump: not a Go heap dump"},
+		{"unknown-tag.dump", "unknown-tag.dump: offset 49: dump: unknown record tag 99"},
+		{"truncated-object.dump", "truncated-object.dump: offset 56: object record: contents length 64 past end of file (10 bytes left)"},
+		{"huge-length.dump", "huge-length.dump: offset 56: object record: contents length 1099511627776 past end of file"},
+		{"truncated.dump", "truncated.dump: offset 5995: type record: type name length 28 past end of file"},
+		{"no-such.dump", "no-such.dump: no such file or directory"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			code, stdout, stderr := ctxleak(t, "holders", filepath.Join("testdata", "dumps", tt.file))
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want one line with %q", stderr, tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q", stdout)
+			}
+		})
+	}
+}
+
+func TestHoldersBadFlags(t *testing.T) {
+	dump := filepath.Join("testdata", "dumps", "empty.dump")
+	exists := filepath.Join(t.TempDir(), "exists")
+	if err := os.WriteFile(exists, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"holders"}, "takes 1 argument, got 0"},
+		{[]string{"holders", dump, dump}, "takes 1 argument, got 2"},
+		{[]string{"holders", dump, "--format", "xml"}, `invalid --format "xml": want text, json, pprof`},
+		{[]string{"holders", dump, "--min-size", "lots"}, `invalid argument "lots" for "--min-size"`},
+		{[]string{"holders", dump, "--min-size", "0"}, "invalid --min-size 0"},
+		{[]string{"holders", dump, "--top", "-1"}, "invalid --top -1"},
+		{[]string{"holders", dump, "--focus", "("}, `invalid --focus "("`},
+		{[]string{"holders", dump, "--binary", "testdata/dumps/no-such-exe"}, "--binary: "},
+	} {
+		code, _, stderr := ctxleak(t, tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	if b, _ := os.ReadFile(exists); string(b) != "keep me" {
+		t.Errorf("a file was overwritten: %q", b)
+	}
+}
+
+// holdersDump builds heap/testdata/holders, runs it for pattern and returns
+// the dump and the executable that wrote it, both in a temporary directory.
+func holdersDump(t *testing.T, pattern string) (dump, exe string) {
+	t.Helper()
+	dir := t.TempDir()
+	exe = filepath.Join(dir, "holders")
+	if out, err := exec.Command("go", "build", "-o", exe, "../../heap/testdata/holders").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dump = filepath.Join(dir, pattern+".dump")
+	if out, err := exec.Command(exe, pattern, dump).CombinedOutput(); err != nil {
+		t.Fatalf("holders %s: %v\n%s", pattern, err, out)
+	}
+	return dump, exe
+}
+
+func TestHoldersReport(t *testing.T) {
+	dump, exe := holdersDump(t, "goroutine")
+
+	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (retention found); stderr %q", code, stderr)
+	}
+	for _, want := range []string{
+		"frame main.waitThenUse (holders/main.go:",
+		"argument -> context.valueCtx",
+		".val -> main.Upload",
+		".Body -> []uint8",
+		"allocated at main.newPayload (holders/main.go:",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "\x1b[") {
+		t.Errorf("escape codes in piped output")
+	}
+	last := strings.TrimSpace(stderr)
+	if !strings.HasPrefix(last, "ctxleak: retention found: 1 group of 1.0 MiB or more") || !strings.Contains(last, "frame main.waitThenUse") {
+		t.Errorf("last line %q", last)
+	}
+
+	// JSON: one document whose groups name the holder.
+	code, stdout, _ = ctxleak(t, "holders", dump, "--binary", exe, "--format", "json")
+	var rep struct {
+		GoVersion string `json:"go_version"`
+		Groups    []struct {
+			Root struct {
+				Kind, Function string
+				Goroutine      uint64
+			}
+			Object struct {
+				Type      string
+				AllocSite struct{ Function string } `json:"alloc_site"`
+			}
+			RetainedBytes uint64 `json:"retained_bytes"`
+			Count         int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 {
+		t.Fatalf("exit %d, json %v:\n%s", code, err, stdout)
+	}
+	if len(rep.Groups) != 1 || rep.Groups[0].Root.Function != "main.waitThenUse" || rep.Groups[0].Object.AllocSite.Function != "main.newPayload" {
+		t.Errorf("json report %+v", rep)
+	}
+
+	// pprof, to a new file, mode 0600; an existing file is not overwritten.
+	out := filepath.Join(t.TempDir(), "holders.pb.gz")
+	if code, _, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", out); code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if fi, _ := f.Stat(); fi.Mode().Perm() != 0o600 {
+		t.Errorf("-o file mode %v", fi.Mode())
+	}
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 50<<20 {
+		t.Errorf("profile samples %v", p.Sample)
+	}
+	code, _, stderr = ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", out)
+	if code != 2 || !strings.Contains(stderr, "file exists") {
+		t.Errorf("second -o: exit %d, %q", code, stderr)
+	}
+
+	// Nothing matches: clean.
+	code, stdout, _ = ctxleak(t, "holders", dump, "--binary", exe, "--focus", "^no-such-thing$")
+	if code != 0 || !strings.Contains(stdout, "None of the 1 groups") {
+		t.Errorf("--focus with no match: exit %d\n%s", code, stdout)
+	}
+}
+
+// A leaked goroutine that no longer uses its context holds nothing: the
+// report is clean.
+func TestHoldersDeadContextClean(t *testing.T) {
+	dump, exe := holdersDump(t, "dead-ctx")
+	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
+	if code != 0 || !strings.Contains(stdout, "No object of 1.0 MiB or more is retained") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}

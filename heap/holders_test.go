@@ -1,0 +1,370 @@
+package heap
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
+)
+
+// The holder tests build testdata/holders (one retention pattern per run,
+// around a 50 MiB payload), run it to write a real heap dump, and check
+// what the analysis says against what the program knows of itself.
+
+const payloadSize = 50 << 20
+
+var (
+	holdersOnce sync.Once
+	holdersExe  map[string]string // by build: "" (plain), "stripped"
+	holdersErr  error
+)
+
+// holdersProg returns the test program built plainly or stripped.
+func holdersProg(t testing.TB, build string) string {
+	t.Helper()
+	holdersOnce.Do(func() {
+		holdersExe = map[string]string{}
+		for _, b := range []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}} {
+			exe := filepath.Join(testDir, "holders"+b.name)
+			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
+			if err != nil {
+				holdersErr = fmt.Errorf("go build: %v\n%s", err, out)
+				return
+			}
+			holdersExe[b.name] = exe
+		}
+	})
+	if holdersErr != nil {
+		t.Fatal(holdersErr)
+	}
+	return holdersExe[build]
+}
+
+// patternRun is what testdata/holders printed about itself.
+type patternRun struct {
+	Pattern     string `json:"pattern"`
+	HeapAlloc   uint64 `json:"heap_alloc"`
+	PayloadAddr uint64 `json:"payload_addr"`
+	Goroutine   uint64 `json:"goroutine"`
+	dump, exe   string
+}
+
+var (
+	patternMu   sync.Mutex
+	patternRuns = map[string]*patternRun{}
+)
+
+// runPattern runs the test program once per pattern and test binary.
+func runPattern(t testing.TB, pattern string) *patternRun {
+	t.Helper()
+	exe := holdersProg(t, "")
+	patternMu.Lock()
+	defer patternMu.Unlock()
+	if r, ok := patternRuns[pattern]; ok {
+		return r
+	}
+	dump := filepath.Join(testDir, "holders-"+pattern+".dump")
+	out, err := exec.Command(exe, pattern, dump).Output()
+	if err != nil {
+		t.Fatalf("holders %s: %v", pattern, err)
+	}
+	r := &patternRun{dump: dump, exe: exe}
+	if err := json.Unmarshal(out, r); err != nil {
+		t.Fatalf("holders %s printed %q: %v", pattern, out, err)
+	}
+	patternRuns[pattern] = r
+	return r
+}
+
+// analyze analyses the dump of r with the executable built as build
+// ("" or "stripped"), or without one for build "none".
+func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
+	t.Helper()
+	var bin *binsym.Binary
+	if build != "none" {
+		b, err := binsym.Open(holdersProg(t, build))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		bin = b
+	}
+	a, err := Analyze(r.dump, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// payloadGroup returns the report entry of the payload, failing if there is
+// none or it is not the 50 MiB []uint8.
+func payloadGroup(t *testing.T, a *Analysis) *Group {
+	t.Helper()
+	rep, err := a.Holders(HolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Groups {
+		if g.Object.Size >= payloadSize {
+			return g
+		}
+	}
+	t.Fatalf("no group for the payload in %d groups", len(rep.Groups))
+	return nil
+}
+
+// pathTypes lists the types along a group's path.
+func pathTypes(g *Group) []string {
+	var out []string
+	for _, s := range g.Path {
+		out = append(out, s.Type)
+	}
+	return out
+}
+
+// containsInOrder reports whether want appears in have in this order.
+func containsInOrder(have, want []string) bool {
+	i := 0
+	for _, h := range have {
+		if i < len(want) && h == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+func TestHolders(t *testing.T) {
+	for _, tt := range []struct {
+		pattern  string
+		kind     string
+		function string // regexp on Root.Function
+		global   string
+		types    []string // in order along the path
+	}{
+		// The ctx is an argument of waitThenUse, in its caller's outargs area:
+		// the callee, not the caller, holds it.
+		{"goroutine", KindFrame, `^main\.waitThenUse$`, "",
+			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
+		{"without-cancel", KindFrame, `^main\.background$`, "",
+			[]string{"context.withoutCancelCtx", "context.valueCtx", "main.Upload", "[]uint8"}},
+		{"blocked-sender", KindFrame, `^main\.sender$`, "",
+			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
+		{"lost-cancel", KindGlobal, "", "main.appCtx",
+			[]string{"context.cancelCtx", "context.cancelCtx", "context.valueCtx", "main.Upload", "[]uint8"}},
+		{"timeout", KindTimer, `^context\.WithDeadlineCause\.func\d+$`, "",
+			[]string{"context.timerCtx", "context.valueCtx", "main.Upload", "[]uint8"}},
+		{"afterfunc", KindGlobal, "", "main.appCtx",
+			[]string{"context.cancelCtx", "context.afterFuncCtx", "closure main.main.func1", "context.valueCtx", "[]uint8"}},
+		{"timer-closure", KindTimer, `scheduleRetry\.func\d+$`, "",
+			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
+		{"global-cache", KindGlobal, "", "main.cache",
+			[]string{"map[string]context.Context", "context.valueCtx", "main.Upload", "[]uint8"}},
+		{"http-request", KindFrame, `^main\.main\.func\d+\.1$`, "",
+			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
+	} {
+		t.Run(tt.pattern, func(t *testing.T) {
+			r := runPattern(t, tt.pattern)
+			a := r.analyze(t, "")
+			g := payloadGroup(t, a)
+			root := g.Root
+			if root.Kind != tt.kind {
+				t.Errorf("holder kind %q, want %q: %+v", root.Kind, tt.kind, root)
+			}
+			if tt.function != "" && !regexp.MustCompile(tt.function).MatchString(root.Function) {
+				t.Errorf("holder function %q, want %s", root.Function, tt.function)
+			}
+			if tt.global != "" && root.Global != tt.global {
+				t.Errorf("holder global %q, want %q", root.Global, tt.global)
+			}
+			if types := pathTypes(g); !containsInOrder(types, tt.types) {
+				t.Errorf("path types %q, want %q in order", types, tt.types)
+			}
+			if r.Goroutine != 0 && root.Goroutine != r.Goroutine {
+				t.Errorf("holder goroutine %d, want %d", root.Goroutine, r.Goroutine)
+			}
+			if root.Kind == KindFrame && (root.Location == nil || root.CreatedBy == nil) {
+				t.Errorf("frame holder without location or creation site: %+v", root)
+			}
+			if root.Kind == KindTimer && (root.Creator == nil || root.Creator.Function != "main.main") {
+				t.Errorf("timer creator %v, want main.main", root.Creator)
+			}
+			if g.Object.Addr != fmt.Sprintf("%#x", r.PayloadAddr) {
+				t.Errorf("object at %s, want the payload at %#x", g.Object.Addr, r.PayloadAddr)
+			}
+			if s := g.Object.AllocSite; s == nil || s.Function != "main.newPayload" || !strings.HasSuffix(s.File, "holders/main.go") {
+				t.Errorf("alloc site %v, want main.newPayload in holders/main.go", s)
+			}
+			if g.RetainedBytes != payloadSize || g.Count != 1 {
+				t.Errorf("group retains %d bytes in %d objects, want the payload once", g.RetainedBytes, g.Count)
+			}
+			if !within(root.RetainedBytes, payloadSize, 0.01) && !g.Shared {
+				t.Errorf("holder retains %d bytes, want within 1%% of %d", root.RetainedBytes, payloadSize)
+			}
+			if !within(a.Stats.LiveBytes, r.HeapAlloc, 0.01) {
+				t.Errorf("live bytes %d, HeapAlloc %d: more than 1%% apart", a.Stats.LiveBytes, r.HeapAlloc)
+			}
+		})
+	}
+}
+
+// within reports whether got is within frac of want.
+func within(got, want uint64, frac float64) bool {
+	return math.Abs(float64(got)-float64(want)) <= frac*float64(want)
+}
+
+// A leaked goroutine that no longer uses its context does not hold it: the
+// payload is garbage in the dump, and no holder is reported.
+func TestHoldersDeadContext(t *testing.T) {
+	r := runPattern(t, "dead-ctx")
+	a := r.analyze(t, "")
+	rep, err := a.Holders(HolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Groups {
+		t.Errorf("group reported: %s", g.Text("", PlainStyle{}))
+	}
+	gs, err := a.Explain([]uint64{r.PayloadAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[0] != nil {
+		t.Errorf("Explain found a holder of the dead payload: %+v", gs[0].Root)
+	}
+	// The GC that ran before the dump freed the payload's span; if it is
+	// still in the dump, it must not be live.
+	if v, ok := a.Find(r.PayloadAddr); ok && a.Live(v) {
+		t.Errorf("the dead payload is live")
+	}
+	if !within(a.Stats.LiveBytes, r.HeapAlloc, 0.01) {
+		t.Errorf("live bytes %d, HeapAlloc %d", a.Stats.LiveBytes, r.HeapAlloc)
+	}
+}
+
+// pprof labels live in the goroutine's runtime.g, which names the goroutine.
+func TestHoldersPprofLabels(t *testing.T) {
+	r := runPattern(t, "pprof-label")
+	a := r.analyze(t, "")
+	g := payloadGroup(t, a)
+	if g.Root.Kind != KindGoroutine || g.Root.Goroutine != r.Goroutine {
+		t.Errorf("holder %+v, want goroutine %d", g.Root, r.Goroutine)
+	}
+	if types := pathTypes(g); !containsInOrder(types, []string{"runtime.g", "runtime/pprof.labelMap", "string"}) {
+		t.Errorf("path types %q", types)
+	}
+}
+
+// A stripped executable (go run, go test) still names frames, closures and
+// types; only globals lose their names.
+func TestHoldersStripped(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, kind, function string
+	}{
+		{"goroutine", KindFrame, "main.waitThenUse"},
+		{"timeout", KindTimer, "context.WithDeadlineCause.func2"},
+		{"global-cache", KindGlobal, ""},
+	} {
+		t.Run(tt.pattern, func(t *testing.T) {
+			a := runPattern(t, tt.pattern).analyze(t, "stripped")
+			g := payloadGroup(t, a)
+			if g.Root.Kind != tt.kind || g.Root.Function != tt.function {
+				t.Errorf("holder %s %q, want %s %q", g.Root.Kind, g.Root.Function, tt.kind, tt.function)
+			}
+			if tt.kind == KindGlobal && !strings.HasPrefix(g.Root.Global, "0x") {
+				t.Errorf("global named %q without a symbol table", g.Root.Global)
+			}
+			if types := pathTypes(g); !containsInOrder(types, []string{"context.valueCtx", "main.Upload", "[]uint8"}) {
+				t.Errorf("path types %q", types)
+			}
+			if !slices.ContainsFunc(a.Unknown, func(s string) bool { return strings.Contains(s, "symbol table") }) {
+				t.Errorf("Unknown does not mention the missing symbol table: %q", a.Unknown)
+			}
+		})
+	}
+}
+
+// Without the executable the report says so, and does not guess: the
+// frame that holds the ctx may be the caller or its callee.
+func TestHoldersWithoutBinary(t *testing.T) {
+	a := runPattern(t, "goroutine").analyze(t, "none")
+	g := payloadGroup(t, a)
+	if !g.Root.Unsure || g.Root.Callee != "main.waitThenUse" {
+		t.Errorf("holder %+v: want unsure between a caller and its callee main.waitThenUse", g.Root)
+	}
+	if g.Root.Location != nil || g.Root.CreatedBy != nil {
+		t.Errorf("source positions without an executable: %+v", g.Root)
+	}
+	for _, s := range g.Path {
+		if s.Type != "" {
+			t.Errorf("a type without an executable: %q", s.Type)
+		}
+	}
+	if len(a.Unknown) == 0 {
+		t.Error("Unknown is empty without an executable")
+	}
+}
+
+// The executable must be the one that wrote the dump.
+func TestAnalyzeWrongBinary(t *testing.T) {
+	r := runPattern(t, "goroutine")
+	other, err := binsym.Open(dumpProg(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if a, err := Analyze(r.dump, other); err == nil {
+		a.Close()
+		t.Fatal("Analyze accepted an executable that did not write the dump")
+	} else if !strings.Contains(err.Error(), "not the executable that wrote the dump") {
+		t.Errorf("error %q", err)
+	}
+}
+
+// Focus, Top and MinSize select groups.
+func TestHoldersOptions(t *testing.T) {
+	a := runPattern(t, "goroutine").analyze(t, "")
+	for _, tt := range []struct {
+		opt  HolderOptions
+		want int
+	}{
+		{HolderOptions{}, 1},
+		{HolderOptions{Focus: regexp.MustCompile(`waitThenUse`)}, 1},
+		{HolderOptions{Focus: regexp.MustCompile(`newPayload`)}, 1},
+		{HolderOptions{Focus: regexp.MustCompile(`valueCtx`)}, 1},
+		{HolderOptions{Focus: regexp.MustCompile(`^nothing$`)}, 0},
+		{HolderOptions{MinSize: payloadSize + 1}, 1}, // the frame's holding: the payload and its context
+		{HolderOptions{MinSize: 2 * payloadSize}, 0},
+		{HolderOptions{MinSize: 1 << 10, Top: 1}, 1},
+	} {
+		rep, err := a.Holders(tt.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Groups) != tt.want {
+			t.Errorf("%+v: %d groups, want %d", tt.opt, len(rep.Groups), tt.want)
+		}
+	}
+}
+
+func TestDumpMode(t *testing.T) {
+	// Dumps hold every byte of a process: the ones the tests write are
+	// 0600, as the test program writes them.
+	r := runPattern(t, "goroutine")
+	fi, err := os.Stat(r.dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("dump mode %v", fi.Mode())
+	}
+}

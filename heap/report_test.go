@@ -1,0 +1,147 @@
+package heap
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// sampleReport is a fixed report with one group of each kind of holder, so
+// that the golden files pin the JSON schema and the text layout.
+func sampleReport() *Report {
+	upload := []Step{
+		{Via: "argument", Type: "context.valueCtx", Addr: "0xc000010000", Size: 48, RetainedBytes: 52428896, Objects: 3},
+		{Via: ".val", Type: "main.Upload", Addr: "0xc000010030", Size: 48, RetainedBytes: 52428848, Objects: 2},
+		{Via: ".Body", Type: "[]uint8", Addr: "0xc000400000", Size: 52428800, RetainedBytes: 52428800, Objects: 1},
+	}
+	site := &Site{Function: "main.newPayload", File: "/src/app/upload.go", Line: 41}
+	object := Object{Type: "[]uint8", Addr: "0xc000400000", Size: 52428800, AllocSite: site,
+		AllocStack: []Site{{Function: "runtime.makeslice", File: "/go/src/runtime/slice.go", Line: 117}, *site}}
+	return &Report{
+		Dump: "app.heapdump", Binary: "./app", GoVersion: "go1.26.8",
+		LiveBytes: 160 << 20, LiveObjects: 12345, DeadBytes: 8 << 10, DeadObjects: 99, Goroutines: 14,
+		SharedBytes: 24 << 10, SharedObjects: 87, MinSize: DefaultMinSize,
+		GroupsTotal: 4,
+		Groups: []*Group{
+			{
+				Root: Holder{Kind: KindFrame, Goroutine: 812, Status: "chan receive",
+					CreatedBy: &Site{Function: "main.(*server).handle", File: "/src/app/handler.go", Line: 77},
+					Function:  "main.(*thumbnailer).loop", Location: &Site{Function: "main.(*thumbnailer).loop", File: "/src/app/thumb.go", Line: 30},
+					RetainedBytes: 52428896, Objects: 3},
+				Path: upload, Object: object, RetainedBytes: 52428800, Objects: 1, Count: 1,
+			},
+			{
+				Root: Holder{Kind: KindTimer, Function: "context.WithDeadlineCause.func2",
+					Location: &Site{Function: "context.WithDeadlineCause.func2", File: "/go/src/context/context.go", Line: 652},
+					Creator:  &Site{Function: "main.fetch", File: "/src/app/fetch.go", Line: 12},
+					Detail:   "a timer in the runtime's timer heap", RetainedBytes: 10 << 20, Objects: 60},
+				Path: []Step{
+					{Type: "runtime.timer", Addr: "0xc000020000", Size: 112, RetainedBytes: 10 << 20, Objects: 60},
+					{Via: "func", Type: "closure context.WithDeadlineCause.func2", Addr: "0xc000020100", Size: 32, RetainedBytes: 10<<20 - 112, Objects: 59},
+				},
+				Object:        Object{Type: "[]uint8", Addr: "0xc000800000", Size: 2 << 20},
+				RetainedBytes: 10 << 20, Objects: 5, Count: 5,
+			},
+			{
+				Root:   Holder{Kind: KindGlobal, Global: "main.cache", Detail: "bss segment", RetainedBytes: 0},
+				Shared: true, OtherRoots: []Holder{{Kind: KindGlobal, Global: "main.stop"}}, OtherRootsTotal: 1,
+				Path:   []Step{{Via: "(the variable)", Type: "map[string]context.Context", Addr: "0xc000030000", Size: 48, RetainedBytes: 3 << 20, Objects: 9000}},
+				Object: Object{Type: "map[string]context.Context", Addr: "0xc000030000", Size: 48}, RetainedBytes: 3 << 20, Objects: 9000, Count: 1,
+			},
+			{
+				Root: Holder{Kind: KindGoroutine, Goroutine: 9, Status: "select", Detail: "its runtime.g: pprof labels or other per-goroutine state",
+					CreatedBy: &Site{Function: "main.serve.func1", File: "/src/app/serve.go", Line: 20}, RetainedBytes: 2 << 20, Objects: 4},
+				Path:   []Step{{Type: "runtime.g", Addr: "0xc000040000", Size: 456, RetainedBytes: 2 << 20, Objects: 4}, {Via: ".labels", Type: "runtime/pprof.labelMap", Addr: "0xc000050000", Size: 24, RetainedBytes: 2 << 20, Objects: 3}},
+				Object: Object{Type: "string", Addr: "0xc000600000", Size: 2 << 20}, RetainedBytes: 2 << 20, Objects: 1, Count: 1,
+			},
+		},
+	}
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -run %s -update rewrites it):\n--- got\n%s\n--- want\n%s", name, t.Name(), got, want)
+	}
+}
+
+func TestReportJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json", buf.Bytes())
+}
+
+func TestReportTextGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleReport().WriteText(&buf, PlainStyle{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range buf.String() {
+		if r > 127 {
+			t.Fatalf("plain text has non-ASCII %q", r)
+		}
+	}
+	golden(t, "report.txt", buf.Bytes())
+}
+
+// The retention profile reads back with the pprof library: one sample per
+// group, the holder at the bottom of its stack and the object's type on top.
+func TestWriteProfile(t *testing.T) {
+	rep := sampleReport()
+	var buf bytes.Buffer
+	if err := rep.WriteProfile(&buf); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != len(rep.Groups) {
+		t.Fatalf("%d samples, want %d", len(p.Sample), len(rep.Groups))
+	}
+	s := p.Sample[0]
+	names := make([]string, len(s.Location))
+	for i, l := range s.Location {
+		names[i] = l.Line[0].Function.Name
+	}
+	want := []string{"[]uint8 (.Body)", "main.Upload (.val)", "context.valueCtx (argument)", "frame main.(*thumbnailer).loop"}
+	if strings.Join(names, "|") != strings.Join(want, "|") {
+		t.Errorf("stack %q, want %q", names, want)
+	}
+	if s.Value[0] != 52428800 || s.Value[1] != 1 {
+		t.Errorf("values %v", s.Value)
+	}
+	if got := s.NumLabel["goroutine"]; len(got) != 1 || got[0] != 812 {
+		t.Errorf("goroutine label %v", got)
+	}
+	if p.SampleType[0].Type != "retained_space" || p.SampleType[0].Unit != "bytes" {
+		t.Errorf("sample type %v", p.SampleType[0])
+	}
+}
