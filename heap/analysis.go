@@ -42,6 +42,20 @@ type Analysis struct {
 // Go version, functions at the addresses the dump's frames give) and sets
 // its load bias for a PIE.
 func Analyze(path string, bin *binsym.Binary, opts ...AnalyzeOption) (*Analysis, error) {
+	g, err := Load(path, loadOptions(path, bin, opts))
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAnalysis(g, bin)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// loadOptions are the reader's options for a dump at path written by bin.
+func loadOptions(path string, bin *binsym.Binary, opts []AnalyzeOption) Options {
 	var cfg analyzeConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -62,14 +76,14 @@ func Analyze(path string, bin *binsym.Binary, opts ...AnalyzeOption) (*Analysis,
 			return cfg.global(addr)
 		}
 	}
-	g, err := Load(path, lo)
-	if err != nil {
-		return nil, err
-	}
+	return lo
+}
+
+// newAnalysis computes the dominator tree of g and what follows from it.
+func newAnalysis(g *Graph, bin *binsym.Binary) (*Analysis, error) {
 	tree, err := dom.New(dom.Graph{Start: g.Start, Succ: g.Succ}, g.SuperRoot)
 	if err != nil {
-		g.Close()
-		return nil, fmt.Errorf("%s: dominators: %w", path, err)
+		return nil, fmt.Errorf("%s: dominators: %w", g.path, err)
 	}
 	sizes := make([]uint64, tree.Len())
 	g.FillNodeSizes(sizes)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
 )
 
 // minimizedDump cuts a real dump down to a few records of every kind, so
@@ -160,4 +162,46 @@ func TestFuzzSeed(t *testing.T) {
 		t.Errorf("seed has %d objects, %d goroutines, %d roots", g.NumObjects, len(g.Goroutines), len(g.Roots))
 	}
 	t.Logf("seed: %d bytes, %d objects, %d edges, %d roots", len(seed), g.NumObjects, len(g.Succ), len(g.Roots))
+}
+
+// FuzzAnalyze runs the whole holder analysis on mutated dumps, with the
+// executable that wrote the seed: dominators, the report, paths, typing
+// and the three output formats must never panic.
+func FuzzAnalyze(f *testing.F) {
+	seed := minimizedDump(f)
+	f.Add(seed)
+	bin, err := binsym.Open(dumpProg(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, b := range []*binsym.Binary{nil, bin} {
+			g, err := Read(bytes.NewReader(data), int64(len(data)), "fuzz.bin", loadOptions("fuzz.bin", b, nil))
+			if err != nil {
+				return
+			}
+			a, err := newAnalysis(g, b)
+			if err != nil {
+				t.Fatalf("analysis of a graph the reader built: %v", err)
+			}
+			rep, err := a.Holders(HolderOptions{MinSize: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := rep.WriteText(&out, PlainStyle{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteProfile(&out); err != nil {
+				t.Fatal(err)
+			}
+			addrs := make([]uint64, 0, 8)
+			for i := 0; i < a.NumObjects && i < 8; i++ {
+				addrs = append(addrs, a.ObjectAddr(uint32(i))+1)
+			}
+			if _, err := a.Explain(addrs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }
