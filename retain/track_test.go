@@ -297,7 +297,12 @@ func TestReportForPrograms(t *testing.T) {
 	alive, _ := tr.Released(context.Background())
 	msg := tr.Report(alive)
 	runtime.KeepAlive(held)
-	for _, want := range []string{"retain: 1 tracked value still alive\n", `"cache entry" []uint8, 4.0 KiB at 0x`, "heap dump: " + dir} {
+	for _, want := range []string{
+		"retain: 1 tracked value still alive\n",
+		`"cache entry" []uint8 of 4.0 KiB retains 4.0 KiB`,
+		"], frame github.com/ctxleak/ctxleak/retain_test.TestReportForPrograms (retain/",
+		"heap dump: " + dir,
+	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("report lacks %q:\n%s", want, msg)
 		}
