@@ -31,6 +31,23 @@ func explainHolders(dumpPath, binaryPath string, alive []Tracked) (*explanation,
 	if err != nil {
 		return nil, err
 	}
+	if res.unnamed && bin != nil && !bin.HasSymbols() {
+		// A stripped test binary: name the globals from a relink of it.
+		syms, err := testGlobals(res.segments, bin)
+		if err == nil {
+			res, err = analyze(dumpPath, bin, addrs, heap.Globals(syms...))
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err != nil {
+			note := "globals are named by address: " + err.Error()
+			if strings.HasPrefix(err.Error(), stripped) {
+				note += "; go test -o FILE keeps the symbols"
+			}
+			ex.notes = append(ex.notes, note)
+		}
+	}
 	groups := res.groups
 	for i, g := range groups {
 		if g == nil {

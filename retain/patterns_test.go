@@ -162,7 +162,7 @@ var patterns = []pattern{
 	{
 		name: "ctx stored in a global map", retained: true,
 		holder: []string{
-			"held by global ",
+			"held by global " + pkg + "sessions (",
 			"-> context.valueCtx",
 		},
 		handle: handleLogin,
