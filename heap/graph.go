@@ -2,6 +2,7 @@ package heap
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -191,8 +192,22 @@ func Load(path string, opts Options) (*Graph, error) {
 // graph. name is used in errors. r must stay readable for ObjectRecord.
 // Malformed input gives a *FormatError.
 func Read(r io.ReaderAt, size int64, name string, opts Options) (*Graph, error) {
+	g, err := read(r, size, name, opts, false)
+	if err == errGapOverlap {
+		// Two spans' objects were taken for one span with free slots,
+		// across another span: read again without gaps in groups.
+		g, err = read(r, size, name, opts, true)
+	}
+	return g, err
+}
+
+// errGapOverlap says that a group with free slots overlaps another group.
+var errGapOverlap = errors.New("heap: a group with gaps overlaps another")
+
+func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*Graph, error) {
 	rd := newReader(r, size, name)
 	p := newParser(rd)
+	p.idx.noGaps = noGaps
 	err := p.run()
 	rd.close()
 	if err != nil {
@@ -228,6 +243,9 @@ func build(p *parser, opts Options) (*Graph, error) {
 	}
 	p.r.buf = nil
 	if oe := g.idx.finish(); oe != nil {
+		if g.idx.gapped && !g.idx.noGaps {
+			return nil, errGapOverlap
+		}
 		return nil, &FormatError{Path: g.path, Offset: oe.file, Record: recordNames[tagObject], Msg: oe.msg()}
 	}
 	n := int(g.idx.n)
