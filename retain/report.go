@@ -71,7 +71,7 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	fmt.Fprintf(&b, "  %s, mode 0600, holds all process memory: delete it when done\n",
 		bytesize.Format(d.size))
 	if d.binary != "" {
-		fmt.Fprintf(&b, "run: ctxleak holders %s --binary %s\n", d.path, d.binary)
+		fmt.Fprintf(&b, "run: ctxleak holders %s \\\n    --binary %s\n", d.path, d.binary)
 	} else {
 		fmt.Fprintf(&b, "run: ctxleak holders %s\n", d.path)
 		b.WriteString("  (the test binary could not be kept: functions will be unnamed)\n")

@@ -87,7 +87,7 @@ func TestExplainSeam(t *testing.T) {
 	msg := tb.text()
 	for _, want := range []string{
 		"\n\n\"request body\" held by goroutine 7 in main.worker\n\nnote: globals are named by address\nheap dump: " + gotDump,
-		"\nrun: ctxleak holders " + gotDump + " --binary " + gotBin,
+		"\nrun: ctxleak holders " + gotDump + " \\\n    --binary " + gotBin,
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure lacks %q:\n%s", want, msg)
