@@ -43,7 +43,7 @@ var relinked struct {
 	done bool
 	bin  *relinkedBinary
 	err  error
-	took time.Duration // how long the relink took, for the benchmarks
+	took time.Duration // how long the relink took, for the tests
 }
 
 // testGlobals returns the global variables of the running test binary, bin,
