@@ -2,6 +2,7 @@ package heap
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -153,8 +154,8 @@ type RootSlot struct {
 	// offset), or 0 for a field of a record.
 	Addr uint64
 	// Field names the record field of a non-memory slot: "ctxt" for a
-	// goroutine root, "object" or "fn" for a finalizer, "addr" for an
-	// other root.
+	// goroutine root, "defer" for the closure of a frame's defer record,
+	// "object" or "fn" for a finalizer, "addr" for an other root.
 	Field string
 	Value uint64 // the pointer
 	Node  uint32 // the object it points into
@@ -191,8 +192,22 @@ func Load(path string, opts Options) (*Graph, error) {
 // graph. name is used in errors. r must stay readable for ObjectRecord.
 // Malformed input gives a *FormatError.
 func Read(r io.ReaderAt, size int64, name string, opts Options) (*Graph, error) {
+	g, err := read(r, size, name, opts, false)
+	if err == errGapOverlap {
+		// Two spans' objects were taken for one span with free slots,
+		// across another span: read again without gaps in groups.
+		g, err = read(r, size, name, opts, true)
+	}
+	return g, err
+}
+
+// errGapOverlap says that a group with free slots overlaps another group.
+var errGapOverlap = errors.New("heap: a group with gaps overlaps another")
+
+func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*Graph, error) {
 	rd := newReader(r, size, name)
 	p := newParser(rd)
+	p.idx.noGaps = noGaps
 	err := p.run()
 	rd.close()
 	if err != nil {
@@ -228,6 +243,9 @@ func build(p *parser, opts Options) (*Graph, error) {
 	}
 	p.r.buf = nil
 	if oe := g.idx.finish(); oe != nil {
+		if g.idx.gapped && !g.idx.noGaps {
+			return nil, errGapOverlap
+		}
 		return nil, &FormatError{Path: g.path, Offset: oe.file, Record: recordNames[tagObject], Msg: oe.msg()}
 	}
 	n := int(g.idx.n)
@@ -278,7 +296,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.Start = start
 	g.Succ = succ[:w]
 	// Make room for the roots' edges now rather than by append's growth.
-	rootEdges := len(p.slots) + len(g.Goroutines) + 3*(len(g.Finalizers)+len(g.QueuedFinalizers)) + 2*len(g.OtherRoots) + len(g.Frames)
+	rootEdges := len(p.slots) + len(g.Goroutines) + len(g.Defers) + 3*(len(g.Finalizers)+len(g.QueuedFinalizers)) + 2*len(g.OtherRoots) + len(g.Frames)
 	for _, s := range g.Segments {
 		rootEdges += 2 * len(s.PtrOffsets)
 	}
@@ -403,6 +421,17 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		g.Roots = append(g.Roots, r)
 	}
 
+	// The closures of defers that are not open-coded (a defer in a loop,
+	// or any defer under -race) live in defer records, which the stack
+	// maps leave out (the runtime scans them apart): they belong to the
+	// frame that deferred them, whose SP the record gives.
+	defers := map[uint64][]Defer{}
+	for _, d := range g.Defers {
+		if d.Fn != 0 {
+			defers[d.G] = append(defers[d.G], d)
+		}
+	}
+
 	mf := g.Params.minFrameSize()
 	for gi := range g.Goroutines {
 		gr := &g.Goroutines[gi]
@@ -435,6 +464,11 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 					if inArgs(d+1, s.Offset) {
 						slot(RootSlot{Frame: fi + 1, Offset: s.Offset, Addr: frames[d+1].SP + s.Offset, Value: s.Value})
 					}
+				}
+			}
+			for _, def := range defers[gr.Addr] {
+				if def.SP == frames[d].SP {
+					slot(RootSlot{Frame: -1, Field: "defer", Value: def.Fn})
 				}
 			}
 			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)

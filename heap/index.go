@@ -50,6 +50,11 @@ type objIndex struct {
 	rank   []uint32 // per bitmap word: objects of its group in earlier words
 	n      uint32   // objects
 	sealed bool     // a record other than an object came after the last group
+	// noGaps keeps a group to consecutive slots. Free slots are not in the
+	// dump, so a gap may also hold other spans: when finish finds that a
+	// group with gaps overlaps another, the dump is read again this way.
+	noGaps bool
+	gapped bool // some group has free slots
 
 	// Built by finish.
 	entries []entry  // groups sorted by base
@@ -70,9 +75,14 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 		g := &x.groups[len(x.groups)-1]
 		if size == g.size && g.count < maxGroupObjects {
 			last := g.base + uint64(g.slots-1)*size
-			if addr > last && (addr-last)%size == 0 && (addr-last)/size <= maxGroupGap+1 {
+			gap := uint64(maxGroupGap + 1)
+			if x.noGaps {
+				gap = 1
+			}
+			if addr > last && (addr-last)%size == 0 && (addr-last)/size <= gap {
 				slot := g.slots - 1 + uint32((addr-last)/size)
 				if slot != g.slots && g.words < 0 {
+					x.gapped = true
 					// First gap: from here on the group needs a bitmap.
 					g.words = int32(len(x.bits))
 					for s := uint32(0); s < g.slots; s += 64 {

@@ -12,17 +12,6 @@ import (
 	"time"
 )
 
-// explain, when set, turns a heap dump and the values still alive into the
-// holder report: for each value, who holds it and through what. dumpPath is
-// the heap dump just written; binaryPath is the executable that wrote it (a
-// kept copy, or "" if none could be kept), for symbol names and DWARF types;
-// alive has each value's label, Go type, kind, address and known size. The
-// report is printed as it is, under the list of values.
-//
-// It is nil until the heap package can analyse dumps; until then a failure
-// lists the values still alive and where the dump was kept.
-var explain func(dumpPath, binaryPath string, alive []Tracked) (report string, err error)
-
 // dumpMu serializes heap dumps: each one stops the world, and two trackers
 // in parallel tests may fail at the same moment.
 var dumpMu sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/ctxleak/ctxleak/retain"
 )
@@ -29,9 +30,32 @@ const payloadSize = 1 << 20
 type pattern struct {
 	name     string
 	retained bool // whether the body outlives the request
-	// handle serves a request under the server's context and returns a func
-	// that lets go of whatever it left running, to call after the check.
+	// holder lists what a failure must say of who holds the body: the
+	// frame's function (the callee that holds ctx, not its caller), the
+	// global, the timer's closure; and the steps of the path.
+	holder []string
+	// handle serves a request under the server's root context and returns
+	// a func that lets go of whatever it left running, to call after the
+	// check.
 	handle func(server context.Context, body []byte) (release func())
+}
+
+// startServer starts the server goroutine, which holds the root context of
+// every request until stop is called, as a server's main loop does.
+func startServer() (root context.Context, stop func()) {
+	roots := make(chan context.Context)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go serverLoop(roots, done, exited)
+	return <-roots, func() { close(done); <-exited }
+}
+
+//go:noinline
+func serverLoop(roots chan<- context.Context, done <-chan struct{}, exited chan<- struct{}) {
+	defer close(exited)
+	root, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	roots <- root
+	<-done
 }
 
 // request is what net/http gives a handler: a context cancelled when the
@@ -60,48 +84,41 @@ type reqState struct {
 	scratch [256]byte
 }
 
+// use reads the request's body from ctx, so that ctx is live until then.
+//
+//go:noinline
+func use(ctx context.Context) {
+	sink.Store(ctx.Value(bodyKey{}) != nil)
+}
+
+var sink atomic.Bool
+
 func nothing() {}
+
+const pkg = "github.com/ctxleak/ctxleak/retain_test."
 
 var patterns = []pattern{
 	{
 		name: "goroutine holds ctx", retained: true,
-		handle: func(server context.Context, body []byte) func() {
-			ctx, cancel := request(server, body)
-			defer cancel()
-			done := make(chan struct{})
-			go func() {
-				<-done // waits on something other than ctx.Done
-				runtime.KeepAlive(ctx)
-			}()
-			return func() { close(done) }
+		holder: []string{
+			"], frame " + pkg + "waitThenUse (retain/patterns_test.go:",
+			"created at " + pkg + "handleAudit (retain/patterns_test.go:",
+			"|- argument -> context.valueCtx",
 		},
+		handle: handleAudit,
 	},
 	{
 		name: "goroutine returns on ctx.Done", retained: false,
-		handle: func(server context.Context, body []byte) func() {
-			ctx, cancel := request(server, body)
-			defer cancel()
-			done := make(chan struct{})
-			go func() {
-				select {
-				case <-done:
-				case <-ctx.Done():
-					return
-				}
-				runtime.KeepAlive(ctx)
-			}()
-			return func() { close(done) }
-		},
+		handle: handleAuditFixed,
 	},
 	{
 		name: "WithoutCancel to background work", retained: true,
-		handle: func(server context.Context, body []byte) func() {
-			ctx, cancel := request(server, body)
-			defer cancel()
-			done := make(chan struct{})
-			go work(context.WithoutCancel(ctx), done)
-			return func() { close(done) }
+		holder: []string{
+			"], frame " + pkg + "work (retain/patterns_test.go:",
+			"created at " + pkg + "handleDetached (retain/patterns_test.go:",
+			"|- argument -> context.withoutCancelCtx",
 		},
+		handle: handleDetached,
 	},
 	{
 		name: "fresh context with the request id to background work", retained: false,
@@ -116,12 +133,12 @@ var patterns = []pattern{
 	},
 	{
 		name: "lost cancel under a cancellable server root", retained: true,
-		handle: func(server context.Context, body []byte) func() {
-			job := context.WithValue(server, bodyKey{}, body)
-			ctx, _ := deriveCancel(job)
-			runtime.KeepAlive(ctx)
-			return nothing // cancelling the server root lets go
+		holder: []string{
+			"], frame " + pkg + "serverLoop (retain/patterns_test.go:",
+			"-> context.cancelCtx",
+			"|- .Context -> context.valueCtx",
 		},
+		handle: handleJob,
 	},
 	{
 		name: "cancel deferred under a cancellable server root", retained: false,
@@ -129,7 +146,7 @@ var patterns = []pattern{
 			job := context.WithValue(server, bodyKey{}, body)
 			ctx, cancel := deriveCancel(job)
 			defer cancel()
-			runtime.KeepAlive(ctx)
+			use(ctx)
 			return nothing
 		},
 	},
@@ -138,19 +155,17 @@ var patterns = []pattern{
 		handle: func(_ context.Context, body []byte) func() {
 			job := context.WithValue(context.Background(), bodyKey{}, body)
 			ctx, _ := deriveCancel(job)
-			runtime.KeepAlive(ctx)
+			use(ctx)
 			return nothing
 		},
 	},
 	{
 		name: "ctx stored in a global map", retained: true,
-		handle: func(server context.Context, body []byte) func() {
-			ctx, cancel := request(server, body)
-			defer cancel()
-			id := nextID.Add(1)
-			sessions.Store(id, ctx)
-			return func() { sessions.Delete(id) }
+		holder: []string{
+			"held by global " + pkg + "sessions (",
+			"-> context.valueCtx",
 		},
+		handle: handleLogin,
 	},
 	{
 		name: "request id stored in a global map", retained: false,
@@ -159,25 +174,25 @@ var patterns = []pattern{
 			defer cancel()
 			id := nextID.Add(1)
 			sessions.Store(id, "req-1")
-			runtime.KeepAlive(ctx)
+			use(ctx)
 			return func() { sessions.Delete(id) }
 		},
 	},
 	{
 		name: "time.AfterFunc closure not stopped", retained: true,
-		handle: func(server context.Context, body []byte) func() {
-			ctx, cancel := request(server, body)
-			defer cancel()
-			tm := time.AfterFunc(time.Hour, func() { runtime.KeepAlive(ctx) })
-			return func() { tm.Stop() }
+		holder: []string{
+			"held by a timer that will run " + pkg + "scheduleRetry.func1 (retain/patterns_test.go:",
+			"created at " + pkg + "scheduleRetry (retain/patterns_test.go:",
+			"-> closure " + pkg + "scheduleRetry.func1",
 		},
+		handle: handleRetry,
 	},
 	{
 		name: "time.AfterFunc closure stopped", retained: false,
 		handle: func(server context.Context, body []byte) func() {
 			ctx, cancel := request(server, body)
 			defer cancel()
-			tm := time.AfterFunc(time.Hour, func() { runtime.KeepAlive(ctx) })
+			tm := scheduleRetry(ctx)
 			defer tm.Stop()
 			return nothing
 		},
@@ -204,7 +219,103 @@ var patterns = []pattern{
 	},
 }
 
+// handleAudit answers at once and leaves an audit goroutine behind that
+// waits for a flush and then reads the request's context: until the flush,
+// the goroutine holds ctx and the body in it.
+func handleAudit(server context.Context, body []byte) func() {
+	ctx, cancel := request(server, body)
+	defer cancel()
+	flush := make(chan struct{})
+	go auditWorker(ctx, flush)
+	return func() { close(flush) }
+}
+
+// auditWorker hands ctx on to waitThenUse, which holds it while it blocks:
+// the failure must name waitThenUse, whose argument ctx is, although the
+// pointer sits in auditWorker's frame.
+//
+//go:noinline
+func auditWorker(ctx context.Context, flush <-chan struct{}) {
+	waitThenUse(ctx, flush)
+}
+
+//go:noinline
+func waitThenUse(ctx context.Context, flush <-chan struct{}) {
+	<-flush
+	use(ctx)
+}
+
+// handleAuditFixed's goroutine gives up when the request ends.
+func handleAuditFixed(server context.Context, body []byte) func() {
+	ctx, cancel := request(server, body)
+	defer cancel()
+	flush := make(chan struct{})
+	go waitOrCancel(ctx, flush)
+	return func() { close(flush) }
+}
+
+//go:noinline
+func waitOrCancel(ctx context.Context, flush <-chan struct{}) {
+	select {
+	case <-flush:
+	case <-ctx.Done():
+		return
+	}
+	use(ctx)
+}
+
+// handleDetached hands background work a context that outlives the
+// request, but keeps every value of it.
+func handleDetached(server context.Context, body []byte) func() {
+	ctx, cancel := request(server, body)
+	defer cancel()
+	done := make(chan struct{})
+	go work(context.WithoutCancel(ctx), done)
+	return func() { close(done) }
+}
+
+// handleJob derives a cancellable context for a job and loses its cancel:
+// the server's root context keeps the child in its children until the
+// server stops.
+func handleJob(server context.Context, body []byte) func() {
+	job := context.WithValue(server, bodyKey{}, body)
+	ctx, _ := deriveCancel(job)
+	use(ctx)
+	return nothing
+}
+
+// handleLogin keeps the request's context in a global session map.
+func handleLogin(server context.Context, body []byte) func() {
+	ctx, cancel := request(server, body)
+	defer cancel()
+	id := nextID.Add(1)
+	sessions.Store(id, ctx)
+	return func() { sessions.Delete(id) }
+}
+
+// handleRetry arms a retry it never stops. Only the runtime's timer heap
+// holds the timer: the release func finds it through a weak pointer.
+func handleRetry(server context.Context, body []byte) func() {
+	ctx, cancel := request(server, body)
+	defer cancel()
+	tm := weak.Make(scheduleRetry(ctx))
+	return func() {
+		if t := tm.Value(); t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// scheduleRetry arms a retry for an hour from now that reads ctx.
+//
+//go:noinline
+func scheduleRetry(ctx context.Context) *time.Timer {
+	return time.AfterFunc(time.Hour, func() { use(ctx) })
+}
+
 // work is background work that waits for done and then uses ctx.
+//
+//go:noinline
 func work(ctx context.Context, done <-chan struct{}) {
 	select {
 	case <-done:
@@ -242,7 +353,7 @@ func serve(p pattern, tr *retain.Tracker, server context.Context) (release func(
 // recording TB; it returns the failure text, if any.
 func check(t *testing.T, p pattern, opts ...retain.Option) string {
 	t.Helper()
-	server, stopServer := context.WithCancel(context.Background())
+	server, stopServer := startServer()
 	defer stopServer()
 	tb := &recordingTB{name: t.Name()}
 	tr := retain.New(tb, opts...)
@@ -271,15 +382,15 @@ func TestPatterns(t *testing.T) {
 				}
 				return
 			}
-			for _, want := range []string{
-				`1 of 1 tracked values still alive`,
-				`"request body" []uint8, 1.0 MiB at 0x`,
-				"tracked at retain/patterns_test.go:",
+			want := append([]string{
+				"retain: 1 of 1 tracked values still alive after ",
+				"\n\n\"request body\" []uint8 of 1.0 MiB retains 1.0 MiB\n    tracked at retain/patterns_test.go:",
 				"heap dump: " + dir,
 				"run: ctxleak holders " + dir,
-			} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("failure lacks %q:\n%s", want, msg)
+			}, p.holder...)
+			for _, w := range want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("failure lacks %q:\n%s", w, msg)
 				}
 			}
 			checkDumps(t, dir, 1)
@@ -342,7 +453,7 @@ func TestPoolVictimCycle(t *testing.T) {
 	if !strings.Contains(p.name, "sync.Pool") || p.retained {
 		t.Fatalf("pattern %q is not the pool pattern", p.name)
 	}
-	server, stop := context.WithCancel(context.Background())
+	server, stop := startServer()
 	defer stop()
 	tr := retain.NewTracker(retain.Timeout(0))
 	serve(p, tr, server)

@@ -8,6 +8,24 @@ import (
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 )
 
+// explain turns a heap dump and the values still alive into the holder
+// report: for each value, who holds it and through what. dumpPath is the
+// heap dump just written; binaryPath is the executable that wrote it (a kept
+// copy, or "" if none could be kept), for function names and types; alive
+// has each value's label, Go type, kind, address and known size.
+// explain.go sets it to explainHolders; tests replace it.
+var explain func(dumpPath, binaryPath string, alive []Tracked) (*explanation, error)
+
+// explanation is what explain says about the values still alive.
+type explanation struct {
+	// entries, parallel to alive, describe each value and its holder in
+	// lines that end in "\n"; "" where the dump does not have the value
+	// alive (it was freed after the check).
+	entries []string
+	// notes say, one sentence each, what the entries cannot tell.
+	notes []string
+}
+
 // report writes a heap dump (unless turned off), asks explain for the
 // holders, and returns the failure text. It is plain text with short lines,
 // for a terminal and for a CI log alike.
@@ -20,50 +38,66 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	default:
 		fmt.Fprintf(&b, "retain: %s still alive\n", plural(len(alive), "tracked value"))
 	}
-	listAlive(&b, alive)
-
 	if tr.opts.noDump {
-		b.WriteString("no heap dump (NoDump): holders not known\n")
+		listAlive(&b, alive, nil)
+		b.WriteString("\nno heap dump (NoDump): holders not known\n")
 		return strings.TrimSuffix(b.String(), "\n")
 	}
 	d, err := writeDump(tr.opts.dumpDir, tr.name)
 	if err != nil {
-		fmt.Fprintf(&b, "no heap dump: %v\n", err)
+		listAlive(&b, alive, nil)
+		fmt.Fprintf(&b, "\nno heap dump: %v\n", err)
 		return strings.TrimSuffix(b.String(), "\n")
 	}
-	explained := false
+	var ex *explanation
+	var exErr error
 	if explain != nil {
-		rep, err := explain(d.path, d.binary, alive)
-		if err != nil {
-			fmt.Fprintf(&b, "holders not found: %v\n", err)
-		} else {
-			b.WriteString(strings.TrimSuffix(rep, "\n"))
-			b.WriteByte('\n')
-			explained = true
+		ex, exErr = explain(d.path, d.binary, alive)
+		if exErr != nil {
+			ex = nil
+		}
+	}
+	listAlive(&b, alive, ex)
+	b.WriteString("\n")
+	if exErr != nil {
+		fmt.Fprintf(&b, "holders not found: %v\n", exErr)
+	}
+	if ex != nil {
+		for _, n := range ex.notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
 		}
 	}
 	fmt.Fprintf(&b, "heap dump: %s\n", d.path)
 	fmt.Fprintf(&b, "  %s, mode 0600, holds all process memory: delete it when done\n",
 		bytesize.Format(d.size))
 	if d.binary != "" {
-		fmt.Fprintf(&b, "binary: %s\n", d.binary)
-	}
-	if !explained {
+		fmt.Fprintf(&b, "run: ctxleak holders %s \\\n    --binary %s\n", d.path, d.binary)
+	} else {
 		fmt.Fprintf(&b, "run: ctxleak holders %s\n", d.path)
+		b.WriteString("  (the test binary could not be kept: functions will be unnamed)\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// listAlive writes one entry of two short lines per value.
-func listAlive(b *strings.Builder, alive []Tracked) {
-	for _, t := range alive {
+// listAlive writes an entry per value, after a blank line: the explained
+// one when ex has it, or else the value and where it was tracked.
+func listAlive(b *strings.Builder, alive []Tracked, ex *explanation) {
+	for i, t := range alive {
+		b.WriteString("\n")
+		if ex != nil && i < len(ex.entries) && ex.entries[i] != "" {
+			b.WriteString(ex.entries[i])
+			continue
+		}
 		size := "size in dump"
 		if t.Size > 0 {
 			size = bytesize.Format(int64(t.Size))
 		}
-		fmt.Fprintf(b, "  %q %s, %s at %#x\n", t.Label, t.Type, size, t.Addr)
+		fmt.Fprintf(b, "%q %s, %s at %#x\n", t.Label, t.Type, size, t.Addr)
 		if t.Site != "" {
 			fmt.Fprintf(b, "    tracked at %s\n", t.Site)
+		}
+		if ex != nil {
+			b.WriteString("    not reachable in the heap dump: freed after the check, too late\n")
 		}
 	}
 }

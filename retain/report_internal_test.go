@@ -35,7 +35,7 @@ func (f *fakeTB) text() string {
 }
 
 // setExplain replaces the explanation seam for one test.
-func setExplain(t *testing.T, fn func(string, string, []Tracked) (string, error)) {
+func setExplain(t *testing.T, fn func(string, string, []Tracked) (*explanation, error)) {
 	old := explain
 	explain = fn
 	t.Cleanup(func() { explain = old })
@@ -47,9 +47,12 @@ func setExplain(t *testing.T, fn func(string, string, []Tracked) (string, error)
 func TestExplainSeam(t *testing.T) {
 	var gotDump, gotBin string
 	var gotAlive []Tracked
-	setExplain(t, func(dump, bin string, alive []Tracked) (string, error) {
+	setExplain(t, func(dump, bin string, alive []Tracked) (*explanation, error) {
 		gotDump, gotBin, gotAlive = dump, bin, alive
-		return "held by goroutine 7 in main.worker\n", nil
+		return &explanation{
+			entries: []string{"\"request body\" held by goroutine 7 in main.worker\n"},
+			notes:   []string{"globals are named by address"},
+		}, nil
 	})
 	dir := t.TempDir()
 	tb := &fakeTB{name: t.Name()}
@@ -82,19 +85,22 @@ func TestExplainSeam(t *testing.T) {
 		t.Errorf("the dump has no object record at %#x", addr)
 	}
 	msg := tb.text()
-	for _, want := range []string{"held by goroutine 7 in main.worker\nheap dump: " + gotDump, "binary: " + gotBin} {
+	for _, want := range []string{
+		"\n\n\"request body\" held by goroutine 7 in main.worker\n\nnote: globals are named by address\nheap dump: " + gotDump,
+		"\nrun: ctxleak holders " + gotDump + " \\\n    --binary " + gotBin,
+	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure lacks %q:\n%s", want, msg)
 		}
 	}
-	if strings.Contains(msg, "run: ctxleak holders") {
-		t.Errorf("failure says to run holders although it was explained:\n%s", msg)
+	if strings.Contains(msg, "tracked at") {
+		t.Errorf("failure lists the value besides its explanation:\n%s", msg)
 	}
 }
 
 func TestExplainFails(t *testing.T) {
-	setExplain(t, func(string, string, []Tracked) (string, error) {
-		return "", errors.New("dump truncated at byte 42")
+	setExplain(t, func(string, string, []Tracked) (*explanation, error) {
+		return nil, errors.New("dump truncated at byte 42")
 	})
 	tb := &fakeTB{name: t.Name()}
 	tr := New(tb, Timeout(0), DumpDir(t.TempDir()))

@@ -3,6 +3,7 @@ package retain_test
 import (
 	"context"
 	"flag"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,22 +41,32 @@ func TestVerdictIsStable(t *testing.T) {
 			t.Errorf("%s: %d of %d runs gave the wrong verdict", p.name, wrong, n)
 		}
 	}
-	// Full failures, dump included, for the retained patterns.
+	// Full failures, dump and holder analysis included, for the retained
+	// patterns: one each by default, three in the full check.
+	full := 1
+	if n >= 1000 {
+		full = 3
+	}
 	for _, p := range patterns {
 		if !p.retained {
 			continue
 		}
-		for range min(n, 3) {
+		for range full {
 			dir := t.TempDir()
-			check(t, p, retain.Timeout(20*time.Millisecond), retain.DumpDir(dir))
+			msg := check(t, p, retain.Timeout(20*time.Millisecond), retain.DumpDir(dir))
 			checkDumps(t, dir, 1)
+			for _, want := range p.holder {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s: failure lacks %q:\n%s", p.name, want, msg)
+				}
+			}
 		}
 	}
 }
 
 // retainedOnce serves p once and reports whether the body stayed alive.
 func retainedOnce(t *testing.T, p pattern) bool {
-	server, stopServer := context.WithCancel(context.Background())
+	server, stopServer := startServer()
 	defer stopServer()
 	if p.retained {
 		tr := retain.NewTracker(retain.Timeout(20 * time.Millisecond))

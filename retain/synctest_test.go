@@ -1,7 +1,6 @@
 package retain_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,7 +13,7 @@ import (
 // verdicts must be the same as outside.
 func TestSynctestBubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		server, stop := context.WithCancel(context.Background())
+		server, stop := startServer()
 		defer stop()
 		for _, p := range patterns {
 			tb := &recordingTB{name: t.Name()}

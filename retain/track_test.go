@@ -225,6 +225,8 @@ func TestParallelTrackers(t *testing.T) {
 	dir := t.TempDir()
 	const n = 4
 	held := make([][]byte, n)
+	var mu sync.Mutex
+	var dumps []string
 	t.Run("group", func(t *testing.T) {
 		for i := range n {
 			retained := i%2 == 0
@@ -242,15 +244,26 @@ func TestParallelTrackers(t *testing.T) {
 				if ok == retained {
 					t.Fatalf("AssertReleased = %v; failures:\n%s", ok, tb.text())
 				}
-				if msg := tb.text(); retained &&
-					(strings.Count(msg, `"body of `) != 1 || !strings.Contains(msg, `"body of `+t.Name()+`"`)) {
-					t.Errorf("failure should list this test's body and no other:\n%s", msg)
+				msg := tb.text()
+				if !retained {
+					return
 				}
-				_ = body
+				// One entry, this test's, explained: the bodies of the other
+				// failing tests are in the dump too, but not in the report.
+				if strings.Count(msg, `"body of `) != 1 || !strings.Contains(msg, `"body of `+t.Name()+`" []uint8 of 1.0 MiB`) ||
+					strings.Count(msg, "    held by ") != 1 || strings.Count(msg, "heap dump: ") != 1 {
+					t.Errorf("failure should explain this test's body and no other:\n%s", msg)
+				}
+				mu.Lock()
+				dumps = append(dumps, dumpNamed(t, msg))
+				mu.Unlock()
 			})
 		}
 	})
 	checkDumps(t, dir, n/2)
+	if len(dumps) != n/2 || dumps[0] == dumps[1] {
+		t.Errorf("failures name the dumps %q, want %d different ones", dumps, n/2)
+	}
 	bins, _ := os.ReadDir(dir)
 	var kept int
 	for _, e := range bins {
@@ -297,10 +310,27 @@ func TestReportForPrograms(t *testing.T) {
 	alive, _ := tr.Released(context.Background())
 	msg := tr.Report(alive)
 	runtime.KeepAlive(held)
-	for _, want := range []string{"retain: 1 tracked value still alive\n", `"cache entry" []uint8, 4.0 KiB at 0x`, "heap dump: " + dir} {
+	for _, want := range []string{
+		"retain: 1 tracked value still alive\n",
+		`"cache entry" []uint8 of 4.0 KiB retains 4.0 KiB`,
+		"], frame github.com/ctxleak/ctxleak/retain_test.TestReportForPrograms (retain/",
+		"heap dump: " + dir,
+	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("report lacks %q:\n%s", want, msg)
 		}
 	}
 	checkDumps(t, dir, 1)
+}
+
+// dumpNamed returns the path of the heap dump a failure names.
+func dumpNamed(t *testing.T, msg string) string {
+	t.Helper()
+	for line := range strings.Lines(msg) {
+		if p, ok := strings.CutPrefix(line, "heap dump: "); ok {
+			return strings.TrimSpace(p)
+		}
+	}
+	t.Fatalf("no heap dump in the failure:\n%s", msg)
+	return ""
 }

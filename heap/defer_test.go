@@ -1,0 +1,96 @@
+package heap
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+	"unsafe"
+)
+
+// deferSink keeps what deferHolder's deferred closure would store.
+var deferSink []byte
+
+// deferHolder defers, in a loop, a closure that captures a payload, so the
+// defer has a defer record (a defer in a loop is never open-coded; under
+// -race none is), then blocks until release is closed.
+//
+//go:noinline
+func deferHolder(ready chan<- [2]uintptr, release <-chan struct{}) {
+	for range 1 {
+		p := make([]byte, 1<<20)
+		f := func() { deferSink = p }
+		ready <- [2]uintptr{*(*uintptr)(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(unsafe.SliceData(p)))}
+		defer f()
+	}
+	<-release
+}
+
+// TestDeferRecordRoots checks that the closure of a defer record is a slot
+// of the frame that deferred it: the stack maps leave it out.
+func TestDeferRecordRoots(t *testing.T) {
+	ready, release := make(chan [2]uintptr), make(chan struct{})
+	go deferHolder(ready, release)
+	addrs := <-ready
+	// The goroutine may not have reached <-release yet: dump until its
+	// frame shows the defer record.
+	path := filepath.Join(t.TempDir(), "defer.heapdump")
+	var g *Graph
+	for range 100 {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		debug.WriteHeapDump(f.Fd())
+		f.Close()
+		if g, err = Load(path, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if hasDefer(g, "deferHolder") {
+			break
+		}
+		g.Close()
+		g = nil
+	}
+	close(release)
+	if g == nil {
+		t.Fatal("no dump shows deferHolder's defer record")
+	}
+	defer g.Close()
+	closure, ok := g.Find(uint64(addrs[0]))
+	if !ok {
+		t.Fatalf("no object at the closure's address %#x", addrs[0])
+	}
+	payload, ok := g.Find(uint64(addrs[1]))
+	if !ok {
+		t.Fatalf("no object at the payload's address %#x", addrs[1])
+	}
+	found := false
+	for i, r := range g.Roots {
+		if r.Kind != RootFrame || g.Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heap.deferHolder" {
+			continue
+		}
+		for _, s := range g.RootSlots(i) {
+			if s.Field == "defer" && s.Node == closure {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatal("deferHolder's frame root has no defer slot for the closure")
+	}
+	if succ := g.Succ[g.Start[closure]:g.Start[closure+1]]; len(succ) != 1 || succ[0] != payload {
+		t.Errorf("the closure points to nodes %v, want the payload %d", succ, payload)
+	}
+}
+
+func hasDefer(g *Graph, fn string) bool {
+	for _, d := range g.Defers {
+		for _, f := range g.Frames {
+			if f.SP == d.SP && f.Func == "github.com/ctxleak/ctxleak/heap."+fn && d.Fn != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,20 @@
+package retain_test
+
+import (
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/retain"
+)
+
+// TestMain records every allocation's site, as the package documentation
+// recommends, so that failures name where payloads and timers were made.
+// Benchmarks run with the default sampling, which is what they measure.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		retain.EnableAllocSites()
+	}
+	os.Exit(m.Run())
+}
