@@ -52,11 +52,29 @@ var testScenarios = []*Scenario{
 			return nil
 		},
 	},
+	{
+		Name:        "test-wrong-holder",
+		Description: "Test only: a global holds the payload, but the expectation names a goroutine frame.",
+		Mechanism:   "a global variable holds the payload",
+		Expect:      "held by a frame of a function that does not exist (wrongly)",
+		Phases: []Phase{
+			{Name: "request-returned", Alive: true, Holder: holders(frameOf("nowhere"))},
+			{Name: "released", Alive: false},
+		},
+		Run: func(env *Env) error {
+			kept = env.Payload()
+			env.Phase("request-returned")
+			kept = nil
+			env.Phase("released")
+			return nil
+		},
+	},
 }
 
-// kept is where test-unexpected keeps its payload.
+// kept is where test-unexpected and test-wrong-holder keep their payload.
 var kept []byte
 
 // TestOnly returns the scenarios that exist for testing the runner: a child
-// that crashes, one that hangs and one that does not behave as expected.
+// that crashes, one that hangs, one whose payload is not freed as expected
+// and one whose payload is held by another holder than expected.
 func TestOnly() []*Scenario { return append([]*Scenario(nil), testScenarios...) }
