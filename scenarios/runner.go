@@ -167,9 +167,13 @@ func (r *Runner) run(ctx context.Context, s *Scenario) Result {
 		return fail("the child ran %q, not %q", res.Name, s.Name)
 	}
 	res.WallMillis = wall.Milliseconds()
-	// The child reads its own VmHWM just before it writes its result; the
-	// kernel's figure at exit also covers that writing.
-	res.PeakRSSBytes = max(res.PeakRSSBytes, maxRSS(cmd.ProcessState))
+	// The child reads its own VmHWM just before it writes its result. The
+	// kernel's figure at exit (rusage) would also cover that writing, but
+	// on Linux it counts the RSS of the parent the child was started from
+	// too, and the parent, which reads heap dumps, may be the larger.
+	if res.PeakRSSBytes == 0 {
+		res.PeakRSSBytes = maxRSS(cmd.ProcessState)
+	}
 	return res
 }
 

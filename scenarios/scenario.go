@@ -102,8 +102,10 @@ type Result struct {
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Payloads is how many payloads were tracked (1, or one per request).
 	Payloads int `json:"payloads"`
-	// PeakRSSBytes is the child's peak resident set size: the larger of its
-	// own VmHWM and the kernel's figure at exit (rusage).
+	// PeakRSSBytes is the child's peak resident set size: its own VmHWM,
+	// read at the end of the run; for a child that did not report it, the
+	// kernel's figure at exit (rusage), which on Linux also counts the RSS
+	// of the parent at the time it started the child.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// Attempts is how many times the child started the scenario: more than
 	// 1 when a timer fired before the measurements finished on a busy
