@@ -275,10 +275,12 @@ func (e *Env) Phase(name string) {
 	}
 	if e.opts.DumpDir != "" && alive > 0 {
 		p.PayloadAddrs = e.payloadAddrs()
+		start := time.Now()
 		if p.Dump, err = e.dump(file); err != nil {
 			e.err = err
 			return
 		}
+		p.DumpMillis = time.Since(start).Milliseconds()
 	}
 	if e.opts.PhaseHook != nil {
 		p.Holder = e.opts.PhaseHook(name, p.Alive)

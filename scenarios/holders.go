@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/heap/binsym"
@@ -95,7 +96,9 @@ func (x *Explainer) Explain(r *Result) {
 		if p.Dump == "" {
 			continue
 		}
+		start := time.Now()
 		details, err := x.explain(p.Dump, p.PayloadAddrs, syms)
+		p.HolderMillis = time.Since(start).Milliseconds()
 		if err != nil {
 			p.HolderError = err.Error()
 		} else {

@@ -176,6 +176,10 @@ type PhaseResult struct {
 	// addresses of the alive payloads in it.
 	Dump         string   `json:"dump,omitempty"`
 	PayloadAddrs []uint64 `json:"payload_addrs,omitempty"`
+	// DumpMillis is how long the child took to write the heap dump, and
+	// HolderMillis how long reading it and naming the holders took.
+	DumpMillis   int64 `json:"dump_ms,omitempty"`
+	HolderMillis int64 `json:"holder_ms,omitempty"`
 }
 
 // Judge compares r with the expectation of s and sets r.Verdict, each
