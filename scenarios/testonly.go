@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -30,12 +31,17 @@ var testScenarios = []*Scenario{
 		Expect:      "a hang, killed at --timeout",
 		Phases:      []Phase{{Name: "started", Alive: true}, {Name: "never", Alive: false}},
 		Run: func(env *Env) error {
+			parent := os.Getppid()
 			p := env.Payload()
 			env.Phase("started")
 			fmt.Fprintln(os.Stderr, "test-hang: hanging")
-			time.Sleep(24 * time.Hour)
-			_ = p[0]
-			return nil
+			// Hang, with the payload alive, until killed or orphaned: a
+			// test that fails before it kills the child leaves nothing.
+			for os.Getppid() == parent {
+				time.Sleep(100 * time.Millisecond)
+			}
+			sink.Add(uint32(p[0]))
+			return errors.New("test-hang: the parent went away")
 		},
 	},
 	{

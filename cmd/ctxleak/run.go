@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ctxleak/ctxleak/heap/binsym"
@@ -185,14 +187,18 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 		p.Print(p.Faint(fmt.Sprintf("payload %s, %d tasks, %s; each scenario in its own process",
 			bytesize.Compact(f.payload), f.tasks, runtime.Version())))
 	}
+	// An interrupt stops the run: the running child is killed, and the
+	// heap dumps are removed on the way out.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	err = runner.RunAll(ctx, list, func(res scenarios.Result) {
 		report.Scenarios = append(report.Scenarios, res)
 		if f.format == "text" {
 			printScenario(p, &res)
 		}
 	})
-	if err != nil {
-		return err
+	if err != nil || ctx.Err() != nil {
+		return errors.New("interrupted")
 	}
 
 	if f.format == "json" {
@@ -603,5 +609,9 @@ func printSummary(p *ui.Printer, rep *scenarios.Report) {
 	}
 	if rep.KeepDir != "" {
 		p.Print(p.Faint("heap profiles kept in " + rep.KeepDir + "; open one with: go tool pprof -sample_index=inuse_space FILE"))
+		if rep.Holders {
+			p.Print(p.Faint("heap dumps kept there too; read one with: ctxleak holders DUMP --binary " +
+				filepath.Join(rep.KeepDir, keptExecutable)))
+		}
 	}
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -457,4 +459,46 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return tm
+}
+
+// TestRunInterrupted: an interrupt kills the running child and removes the
+// heap dumps already written; the run exits 2.
+func TestRunInterrupted(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command("ctxleak", runArgs("test-hang", "--timeout", "5m")...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, testScenariosEnv+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The hanging child writes a dump at its first phase: wait for it.
+	deadline := time.Now().Add(time.Minute)
+	for wait := time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		dumps, _ := filepath.Glob(filepath.Join(tmp, "ctxleak-run-*", "test-hang", "*.heapdump"))
+		if len(dumps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill() // the hanging child exits once orphaned
+			cmd.Wait()
+			files, _ := filepath.Glob(filepath.Join(tmp, "*", "*"))
+			t.Fatalf("no heap dump written in a minute (%v); stderr:\n%s", files, stderr.String())
+		}
+		time.Sleep(wait)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Errorf("exit %v, want status 2", err)
+	}
+	if !strings.HasSuffix(stderr.String(), "ctxleak: interrupted\n") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d entries left in TMPDIR, want none", len(left))
+	}
 }
