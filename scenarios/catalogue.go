@@ -31,8 +31,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "each task's stack frame holds ctx -> valueCtx -> payload until the task returns",
 		Expect:      "alive while the tasks run, freed when they finish",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("tasksScenario.func1"), framesOf("task"))},
-			{Name: "request-returned", Alive: true, Holder: holders(framesOf("task")), Via: `^context\.valueCtx >`},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1"), framesOf("task")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(framesOf("task")),
+				Via:    `^context\.valueCtx >`,
+			},
 			{Name: "tasks-done", Alive: false},
 		},
 		Run: requestCtxTasks,
@@ -43,7 +50,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "nothing the tasks hold refers to the request context",
 		Expect:      "never alive after the request returns",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("tasksScenario.func1"))},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1")),
+			},
 			{Name: "request-returned", Alive: false},
 			{Name: "tasks-done", Alive: false},
 		},
@@ -55,7 +65,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "the id string is copied into a new context; the payload is not",
 		Expect:      "never alive after the request returns",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("tasksScenario.func1"))},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1")),
+			},
 			{Name: "request-returned", Alive: false},
 			{Name: "tasks-done", Alive: false},
 		},
@@ -67,8 +80,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the withoutCancelCtx keeps its parent, and so every value in the chain, while a task holds it",
 		Expect:      "alive while the tasks run, freed when they finish",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("tasksScenario.func1"), framesOf("task"))},
-			{Name: "request-returned", Alive: true, Holder: holders(framesOf("task")), Via: `^context\.withoutCancelCtx > context\.valueCtx >`},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1"), framesOf("task")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(framesOf("task")),
+				Via:    `^context\.withoutCancelCtx > context\.valueCtx >`,
+			},
 			{Name: "tasks-done", Alive: false},
 		},
 		Run: withoutCancel,
@@ -79,8 +99,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the long-lived parent's children map holds the child cancelCtx -> valueCtx -> payload until cancel or the parent is cancelled",
 		Expect:      "alive after the job returns, until the parent is cancelled",
 		Phases: []Phase{
-			{Name: "job-running", Alive: true, Holder: holders(frameOf("lostCancelJob"), frameOf("lostCancel"))},
-			{Name: "job-returned", Alive: true, Holder: holders(frameOf("lostCancel")), Via: `context\.cancelCtx > context\.valueCtx >`},
+			{
+				Name: "job-running", Alive: true,
+				Holder: holders(frameOf("lostCancelJob"), frameOf("lostCancel")),
+			},
+			{
+				Name: "job-returned", Alive: true,
+				Holder: holders(frameOf("lostCancel")),
+				Via:    `context\.cancelCtx > context\.valueCtx >`,
+			},
 			{Name: "parent-cancelled", Alive: false},
 		},
 		Run: lostCancel,
@@ -91,8 +118,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the runtime timer heap holds the timer -> closure -> timerCtx -> payload until the deadline; cancel would stop the timer",
 		Expect:      "alive after the job returns, until the deadline",
 		Phases: []Phase{
-			{Name: "job-running", Alive: true, Holder: holders(frameOf("timeoutJob"))},
-			{Name: "job-returned", Alive: true, Holder: holders(`timer context\.WithDeadlineCause\.func2, created at ` + fn("timeoutJob")), Via: `^runtime\.timer > closure context\.WithDeadlineCause\.func2 > (context\.timerCtx|\?) > context\.valueCtx >`},
+			{
+				Name: "job-running", Alive: true,
+				Holder: holders(frameOf("timeoutJob")),
+			},
+			{
+				Name: "job-returned", Alive: true,
+				Holder: holders(`timer context\.WithDeadlineCause\.func2, created at ` + fn("timeoutJob")),
+				Via:    `^runtime\.timer > closure context\.WithDeadlineCause\.func2 > (context\.timerCtx|\?) > context\.valueCtx >`,
+			},
 			{Name: "deadline-passed", Alive: false},
 		},
 		Run: timeoutNotCancelled,
@@ -103,8 +137,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the app context's children map holds the afterFuncCtx -> func closure -> request ctx until stop() or the app context is cancelled",
 		Expect:      "alive after the request returns, until the app context is cancelled",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("afterFuncNotStopped.func1"), frameOf("afterFuncNotStopped"))},
-			{Name: "request-returned", Alive: true, Holder: holders(frameOf("afterFuncNotStopped")), Via: `context\.afterFuncCtx > closure scenarios\.afterFuncNotStopped\.func1\.1 > context\.valueCtx >`},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("afterFuncNotStopped.func1"), frameOf("afterFuncNotStopped")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(frameOf("afterFuncNotStopped")),
+				Via:    `context\.afterFuncCtx > closure scenarios\.afterFuncNotStopped\.func1\.1 > context\.valueCtx >`,
+			},
 			{Name: "app-cancelled", Alive: false},
 		},
 		Run: afterFuncNotStopped,
@@ -115,8 +156,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the runtime timer heap holds the timer -> closure -> request ctx until the timer fires or is stopped",
 		Expect:      "alive after the request returns, until the timer fires",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("timerClosure.func1"))},
-			{Name: "request-returned", Alive: true, Holder: holders(`timer scenarios\.timerClosure\.func1\.1, created at ` + fn("timerClosure.func1")), Via: `^runtime\.timer > closure scenarios\.timerClosure\.func1\.1 > context\.valueCtx >`},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("timerClosure.func1")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(`timer scenarios\.timerClosure\.func1\.1, created at ` + fn("timerClosure.func1")),
+				Via:    `^runtime\.timer > closure scenarios\.timerClosure\.func1\.1 > context\.valueCtx >`,
+			},
 			{Name: "timer-fired", Alive: false},
 		},
 		Run: timerClosure,
@@ -127,8 +175,14 @@ var catalogue = []*Scenario{
 		Mechanism:   "the leaked worker's stack frame keeps ctx live across the blocked send, for the life of the process",
 		Expect:      "alive after the request returns, for the life of the process",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("blockedSender.func1"), frameOf("sender"))},
-			{Name: "request-returned", Alive: true, Holder: holders(frameOf("sender"))},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("blockedSender.func1"), frameOf("sender")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(frameOf("sender")),
+			},
 		},
 		Run: blockedSender,
 	},
@@ -138,7 +192,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "the goroutine leaks, but the stack map marks ctx dead after its last use, so the GC does not scan it",
 		Expect:      "freed when the request returns, although the goroutine leaks",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("deadCtxLeakedGoroutine.func1"))},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("deadCtxLeakedGoroutine.func1")),
+			},
 			{Name: "request-returned", Alive: false},
 		},
 		Run: deadCtxLeakedGoroutine,
@@ -149,8 +206,14 @@ var catalogue = []*Scenario{
 		Mechanism:   "a global variable is a GC root: map -> ctx -> payload until the entry is deleted",
 		Expect:      "alive after the request returns, until the entry is deleted",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("globalCache.func1"), `global scenarios\.cache`)},
-			{Name: "request-returned", Alive: true, Holder: holders(`global scenarios\.cache`)},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("globalCache.func1"), `global scenarios\.cache`),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(`global scenarios\.cache`),
+			},
 			{Name: "entry-deleted", Alive: false},
 		},
 		Run: globalCache,
@@ -161,7 +224,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "the pool holds the struct until the next GC, its victim cache until the one after: two cycles",
 		Expect:      "freed after two GC cycles once the request returns",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("syncPool.func1"))},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("syncPool.func1")),
+			},
 			{Name: "request-returned", Alive: false, GCCycles: 2},
 		},
 		Run: syncPool,
@@ -172,8 +238,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "goroutines inherit the creator's pprof label set (g.labels), not its ctx: the label value lives until they exit",
 		Expect:      "alive while the goroutines run, freed when they finish",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true, Holder: holders(frameOf("pprofLabelValue.func1"), labelsOf)},
-			{Name: "request-returned", Alive: true, Holder: holders(labelsOf), Via: `^runtime\.g > runtime/pprof\.labelMap > .* > string$`},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("pprofLabelValue.func1"), labelsOf),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(labelsOf),
+				Via:    `^runtime\.g > runtime/pprof\.labelMap > .* > string$`,
+			},
 			{Name: "tasks-done", Alive: false},
 		},
 		Run: pprofLabelValue,
@@ -184,7 +257,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "each background goroutine holds ctx -> valueCtx -> body after the response is sent, until the work ends",
 		Expect:      "every body alive after the responses, all freed when the background work ends",
 		Phases: []Phase{
-			{Name: "responses-received", Alive: true, Holder: holders(framesOf("task"))},
+			{
+				Name: "responses-received", Alive: true,
+				Holder: holders(framesOf("task")),
+			},
 			{Name: "background-done", Alive: false},
 		},
 		Run: httpServer,

@@ -205,3 +205,38 @@ func TestWrongHolder(t *testing.T) {
 		t.Errorf("phase %+v", p)
 	}
 }
+
+// TestRunAll: results come back in order, judged, with their holders, and
+// a cancelled run stops starting children.
+func TestRunAll(t *testing.T) {
+	r := holdersRunner(t, time.Minute)
+	var list []*Scenario
+	for _, name := range []string{"global-cache", "dead-ctx-leaked-goroutine", "blocked-sender"} {
+		s, _ := Lookup(name, false)
+		list = append(list, s)
+	}
+	var got []string
+	err := r.RunAll(context.Background(), list, func(res Result) {
+		got = append(got, res.Name+" "+res.Verdict)
+		if res.Phases[0].Holder == "" {
+			t.Errorf("%s: no holder at %s", res.Name, res.Phases[0].Name)
+		}
+	})
+	want := []string{"global-cache as expected", "dead-ctx-leaked-goroutine as expected", "blocked-sender as expected"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("RunAll: %v, results %q; want %q", err, got, want)
+	}
+
+	// Cancelled when the first result comes back: the second child, which
+	// may have started by then, is stopped and reported; no third starts.
+	ctx, cancel := context.WithCancel(context.Background())
+	got = nil
+	err = r.RunAll(ctx, list, func(res Result) {
+		got = append(got, res.Name+" "+res.Verdict)
+		cancel()
+	})
+	stopped := []string{"global-cache as expected", "dead-ctx-leaked-goroutine error"}
+	if err != context.Canceled || !slices.Equal(got, stopped[:1]) && !slices.Equal(got, stopped) {
+		t.Errorf("cancelled RunAll: %v, results %q; want context.Canceled after %q", err, got, stopped)
+	}
+}

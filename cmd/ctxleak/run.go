@@ -375,6 +375,10 @@ type listedPhase struct {
 	Name        string `json:"name"`
 	ExpectAlive bool   `json:"expect_alive"`
 	GCCycles    int    `json:"gc_cycles,omitempty"`
+	// ExpectHolder and ExpectVia are the regular expressions the holder
+	// and the path to the payload must match at an alive phase.
+	ExpectHolder string `json:"expect_holder,omitempty"`
+	ExpectVia    string `json:"expect_via,omitempty"`
 }
 
 // listScenarios prints the catalogue (or the named scenarios) without running it.
@@ -384,7 +388,8 @@ func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
 		for _, s := range list {
 			ls := listedScenario{Name: s.Name, Description: s.Description, Mechanism: s.Mechanism, Expect: s.Expect}
 			for _, ph := range s.Phases {
-				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles})
+				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles,
+					ExpectHolder: ph.Holder, ExpectVia: ph.Via})
 			}
 			l.Scenarios = append(l.Scenarios, ls)
 		}

@@ -84,7 +84,8 @@ func TestRunList(t *testing.T) {
 		Mechanism:   l.Scenarios[0].Mechanism,
 		Expect:      "freed after two GC cycles once the request returns",
 		Phases: []listedPhase{
-			{Name: "request-running", ExpectAlive: true},
+			{Name: "request-running", ExpectAlive: true,
+				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \([a-z]+\.go:\d+\)$`},
 			{Name: "request-returned", ExpectAlive: false, GCCycles: 2},
 		},
 	}}}
