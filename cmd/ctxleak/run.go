@@ -33,7 +33,25 @@ type runFlags struct {
 	timeout time.Duration
 	keep    string
 	holders bool
+	// holdersSet is whether --holders was given: without it, holders are
+	// named only for payloads up to maxHolderPayload.
+	holdersSet bool
 }
+
+// holdersWanted says whether to name holders, and whether they were
+// turned off only because the payload is larger than maxHolderPayload.
+func (f *runFlags) holdersWanted() (on, skipped bool) {
+	if f.holders && !f.holdersSet && int64(f.payload) > maxHolderPayload {
+		return false, true
+	}
+	return f.holders, false
+}
+
+// maxHolderPayload is the largest payload whose holders "ctxleak run" names
+// unless told to with --holders: a heap dump holds the payload, so each
+// costs as much memory again and, at 1 GiB, takes one to several seconds
+// to write, which the timer scenarios cannot wait for.
+const maxHolderPayload = 256 << 20
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
@@ -62,9 +80,11 @@ and, where the payload is still alive, writes a heap dump. Once the child
 has exited, ctxleak reads the dump (as "ctxleak holders" does) and names
 what keeps the payload alive: the goroutine frame, global, timer or
 goroutine label set, and the typed path from it to the payload. Turn this
-off with --holders=false. Dumps are written mode 0600 into a fresh
-temporary directory ($TMPDIR, else /dev/shm where there is one) and removed
-once read.
+off with --holders=false; it is off for payloads above 256MiB unless
+--holders is given (a dump holds the payload: at 1GiB each takes seconds
+to write). Dumps are written mode 0600 into a fresh temporary directory
+($TMPDIR, else /dev/shm when it has room, else /tmp) and removed once
+read.
 
 Each scenario's expected outcome, including who holds the payload, is
 written down in the catalogue and checked. Exit status: 0 when every
@@ -98,6 +118,7 @@ and a copy of the executable that wrote them, for "ctxleak holders DUMP
 			return scenarios.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.holdersSet = changed(cmd.Flags(), "holders")
 			return a.run(cmd.Context(), f, args)
 		},
 	}
@@ -109,7 +130,7 @@ and a copy of the executable that wrote them, for "ctxleak holders DUMP
 	fl.IntVar(&f.tasks, "tasks", scenarios.DefaultTasks, "background tasks per scenario, and requests in http-server (1 to 1000)")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each scenario's child process")
 	fl.StringVar(&f.keep, "keep", "", "keep every phase's heap profile and heap dump under `DIR`, in a fresh subdirectory")
-	fl.BoolVar(&f.holders, "holders", true, "name what holds the payload at each phase where it is alive, from a heap dump")
+	fl.BoolVar(&f.holders, "holders", true, "name what holds the payload at each phase where it is alive, from a heap dump\n(above a 256MiB payload, only when given)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -169,8 +190,9 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 		Options: opts,
 		Timeout: f.timeout,
 	}
-	if f.holders {
-		x, dumps, cleanup, err := a.holderSetup(exe, report.KeepDir)
+	holdersOn, holdersSkipped := f.holdersWanted()
+	if holdersOn {
+		x, dumps, cleanup, err := a.holderSetup(exe, report.KeepDir, opts.PayloadBytes)
 		if err != nil {
 			return err
 		}
@@ -186,6 +208,10 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 	if f.format == "text" {
 		p.Print(p.Faint(fmt.Sprintf("payload %s, %d tasks, %s; each scenario in its own process",
 			bytesize.Compact(f.payload), f.tasks, runtime.Version())))
+		if holdersSkipped {
+			p.Print(p.Faint(fmt.Sprintf("holders not named: payload above %s, each heap dump would take seconds (--holders to name them)",
+				bytesize.Compact(maxHolderPayload))))
+		}
 	}
 	// An interrupt stops the run: the running child is killed, and the
 	// heap dumps are removed on the way out.
@@ -230,7 +256,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 // executable, for "ctxleak holders"), else a fresh temporary directory that
 // cleanup removes. Without a readable executable it warns and returns a nil
 // Explainer: the scenarios run without holders.
-func (a *app) holderSetup(exe, keepDir string) (x *scenarios.Explainer, dumps string, cleanup func(), err error) {
+func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Explainer, dumps string, cleanup func(), err error) {
 	cleanup = func() {}
 	bin, err := binsym.Open(exe)
 	if err != nil {
@@ -246,7 +272,7 @@ func (a *app) holderSetup(exe, keepDir string) (x *scenarios.Explainer, dumps st
 		}
 		return x, keepDir, func() { bin.Close() }, nil
 	}
-	dir, err := os.MkdirTemp(dumpTempBase(), "ctxleak-run-")
+	dir, err := os.MkdirTemp(dumpTempBase(payload), "ctxleak-run-")
 	if err != nil {
 		dir, err = os.MkdirTemp("", "ctxleak-run-")
 	}
@@ -264,14 +290,17 @@ func (a *app) holderSetup(exe, keepDir string) (x *scenarios.Explainer, dumps st
 // heap dumps.
 const keptExecutable = "executable"
 
-// dumpTempBase is where heap dumps go when they are not kept: $TMPDIR when
-// it is set, else /dev/shm where it is a directory (memory: a 50 MiB dump
-// is written there about four times faster than to a disk), else the
-// system's temporary directory.
-func dumpTempBase() string {
-	if os.Getenv("TMPDIR") == "" && runtime.GOOS == "linux" {
-		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-			return "/dev/shm"
+// dumpTempBase is where heap dumps of payloads of the given size go when
+// they are not kept: $TMPDIR when it is set, else /dev/shm (memory: a 50
+// MiB dump is written there about four times faster than to a disk) when
+// it has room for the dumps that may exist at once (two phases of one
+// child and two of the next, each the payload and some), else the system's
+// temporary directory.
+func dumpTempBase(payload int64) string {
+	if os.Getenv("TMPDIR") == "" && memoryTempDir != "" {
+		need := 4 * (payload + 64<<20)
+		if free, ok := freeBytes(memoryTempDir); ok && free >= need {
+			return memoryTempDir
 		}
 	}
 	return os.TempDir()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/scenarios"
 )
 
@@ -229,6 +230,26 @@ func TestRunHoldersOff(t *testing.T) {
 	code, stdout, _ = ctxleak(t, runArgs("--holders=false", "global-cache")...)
 	if code != 0 || strings.Contains(stdout, "held by") {
 		t.Errorf("exit %d, text report:\n%s", code, stdout)
+	}
+}
+
+func TestHoldersWanted(t *testing.T) {
+	for _, tt := range []struct {
+		holders, set bool
+		payload      bytesize.Size
+		on, skipped  bool
+	}{
+		{true, false, 50 << 20, true, false},
+		{true, false, 256 << 20, true, false},
+		{true, false, 1 << 30, false, true}, // too large unless asked for
+		{true, true, 1 << 30, true, false},  // --holders
+		{false, true, 50 << 20, false, false},
+		{false, true, 1 << 30, false, false},
+	} {
+		f := runFlags{holders: tt.holders, holdersSet: tt.set, payload: tt.payload}
+		if on, skipped := f.holdersWanted(); on != tt.on || skipped != tt.skipped {
+			t.Errorf("%+v: on %v, skipped %v; want %v, %v", tt, on, skipped, tt.on, tt.skipped)
+		}
 	}
 }
 
