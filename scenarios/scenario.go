@@ -11,8 +11,15 @@
 // at the payload's allocation site. The parent side ([Runner]) runs each
 // scenario in a child process of its own, so that one scenario's garbage
 // never shows in another's figures, and a crash or a hang costs only that
-// scenario. [Scenario.Judge] compares a Result with the expectation written
-// down in the catalogue.
+// scenario.
+//
+// With Options.DumpDir set, the child also writes a heap dump at each phase
+// where a payload is alive, and an [Explainer] in the parent reads it once
+// the child has exited and names what holds the payload: a goroutine's
+// frame, a global, a timer, a goroutine's pprof labels, with the typed path
+// from there ([Runner.RunAll] does this for one scenario while the next
+// one's child runs). [Scenario.Judge] compares a Result with the
+// expectation written down in the catalogue, the holders included.
 package scenarios
 
 import (
