@@ -18,6 +18,11 @@ import (
 const (
 	maxGroupObjects = 1024 // objects per group; bounds the re-read in ObjectRecord
 	maxGroupGap     = 64   // free slots between two objects of a group
+	// runtimePage is the runtime's page size: spans start and end on a
+	// multiple of it. A gap between two objects of a group is kept under
+	// it, for a gap of a page or more may hold another span, which would
+	// then lie inside the group and overlap it.
+	runtimePage = 8 << 10
 )
 
 // group is a run of consecutive object records of one size whose addresses
@@ -79,7 +84,7 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 			if x.noGaps {
 				gap = 1
 			}
-			if addr > last && (addr-last)%size == 0 && (addr-last)/size <= gap {
+			if addr > last && (addr-last)%size == 0 && (addr-last)/size <= gap && addr-last-size < runtimePage {
 				slot := g.slots - 1 + uint32((addr-last)/size)
 				if slot != g.slots && g.words < 0 {
 					x.gapped = true

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"hash/crc32"
+	"regexp"
 	"runtime/pprof"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,8 +31,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "each task's stack frame holds ctx -> valueCtx -> payload until the task returns",
 		Expect:      "alive while the tasks run, freed when they finish",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1"), framesOf("task")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(framesOf("task")),
+				Via:    `^context\.valueCtx >`,
+			},
 			{Name: "tasks-done", Alive: false},
 		},
 		Run: requestCtxTasks,
@@ -41,7 +50,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "nothing the tasks hold refers to the request context",
 		Expect:      "never alive after the request returns",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1")),
+			},
 			{Name: "request-returned", Alive: false},
 			{Name: "tasks-done", Alive: false},
 		},
@@ -53,7 +65,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "the id string is copied into a new context; the payload is not",
 		Expect:      "never alive after the request returns",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1")),
+			},
 			{Name: "request-returned", Alive: false},
 			{Name: "tasks-done", Alive: false},
 		},
@@ -65,8 +80,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the withoutCancelCtx keeps its parent, and so every value in the chain, while a task holds it",
 		Expect:      "alive while the tasks run, freed when they finish",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("tasksScenario.func1"), framesOf("task")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(framesOf("task")),
+				Via:    `^context\.withoutCancelCtx > context\.valueCtx >`,
+			},
 			{Name: "tasks-done", Alive: false},
 		},
 		Run: withoutCancel,
@@ -77,8 +99,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the long-lived parent's children map holds the child cancelCtx -> valueCtx -> payload until cancel or the parent is cancelled",
 		Expect:      "alive after the job returns, until the parent is cancelled",
 		Phases: []Phase{
-			{Name: "job-running", Alive: true},
-			{Name: "job-returned", Alive: true},
+			{
+				Name: "job-running", Alive: true,
+				Holder: holders(frameOf("lostCancelJob"), frameOf("lostCancel")),
+			},
+			{
+				Name: "job-returned", Alive: true,
+				Holder: holders(frameOf("lostCancel")),
+				Via:    `context\.cancelCtx > context\.valueCtx >`,
+			},
 			{Name: "parent-cancelled", Alive: false},
 		},
 		Run: lostCancel,
@@ -89,8 +118,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the runtime timer heap holds the timer -> closure -> timerCtx -> payload until the deadline; cancel would stop the timer",
 		Expect:      "alive after the job returns, until the deadline",
 		Phases: []Phase{
-			{Name: "job-running", Alive: true},
-			{Name: "job-returned", Alive: true},
+			{
+				Name: "job-running", Alive: true,
+				Holder: holders(frameOf("timeoutJob")),
+			},
+			{
+				Name: "job-returned", Alive: true,
+				Holder: holders(`timer context\.WithDeadlineCause\.func2, created at ` + fn("timeoutJob")),
+				Via:    `^runtime\.timer > closure context\.WithDeadlineCause\.func2 > (context\.timerCtx|\?) > context\.valueCtx >`,
+			},
 			{Name: "deadline-passed", Alive: false},
 		},
 		Run: timeoutNotCancelled,
@@ -101,8 +137,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the app context's children map holds the afterFuncCtx -> func closure -> request ctx until stop() or the app context is cancelled",
 		Expect:      "alive after the request returns, until the app context is cancelled",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("afterFuncNotStopped.func1"), frameOf("afterFuncNotStopped")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(frameOf("afterFuncNotStopped")),
+				Via:    `context\.afterFuncCtx > closure scenarios\.afterFuncNotStopped\.func1\.1 > context\.valueCtx >`,
+			},
 			{Name: "app-cancelled", Alive: false},
 		},
 		Run: afterFuncNotStopped,
@@ -113,8 +156,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "the runtime timer heap holds the timer -> closure -> request ctx until the timer fires or is stopped",
 		Expect:      "alive after the request returns, until the timer fires",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("timerClosure.func1")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(`timer scenarios\.timerClosure\.func1\.1, created at ` + fn("timerClosure.func1")),
+				Via:    `^runtime\.timer > closure scenarios\.timerClosure\.func1\.1 > context\.valueCtx >`,
+			},
 			{Name: "timer-fired", Alive: false},
 		},
 		Run: timerClosure,
@@ -125,8 +175,14 @@ var catalogue = []*Scenario{
 		Mechanism:   "the leaked worker's stack frame keeps ctx live across the blocked send, for the life of the process",
 		Expect:      "alive after the request returns, for the life of the process",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("blockedSender.func1"), frameOf("sender")),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(frameOf("sender")),
+			},
 		},
 		Run: blockedSender,
 	},
@@ -136,7 +192,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "the goroutine leaks, but the stack map marks ctx dead after its last use, so the GC does not scan it",
 		Expect:      "freed when the request returns, although the goroutine leaks",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("deadCtxLeakedGoroutine.func1")),
+			},
 			{Name: "request-returned", Alive: false},
 		},
 		Run: deadCtxLeakedGoroutine,
@@ -147,8 +206,14 @@ var catalogue = []*Scenario{
 		Mechanism:   "a global variable is a GC root: map -> ctx -> payload until the entry is deleted",
 		Expect:      "alive after the request returns, until the entry is deleted",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("globalCache.func1"), `global scenarios\.cache`),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(`global scenarios\.cache`),
+			},
 			{Name: "entry-deleted", Alive: false},
 		},
 		Run: globalCache,
@@ -159,7 +224,10 @@ var catalogue = []*Scenario{
 		Mechanism:   "the pool holds the struct until the next GC, its victim cache until the one after: two cycles",
 		Expect:      "freed after two GC cycles once the request returns",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("syncPool.func1")),
+			},
 			{Name: "request-returned", Alive: false, GCCycles: 2},
 		},
 		Run: syncPool,
@@ -170,8 +238,15 @@ var catalogue = []*Scenario{
 		Mechanism:   "goroutines inherit the creator's pprof label set (g.labels), not its ctx: the label value lives until they exit",
 		Expect:      "alive while the goroutines run, freed when they finish",
 		Phases: []Phase{
-			{Name: "request-running", Alive: true},
-			{Name: "request-returned", Alive: true},
+			{
+				Name: "request-running", Alive: true,
+				Holder: holders(frameOf("pprofLabelValue.func1"), labelsOf),
+			},
+			{
+				Name: "request-returned", Alive: true,
+				Holder: holders(labelsOf),
+				Via:    `^runtime\.g > runtime/pprof\.labelMap > .* > string$`,
+			},
 			{Name: "tasks-done", Alive: false},
 		},
 		Run: pprofLabelValue,
@@ -182,12 +257,32 @@ var catalogue = []*Scenario{
 		Mechanism:   "each background goroutine holds ctx -> valueCtx -> body after the response is sent, until the work ends",
 		Expect:      "every body alive after the responses, all freed when the background work ends",
 		Phases: []Phase{
-			{Name: "responses-received", Alive: true},
+			{
+				Name: "responses-received", Alive: true,
+				Holder: holders(framesOf("task")),
+			},
 			{Name: "background-done", Alive: false},
 		},
 		Run: httpServer,
 	},
 }
+
+// Expected holders are regular expressions over PhaseResult.Holder, made
+// with these helpers: holders joins the roots a phase's payload is held by,
+// the dominating (or nearest) first.
+func holders(roots ...string) string { return "^" + strings.Join(roots, ` \+ `) + "$" }
+
+// fn matches a function of this package and its source position.
+func fn(name string) string { return `scenarios\.` + regexp.QuoteMeta(name) + ` \([a-z]+\.go:\d+\)` }
+
+// frameOf matches a frame of the function name in one goroutine.
+func frameOf(name string) string { return `goroutine \d+ frame ` + fn(name) }
+
+// framesOf matches frames of the function name in one or more goroutines.
+func framesOf(name string) string { return `(goroutine \d+|\d+ x goroutine) frame ` + fn(name) }
+
+// labelsOf matches the pprof label sets of one or more goroutines.
+const labelsOf = `(goroutine \d+|\d+ x goroutine) \(pprof labels\)`
 
 // All returns the catalogue in the order it runs.
 func All() []*Scenario { return append([]*Scenario(nil), catalogue...) }
@@ -350,22 +445,29 @@ func call(ctx context.Context) error {
 func lostCancel(env *Env) error {
 	appCtx, stopApp := context.WithCancel(context.Background())
 	defer stopApp()
-	job := func() error {
-		jobCtx := withPayload(appCtx, env.Payload())
-		ctx, cancel := context.WithCancel(jobCtx)
-		forget(cancel)
-		err := call(ctx)
-		env.Phase("job-running")
-		respond(ctx)
-		return err
-	}
-	if err := job(); err != nil {
+	if err := lostCancelJob(env, appCtx); err != nil {
 		return err
 	}
 	env.Phase("job-returned")
 	stopApp()
 	env.Phase("parent-cancelled")
 	return nil
+}
+
+// lostCancelJob is the job of lost-cancel: its context carries the payload
+// under the app's context, and the cancel of the WithCancel child it makes
+// for a call is dropped. It is a function of its own, not inlined, so that
+// its frame, not its caller's, holds ctx while it runs.
+//
+//go:noinline
+func lostCancelJob(env *Env, appCtx context.Context) error {
+	jobCtx := withPayload(appCtx, env.Payload())
+	ctx, cancel := context.WithCancel(jobCtx)
+	forget(cancel)
+	err := call(ctx)
+	env.Phase("job-running")
+	respond(ctx)
+	return err
 }
 
 // errTooSlow reports that a measurement took longer than the timer it
@@ -375,18 +477,8 @@ func lostCancel(env *Env) error {
 var errTooSlow = errors.New("the timer fired before the measurements finished")
 
 func timeoutNotCancelled(env *Env) error {
-	var done <-chan struct{}
-	job := func() error {
-		jobCtx := withPayload(context.Background(), env.Payload())
-		ctx, cancel := context.WithTimeout(jobCtx, env.timerDelay())
-		forget(cancel)
-		done = ctx.Done()
-		err := call(ctx)
-		env.Phase("job-running")
-		respond(ctx)
-		return err
-	}
-	if err := job(); err != nil {
+	done, err := timeoutJob(env)
+	if err != nil {
 		return err
 	}
 	env.Phase("job-returned")
@@ -398,6 +490,22 @@ func timeoutNotCancelled(env *Env) error {
 	<-done
 	env.Phase("deadline-passed")
 	return nil
+}
+
+// timeoutJob is the job of timeout-not-cancelled: it makes a WithTimeout
+// child of its context for a call and drops the cancel. It returns the
+// child's Done channel, closed at the deadline. Not inlined, so that its
+// frame holds ctx while it runs.
+//
+//go:noinline
+func timeoutJob(env *Env) (<-chan struct{}, error) {
+	jobCtx := withPayload(context.Background(), env.Payload())
+	ctx, cancel := context.WithTimeout(jobCtx, env.timerDelay())
+	forget(cancel)
+	err := call(ctx)
+	env.Phase("job-running")
+	respond(ctx)
+	return ctx.Done(), err
 }
 
 // cleanup is the work an AfterFunc or timer callback does with ctx.

@@ -98,6 +98,9 @@ func Run(s *Scenario, o Options) (*Result, error) {
 	if o.KeepDir != "" {
 		r.ProfileDir = o.KeepDir
 	}
+	if o.DumpDir != "" {
+		r.Globals = globals()
+	}
 	return r, nil
 }
 
@@ -264,10 +267,20 @@ func (e *Env) Phase(name string) {
 		per := p.HeapDeltaBytes / n
 		p.PerPayloadHeapBytes = &per
 	}
-	p.SiteBytes, p.Profile, err = e.profile(fmt.Sprintf("%02d-%s", i+1, name))
+	file := e.fileName(i, name)
+	p.SiteBytes, p.Profile, err = e.profile(file)
 	if err != nil {
 		e.err = err
 		return
+	}
+	if e.opts.DumpDir != "" && alive > 0 {
+		p.PayloadAddrs = e.payloadAddrs()
+		start := time.Now()
+		if p.Dump, err = e.dump(file); err != nil {
+			e.err = err
+			return
+		}
+		p.DumpMillis = time.Since(start).Milliseconds()
 	}
 	if e.opts.PhaseHook != nil {
 		p.Holder = e.opts.PhaseHook(name, p.Alive)
@@ -283,6 +296,16 @@ func (e *Env) Phase(name string) {
 	}
 	p.RSSDeltaBytes = rss - e.base.rss
 	e.result.Phases = append(e.result.Phases, p)
+}
+
+// fileName names the profile and heap dump files of phase i: its number
+// and name, and the attempt when the scenario was started again.
+func (e *Env) fileName(i int, name string) string {
+	s := fmt.Sprintf("%02d-%s", i+1, name)
+	if e.attempt > 0 {
+		s += fmt.Sprintf(".attempt%d", e.attempt+1)
+	}
+	return s
 }
 
 // profile takes a heap profile snapshot, returns the bytes in use at the

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -22,6 +24,12 @@ type Runner struct {
 	// Timeout bounds each child; one that takes longer is killed and the
 	// timeout is its scenario's error. Zero means no limit.
 	Timeout time.Duration
+	// Holders, if set, names what keeps the payload alive at each phase
+	// where it is: each child writes heap dumps into a subdirectory of
+	// Options.DumpDir named after its scenario (created, mode 0700; it must
+	// then be set), which Holders reads once the child has exited, and the
+	// expected holders are checked.
+	Holders *Explainer
 }
 
 // stderrTail and stderrLines bound how much of a failed child's stderr
@@ -40,8 +48,69 @@ const killGrace = 2 * time.Second
 // the child's stderr, and whose Verdict is Failed.
 func (r *Runner) Run(ctx context.Context, s *Scenario) Result {
 	res := r.run(ctx, s)
-	s.Judge(&res)
+	r.explain(s, &res)
 	return res
+}
+
+// RunAll runs the scenarios of list one after another, each in a child
+// process, and calls done with each judged Result, in order. The holders
+// of one scenario are looked for while the next one's child runs. It stops
+// starting children when ctx is done, and returns ctx's error then; done
+// has been called for every scenario that ran.
+func (r *Runner) RunAll(ctx context.Context, list []*Scenario, done func(Result)) error {
+	type pending struct {
+		res   Result
+		ready chan struct{}
+	}
+	queue := make(chan *pending, len(list))
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for p := range queue {
+			<-p.ready
+			done(p.res)
+		}
+	}()
+	// One analysis at a time: the previous one's ready channel is the turn.
+	turn := make(chan struct{})
+	close(turn)
+	var err error
+	for _, s := range list {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		p := &pending{res: r.run(ctx, s), ready: make(chan struct{})}
+		queue <- p
+		go func(s *Scenario, prev <-chan struct{}) {
+			<-prev
+			r.explain(s, &p.res)
+			close(p.ready)
+		}(s, turn)
+		turn = p.ready
+	}
+	close(queue)
+	<-finished
+	return err
+}
+
+// explain names the holders of res when the Runner looks for them, removes
+// the scenario's dump directory unless the dumps are kept, and judges res.
+func (r *Runner) explain(s *Scenario, res *Result) {
+	if r.Holders != nil {
+		r.Holders.Explain(res)
+		if !r.Holders.Keep {
+			os.RemoveAll(r.dumpDir(s))
+		}
+	}
+	s.Judge(res)
+}
+
+// dumpDir is where the child of s writes its heap dumps, or "".
+func (r *Runner) dumpDir(s *Scenario) string {
+	if r.Holders == nil || r.Options.DumpDir == "" {
+		return ""
+	}
+	return filepath.Join(r.Options.DumpDir, s.Name)
 }
 
 func (r *Runner) run(ctx context.Context, s *Scenario) Result {
@@ -50,7 +119,14 @@ func (r *Runner) run(ctx context.Context, s *Scenario) Result {
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
-	cmd := r.Command(ctx, s.Name, r.Options)
+	opts := r.Options
+	opts.DumpDir = r.dumpDir(s)
+	if opts.DumpDir != "" {
+		if err := os.MkdirAll(opts.DumpDir, 0o700); err != nil {
+			return Result{Name: s.Name, Error: fmt.Sprintf("heap dumps: %v", err)}
+		}
+	}
+	cmd := r.Command(ctx, s.Name, opts)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -91,9 +167,13 @@ func (r *Runner) run(ctx context.Context, s *Scenario) Result {
 		return fail("the child ran %q, not %q", res.Name, s.Name)
 	}
 	res.WallMillis = wall.Milliseconds()
-	// The child reads its own VmHWM just before it writes its result; the
-	// kernel's figure at exit also covers that writing.
-	res.PeakRSSBytes = max(res.PeakRSSBytes, maxRSS(cmd.ProcessState))
+	// The child reads its own VmHWM just before it writes its result. The
+	// kernel's figure at exit (rusage) would also cover that writing, but
+	// on Linux it counts the RSS of the parent the child was started from
+	// too, and the parent, which reads heap dumps, may be the larger.
+	if res.PeakRSSBytes == 0 {
+		res.PeakRSSBytes = maxRSS(cmd.ProcessState)
+	}
 	return res
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
 )
 
 // childEnv, when set in the environment of the test binary, makes it run
@@ -20,6 +22,7 @@ const (
 	childPayloadEnv = "SCENARIOS_TEST_PAYLOAD"
 	childTasksEnv   = "SCENARIOS_TEST_TASKS"
 	childHookEnv    = "SCENARIOS_TEST_HOOK"
+	childDumpsEnv   = "SCENARIOS_TEST_DUMPS"
 )
 
 func TestMain(m *testing.M) {
@@ -72,7 +75,7 @@ func child(name string) int {
 	}
 	payload, _ := strconv.ParseInt(os.Getenv(childPayloadEnv), 10, 64)
 	tasks, _ := strconv.Atoi(os.Getenv(childTasksEnv))
-	opts := Options{PayloadBytes: payload, Tasks: tasks}
+	opts := Options{PayloadBytes: payload, Tasks: tasks, DumpDir: os.Getenv(childDumpsEnv)}
 	if os.Getenv(childHookEnv) == "1" {
 		opts.PhaseHook = func(phase string, alive bool) string {
 			return fmt.Sprintf("hook saw %s, alive=%v", phase, alive)
@@ -98,7 +101,8 @@ func testRunner(timeout time.Duration) *Runner {
 			cmd.Env = append(os.Environ(),
 				childEnv+"="+name,
 				childPayloadEnv+"="+strconv.FormatInt(o.PayloadBytes, 10),
-				childTasksEnv+"="+strconv.Itoa(o.Tasks))
+				childTasksEnv+"="+strconv.Itoa(o.Tasks),
+				childDumpsEnv+"="+o.DumpDir)
 			return cmd
 		},
 		Options: Options{PayloadBytes: 2 << 20, Tasks: 4},
@@ -106,10 +110,41 @@ func testRunner(timeout time.Duration) *Runner {
 	}
 }
 
+// testExplainer reads the heap dumps of children made of this test binary.
+func testExplainer(t *testing.T) *Explainer {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := binsym.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bin.Close() })
+	return &Explainer{Binary: bin}
+}
+
+// holdersRunner is a testRunner whose children write heap dumps into a
+// temporary directory and whose holders are named.
+func holdersRunner(t *testing.T, timeout time.Duration) *Runner {
+	r := testRunner(timeout)
+	r.Holders = testExplainer(t)
+	r.Options.DumpDir = t.TempDir()
+	return r
+}
+
 // TestCatalogueInChildren runs every catalogue entry in a child process and
-// requires its expectation to be met, with figures that agree with it.
+// requires its expectation to be met, the holders included, with figures
+// that agree with it.
 func TestCatalogueInChildren(t *testing.T) {
-	r := testRunner(2 * time.Minute)
+	r := holdersRunner(t, 2*time.Minute)
+	t.Cleanup(func() {
+		// Each scenario's dumps are removed once read.
+		if left, _ := os.ReadDir(r.Options.DumpDir); len(left) > 0 {
+			t.Errorf("%d entries left in the dump directory, want none", len(left))
+		}
+	})
 	for _, s := range All() {
 		t.Run(s.Name, func(t *testing.T) {
 			if s.Name == "sync-pool" && raceEnabled {
@@ -125,6 +160,20 @@ func TestCatalogueInChildren(t *testing.T) {
 				t.Errorf("payload %d bytes, want %d", res.PayloadBytes, payload)
 			}
 			for _, p := range res.Phases {
+				// An alive payload's holder is named and checked; a freed
+				// one has none.
+				switch {
+				case p.Alive && (p.Holder == "" || p.HolderDetail == nil || p.ExpectHolder == ""):
+					t.Errorf("%s: alive, holder %q (expected %q), detail %v, error %q",
+						p.Name, p.Holder, p.ExpectHolder, p.HolderDetail, p.HolderError)
+				case !p.Alive && (p.Holder != "" || p.HolderDetail != nil):
+					t.Errorf("%s: freed, but held by %q", p.Name, p.Holder)
+				case p.Dump != "":
+					t.Errorf("%s: dump %s not removed", p.Name, p.Dump)
+				}
+				if p.Alive {
+					t.Logf("%s: held by %s", p.Name, p.Holder)
+				}
 				// A live payload shows in full at its allocation site and
 				// in the heap; a freed one shows in neither.
 				if p.Alive && p.AlivePayloads == res.Payloads {

@@ -11,12 +11,20 @@
 // at the payload's allocation site. The parent side ([Runner]) runs each
 // scenario in a child process of its own, so that one scenario's garbage
 // never shows in another's figures, and a crash or a hang costs only that
-// scenario. [Scenario.Judge] compares a Result with the expectation written
-// down in the catalogue.
+// scenario.
+//
+// With Options.DumpDir set, the child also writes a heap dump at each phase
+// where a payload is alive, and an [Explainer] in the parent reads it once
+// the child has exited and names what holds the payload: a goroutine's
+// frame, a global, a timer, a goroutine's pprof labels, with the typed path
+// from there ([Runner.RunAll] does this for one scenario while the next
+// one's child runs). [Scenario.Judge] compares a Result with the
+// expectation written down in the catalogue, the holders included.
 package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -49,6 +57,13 @@ type Phase struct {
 	// GCCycles, when not zero, is the exact number of GC cycles the release
 	// at this boundary is expected to take (sync.Pool needs 2).
 	GCCycles int
+	// Holder, for a phase where the payload is alive, is a regular
+	// expression the holder named from the phase's heap dump
+	// (PhaseResult.Holder) must match, e.g. `^global scenarios\.cache$`.
+	Holder string
+	// Via, if set, is a regular expression the types along the path from
+	// the holder to the payload (HolderDetail.PathText) must match.
+	Via string
 }
 
 // Verdicts of a Result.
@@ -69,6 +84,9 @@ type Report struct {
 	GoVersion string `json:"go_version"`
 	// KeepDir is where the heap profiles were kept (--keep), if anywhere.
 	KeepDir string `json:"keep_dir,omitempty"`
+	// Holders reports whether the holders of alive payloads were looked
+	// for in heap dumps (PhaseResult.Holder).
+	Holders bool `json:"holders"`
 }
 
 // Result is the outcome of one scenario.
@@ -91,8 +109,10 @@ type Result struct {
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Payloads is how many payloads were tracked (1, or one per request).
 	Payloads int `json:"payloads"`
-	// PeakRSSBytes is the child's peak resident set size: the larger of its
-	// own VmHWM and the kernel's figure at exit (rusage).
+	// PeakRSSBytes is the child's peak resident set size: its own VmHWM,
+	// read at the end of the run; for a child that did not report it, the
+	// kernel's figure at exit (rusage), which on Linux also counts the RSS
+	// of the parent at the time it started the child.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// Attempts is how many times the child started the scenario: more than
 	// 1 when a timer fired before the measurements finished on a busy
@@ -102,6 +122,9 @@ type Result struct {
 	WallMillis int64 `json:"wall_ms"`
 	// ProfileDir is where this scenario's heap profiles were kept, if anywhere.
 	ProfileDir string `json:"profile_dir,omitempty"`
+	// Globals are the scenarios' package-level variables, at their
+	// addresses in the child, for naming them in its heap dumps.
+	Globals []Global `json:"globals,omitempty"`
 }
 
 // PhaseResult is what was measured at one phase boundary.
@@ -125,6 +148,10 @@ type PhaseResult struct {
 
 	// ExpectAlive is the expected value of Alive.
 	ExpectAlive bool `json:"expect_alive"`
+	// ExpectHolder and ExpectVia are the regular expressions the holder
+	// and the path to the payload must match, when they were checked.
+	ExpectHolder string `json:"expect_holder,omitempty"`
+	ExpectVia    string `json:"expect_via,omitempty"`
 	// AsExpected reports whether this phase met its expectation.
 	AsExpected bool `json:"as_expected"`
 	// AlivePayloads counts the tracked payloads still alive.
@@ -140,10 +167,26 @@ type PhaseResult struct {
 	// PerPayloadHeapBytes is HeapDeltaBytes divided by the number of
 	// payloads, when there is more than one (bytes retained per request).
 	PerPayloadHeapBytes *int64 `json:"per_payload_heap_bytes,omitempty"`
-	// Holder names what keeps the payload alive (filled by a PhaseHook).
+	// Holder names what keeps the payload alive, in a few words: the
+	// holder found in the phase's heap dump (see Explain), or what a
+	// PhaseHook returned.
 	Holder string `json:"holder,omitempty"`
+	// HolderDetail describes the holders found in the heap dump, one
+	// entry per way the alive payloads are held.
+	HolderDetail []HolderDetail `json:"holder_detail,omitempty"`
+	// HolderError says why the holder could not be found.
+	HolderError string `json:"holder_error,omitempty"`
 	// Profile is the path of the heap profile kept for this phase.
 	Profile string `json:"profile,omitempty"`
+	// Dump is the path of the heap dump written at this phase, when a
+	// payload was alive and Options.DumpDir was set; PayloadAddrs are the
+	// addresses of the alive payloads in it.
+	Dump         string   `json:"dump,omitempty"`
+	PayloadAddrs []uint64 `json:"payload_addrs,omitempty"`
+	// DumpMillis is how long the child took to write the heap dump, and
+	// HolderMillis how long reading it and naming the holders took.
+	DumpMillis   int64 `json:"dump_ms,omitempty"`
+	HolderMillis int64 `json:"holder_ms,omitempty"`
 }
 
 // Judge compares r with the expectation of s and sets r.Verdict, each
@@ -182,6 +225,11 @@ func (s *Scenario) Judge(r *Result) {
 		if !got.AsExpected {
 			diffs = append(diffs, fmt.Sprintf("%s: payload %s, want %s",
 				got.Name, aliveWord(got.Alive), aliveWord(want.Alive)))
+			continue
+		}
+		if diff := judgeHolder(got, want); diff != "" {
+			got.AsExpected = false
+			diffs = append(diffs, got.Name+": "+diff)
 		}
 	}
 	if len(diffs) > 0 {
@@ -190,6 +238,40 @@ func (s *Scenario) Judge(r *Result) {
 		return
 	}
 	r.Verdict = AsExpected
+}
+
+// judgeHolder checks the holder found in the heap dump of an alive phase
+// (the phase has a HolderDetail or a HolderError) against the expectation,
+// and says how it differs.
+func judgeHolder(got *PhaseResult, want Phase) string {
+	if !got.Alive || (got.HolderDetail == nil && got.HolderError == "") || (want.Holder == "" && want.Via == "") {
+		return ""
+	}
+	got.ExpectHolder, got.ExpectVia = want.Holder, want.Via
+	if got.HolderError != "" {
+		return "holder unknown: " + got.HolderError
+	}
+	if want.Holder != "" {
+		re, err := regexp.Compile(want.Holder)
+		if err != nil {
+			return fmt.Sprintf("bad expected holder %q: %v", want.Holder, err)
+		}
+		if !re.MatchString(got.Holder) {
+			return fmt.Sprintf("held by %s, want a holder matching %s", got.Holder, want.Holder)
+		}
+	}
+	if want.Via != "" {
+		re, err := regexp.Compile(want.Via)
+		if err != nil {
+			return fmt.Sprintf("bad expected path %q: %v", want.Via, err)
+		}
+		for _, d := range got.HolderDetail {
+			if p := d.PathText(); !re.MatchString(p) {
+				return fmt.Sprintf("held through %s, want a path matching %s", p, want.Via)
+			}
+		}
+	}
+	return ""
 }
 
 func aliveWord(alive bool) string {
@@ -210,6 +292,11 @@ type Options struct {
 	// pprof heap profile per phase (and one for the baseline), mode 0600.
 	// Files that exist are never overwritten.
 	KeepDir string
+	// DumpDir, if set, is an existing directory where the child writes a
+	// heap dump (runtime/debug.WriteHeapDump) at each phase where a payload
+	// is alive, mode 0600, never overwriting a file; Explain names the
+	// payloads' holders from them.
+	DumpDir string
 	// PhaseHook, if set, is called at each phase boundary after the
 	// measurement, with the phase name and whether a payload is alive; what
 	// it returns is stored as the phase's Holder. It runs in the child.

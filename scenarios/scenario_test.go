@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -139,5 +140,97 @@ func TestTailOf(t *testing.T) {
 				t.Errorf("%d bytes, want at most about %d", len(got), stderrTail)
 			}
 		})
+	}
+}
+
+// TestJudgeHolder checks that a holder found in a heap dump is held to the
+// expectation, and that a phase without one (holders not looked for, or
+// what a PhaseHook said) is not.
+func TestJudgeHolder(t *testing.T) {
+	s := &Scenario{
+		Name: "x",
+		Phases: []Phase{
+			{Name: "a", Alive: true, Holder: holders(`global scenarios\.cache`), Via: `context\.valueCtx`},
+			{Name: "b", Alive: false},
+		},
+	}
+	detail := func(types ...string) []HolderDetail {
+		d := HolderDetail{Payloads: 1}
+		for _, ty := range types {
+			d.Path = append(d.Path, PathStep{Type: ty})
+		}
+		return []HolderDetail{d}
+	}
+	for _, tt := range []struct {
+		name    string
+		got     PhaseResult
+		verdict string
+		errHas  string
+	}{
+		{"expected holder", PhaseResult{Holder: "global scenarios.cache", HolderDetail: detail("map", "context.valueCtx", "[]uint8")}, AsExpected, ""},
+		{"not looked for", PhaseResult{}, AsExpected, ""},
+		{"a hook's holder", PhaseResult{Holder: "hook saw a"}, AsExpected, ""},
+		{"wrong holder", PhaseResult{Holder: "goroutine 5 frame scenarios.task (catalogue.go:1)", HolderDetail: detail("context.valueCtx")}, NotAsExpected,
+			`a: held by goroutine 5 frame scenarios.task (catalogue.go:1), want a holder matching ^global scenarios\.cache$`},
+		{"more holders", PhaseResult{Holder: "global scenarios.cache + goroutine 1 frame main.main (main.go:3)", HolderDetail: detail("context.valueCtx")}, NotAsExpected, "a: held by global"},
+		{"wrong path", PhaseResult{Holder: "global scenarios.cache", HolderDetail: detail("map", "[]uint8")}, NotAsExpected,
+			`a: held through map > []uint8, want a path matching context\.valueCtx`},
+		{"holder unknown", PhaseResult{HolderError: "dump.heapdump: truncated"}, NotAsExpected, "a: holder unknown: dump.heapdump: truncated"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.got
+			got.Name, got.Alive = "a", true
+			r := Result{Phases: []PhaseResult{got, {Name: "b"}}}
+			s.Judge(&r)
+			if r.Verdict != tt.verdict || !strings.Contains(r.Error, tt.errHas) {
+				t.Errorf("verdict %q, error %q; want %q with %q", r.Verdict, r.Error, tt.verdict, tt.errHas)
+			}
+			if ph := r.Phases[0]; ph.AsExpected != (tt.verdict == AsExpected) {
+				t.Errorf("phase as expected %v", ph.AsExpected)
+			}
+		})
+	}
+}
+
+// TestCatalogueHolders checks that every phase where a payload is expected
+// alive says which holder it expects, with regular expressions that
+// compile, and that no freed phase does.
+func TestCatalogueHolders(t *testing.T) {
+	for _, s := range append(All(), TestOnly()...) {
+		for _, p := range s.Phases {
+			if p.Alive && p.Holder == "" && !strings.HasPrefix(s.Name, "test-") {
+				t.Errorf("%s/%s: alive, but no expected holder", s.Name, p.Name)
+			}
+			if !p.Alive && (p.Holder != "" || p.Via != "") {
+				t.Errorf("%s/%s: freed, but expects holder %q via %q", s.Name, p.Name, p.Holder, p.Via)
+			}
+			for _, re := range []string{p.Holder, p.Via} {
+				if _, err := regexp.Compile(re); err != nil {
+					t.Errorf("%s/%s: %v", s.Name, p.Name, err)
+				}
+			}
+		}
+	}
+	// The helpers match what the Explainer writes, and a caller is not
+	// its callee.
+	for _, tt := range []struct {
+		re, s string
+		match bool
+	}{
+		{holders(frameOf("task")), "goroutine 12 frame scenarios.task (catalogue.go:307)", true},
+		{holders(frameOf("task")), "goroutine 12 frame scenarios.startTasks (catalogue.go:307)", false},
+		{holders(frameOf("lostCancelJob")), "goroutine 1 frame scenarios.lostCancel (catalogue.go:372)", false},
+		{holders(framesOf("task")), "10 x goroutine frame scenarios.task (catalogue.go:307)", true},
+		{holders(framesOf("task")), "goroutine 7 frame scenarios.task (catalogue.go:307)", true},
+		{holders(frameOf("tasksScenario.func1"), framesOf("task")),
+			"goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:328) + 2 x goroutine frame scenarios.task (catalogue.go:307)", true},
+		{holders(frameOf("tasksScenario.func1"), framesOf("task")), "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:328)", false},
+		{holders(labelsOf), "10 x goroutine (pprof labels)", true},
+		{holders(`timer scenarios\.timerClosure\.func1\.1, created at ` + fn("timerClosure.func1")),
+			"timer scenarios.timerClosure.func1.1, created at scenarios.timerClosure.func1 (catalogue.go:463)", true},
+	} {
+		if got := regexp.MustCompile(tt.re).MatchString(tt.s); got != tt.match {
+			t.Errorf("%s matches %q: %v, want %v", tt.re, tt.s, got, tt.match)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -30,12 +31,17 @@ var testScenarios = []*Scenario{
 		Expect:      "a hang, killed at --timeout",
 		Phases:      []Phase{{Name: "started", Alive: true}, {Name: "never", Alive: false}},
 		Run: func(env *Env) error {
+			parent := os.Getppid()
 			p := env.Payload()
 			env.Phase("started")
 			fmt.Fprintln(os.Stderr, "test-hang: hanging")
-			time.Sleep(24 * time.Hour)
-			_ = p[0]
-			return nil
+			// Hang, with the payload alive, until killed or orphaned: a
+			// test that fails before it kills the child leaves nothing.
+			for os.Getppid() == parent {
+				time.Sleep(100 * time.Millisecond)
+			}
+			sink.Add(uint32(p[0]))
+			return errors.New("test-hang: the parent went away")
 		},
 	},
 	{
@@ -52,11 +58,29 @@ var testScenarios = []*Scenario{
 			return nil
 		},
 	},
+	{
+		Name:        "test-wrong-holder",
+		Description: "Test only: a global holds the payload, but the expectation names a goroutine frame.",
+		Mechanism:   "a global variable holds the payload",
+		Expect:      "held by a frame of a function that does not exist (wrongly)",
+		Phases: []Phase{
+			{Name: "request-returned", Alive: true, Holder: holders(frameOf("nowhere"))},
+			{Name: "released", Alive: false},
+		},
+		Run: func(env *Env) error {
+			kept = env.Payload()
+			env.Phase("request-returned")
+			kept = nil
+			env.Phase("released")
+			return nil
+		},
+	},
 }
 
-// kept is where test-unexpected keeps its payload.
+// kept is where test-unexpected and test-wrong-holder keep their payload.
 var kept []byte
 
 // TestOnly returns the scenarios that exist for testing the runner: a child
-// that crashes, one that hangs and one that does not behave as expected.
+// that crashes, one that hangs, one whose payload is not freed as expected
+// and one whose payload is held by another holder than expected.
 func TestOnly() []*Scenario { return append([]*Scenario(nil), testScenarios...) }

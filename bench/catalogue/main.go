@@ -1,13 +1,18 @@
 // Command catalogue times "ctxleak run" on the whole catalogue, checks the
-// targets of issue 2 and, over several runs, that every verdict is stable.
+// targets of issue 2 and, over several runs, that every verdict is stable,
+// the holders named at each alive phase included.
 //
 //	go run ./bench/catalogue                    # one run, 50 MiB payload
 //	go run ./bench/catalogue -runs 20           # the 20/20 verdict check
 //	go run ./bench/catalogue -payload 1GiB      # a large payload
+//	go run ./bench/catalogue -holders=false     # without heap dumps, to compare
+//	go run ./bench/catalogue -ldflags '-s -w'   # stripped, as go run builds it
 //
 // Targets: each run of the default catalogue takes at most -max-wall (15 s)
 // and no child's peak RSS exceeds 2 x payload + 64 MiB. It exits 1 when a
-// target is missed or a verdict is not as expected in any run.
+// target is missed or a verdict is not as expected in any run. It lists the
+// holders each alive phase was found to have (goroutine ids left out), with
+// how many runs found each.
 package main
 
 import (
@@ -19,7 +24,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,6 +49,8 @@ func run() error {
 	tasks := flag.Int("tasks", scenarios.DefaultTasks, "tasks passed to ctxleak run")
 	maxWall := flag.Duration("max-wall", 15*time.Second, "target: wall time of one run (0: no target)")
 	bin := flag.String("bin", "", "ctxleak binary to time (default: build ./cmd/ctxleak)")
+	holders := flag.Bool("holders", true, "name the holders of alive payloads (ctxleak run --holders)")
+	ldflags := flag.String("ldflags", "", "linker flags for building ctxleak: '-s -w' strips it as go run does")
 	flag.Parse()
 
 	if *bin == "" {
@@ -51,7 +60,7 @@ func run() error {
 		}
 		defer os.RemoveAll(dir)
 		*bin = filepath.Join(dir, "ctxleak")
-		build := exec.Command("go", "build", "-o", *bin, "./cmd/ctxleak")
+		build := exec.Command("go", "build", "-ldflags="+*ldflags, "-o", *bin, "./cmd/ctxleak")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go build: %w", err)
@@ -67,11 +76,15 @@ func run() error {
 	}
 	per := map[string]*stats{}
 	var order []string
+	// Holders seen at each alive phase ("scenario/phase"), and how often.
+	held := map[string]map[string]int{}
+	var heldOrder []string
+	goroutineID := regexp.MustCompile(`goroutine \d+ `)
 	var walls []time.Duration
 	var problems []string
 	for i := range *runs {
 		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(*bin, "run", "--format", "json",
+		cmd := exec.Command(*bin, "run", "--format", "json", "--holders="+strconv.FormatBool(*holders),
 			"--payload", bytesize.Compact(payload), "--tasks", fmt.Sprint(*tasks))
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
@@ -102,6 +115,24 @@ func run() error {
 			s.maxRSS = max(s.maxRSS, r.PeakRSSBytes)
 			s.maxMillis = max(s.maxMillis, r.WallMillis)
 			s.maxAttempts = max(s.maxAttempts, r.Attempts)
+			for _, p := range r.Phases {
+				if !p.Alive {
+					continue
+				}
+				key := r.Name + "/" + p.Name
+				if held[key] == nil {
+					held[key] = map[string]int{}
+					heldOrder = append(heldOrder, key)
+				}
+				h := goroutineID.ReplaceAllString(p.Holder, "goroutine ")
+				if p.HolderError != "" {
+					h = "unknown: " + p.HolderError
+				}
+				held[key][h]++
+			}
+		}
+		if *holders && !rep.Holders {
+			problems = append(problems, fmt.Sprintf("run %d: holders were not looked for", i+1))
 		}
 		fmt.Fprintf(os.Stderr, "run %d/%d: %.2f s\n", i+1, *runs, wall.Seconds())
 		if *maxWall > 0 && wall > *maxWall {
@@ -122,6 +153,20 @@ func run() error {
 		problems = append(problems, s.errors...)
 	}
 	tw.Flush()
+
+	if *holders {
+		fmt.Printf("\nholders at each alive phase (runs that found each):\n")
+		for _, key := range heldOrder {
+			var hs []string
+			for h := range held[key] {
+				hs = append(hs, h)
+			}
+			sort.Strings(hs)
+			for _, h := range hs {
+				fmt.Printf("  %-48s %2d/%d  %s\n", key, held[key][h], *runs, h)
+			}
+		}
+	}
 
 	sorted := append([]time.Duration(nil), walls...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })

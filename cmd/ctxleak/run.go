@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/ctxleak/ctxleak/heap/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/scenarios"
@@ -28,7 +32,26 @@ type runFlags struct {
 	tasks   int
 	timeout time.Duration
 	keep    string
+	holders bool
+	// holdersSet is whether --holders was given: without it, holders are
+	// named only for payloads up to maxHolderPayload.
+	holdersSet bool
 }
+
+// holdersWanted says whether to name holders, and whether they were
+// turned off only because the payload is larger than maxHolderPayload.
+func (f *runFlags) holdersWanted() (on, skipped bool) {
+	if f.holders && !f.holdersSet && int64(f.payload) > maxHolderPayload {
+		return false, true
+	}
+	return f.holders, false
+}
+
+// maxHolderPayload is the largest payload whose holders "ctxleak run" names
+// unless told to with --holders: a heap dump holds the payload, so each
+// costs as much memory again and, at 1 GiB, takes one to several seconds
+// to write, which the timer scenarios cannot wait for.
+const maxHolderPayload = 256 << 20
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
@@ -53,14 +76,26 @@ runs the GC until the state settles (at most 4 cycles), then records:
   alloc site   bytes a pprof heap profile still shows in use where the
                payload was allocated
 
-Each scenario's expected outcome is written down in the catalogue and
-checked. Exit status: 0 when every scenario behaved as expected, 1 when any
-did not (or its child crashed or hung), 2 on a usage error.
+and, where the payload is still alive, writes a heap dump. Once the child
+has exited, ctxleak reads the dump (as "ctxleak holders" does) and names
+what keeps the payload alive: the goroutine frame, global, timer or
+goroutine label set, and the typed path from it to the payload. Turn this
+off with --holders=false; it is off for payloads above 256MiB unless
+--holders is given (a dump holds the payload: at 1GiB each takes seconds
+to write). Dumps are written mode 0600 into a fresh temporary directory
+($TMPDIR, else /dev/shm when it has room, else /tmp) and removed once
+read.
+
+Each scenario's expected outcome, including who holds the payload, is
+written down in the catalogue and checked. Exit status: 0 when every
+scenario behaved as expected, 1 when any did not (or its child crashed or
+hung), 2 on a usage error.
 
 With --keep DIR the heap profile of every phase (and of the baseline) is
 kept, mode 0600, in a fresh subdirectory DIR/run-YYYYMMDD-HHMMSS (a suffix
-is added if that exists; DIR is created if missing). Existing files are
-never overwritten.`,
+is added if that exists; DIR is created if missing), with the heap dumps
+and a copy of the executable that wrote them, for "ctxleak holders DUMP
+--binary EXE". Existing files are never overwritten.`,
 		Example: `  # the whole catalogue, 50 MiB payload, 10 background tasks
   ctxleak run
 
@@ -73,11 +108,17 @@ never overwritten.`,
   # machine-readable results, and the heap profiles to open with pprof
   ctxleak run --format json --keep /tmp/ctxleak-profiles > results.json
   go tool pprof -sample_index=inuse_space -top \
-      /tmp/ctxleak-profiles/run-*/timer-closure/02-request-returned.pb.gz`,
+      /tmp/ctxleak-profiles/run-*/timer-closure/02-request-returned.pb.gz
+
+  # the whole holder report of a kept heap dump
+  ctxleak run timer-closure --keep /tmp/ctxleak-profiles
+  ctxleak holders /tmp/ctxleak-profiles/run-*/timer-closure/02-request-returned.heapdump \
+      --binary /tmp/ctxleak-profiles/run-*/executable`,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return scenarios.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.holdersSet = changed(cmd.Flags(), "holders")
 			return a.run(cmd.Context(), f, args)
 		},
 	}
@@ -88,7 +129,8 @@ never overwritten.`,
 		"size of the payload stored in each scenario's context, e.g. 512KiB, 50MiB, 1GiB\n(http-server splits it between its requests)")
 	fl.IntVar(&f.tasks, "tasks", scenarios.DefaultTasks, "background tasks per scenario, and requests in http-server (1 to 1000)")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each scenario's child process")
-	fl.StringVar(&f.keep, "keep", "", "keep every phase's heap profile under `DIR`, in a fresh subdirectory")
+	fl.StringVar(&f.keep, "keep", "", "keep every phase's heap profile and heap dump under `DIR`, in a fresh subdirectory")
+	fl.BoolVar(&f.holders, "holders", true, "name what holds the payload at each phase where it is alive, from a heap dump\n(above a 256MiB payload, only when given)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -133,6 +175,11 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 			return usageErrorf("--keep: %v", err)
 		}
 		report.KeepDir = dir
+		for _, s := range list {
+			if err := os.Mkdir(filepath.Join(report.KeepDir, s.Name), 0o700); err != nil {
+				return fmt.Errorf("--keep: %w", err)
+			}
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -143,26 +190,41 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 		Options: opts,
 		Timeout: f.timeout,
 	}
+	holdersOn, holdersSkipped := f.holdersWanted()
+	if holdersOn {
+		x, dumps, cleanup, err := a.holderSetup(exe, report.KeepDir, opts.PayloadBytes)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		if x != nil {
+			runner.Holders = x
+			runner.Options.DumpDir = dumps
+			report.Holders = true
+		}
+	}
 
 	p := a.printer(a.stdout)
 	if f.format == "text" {
 		p.Print(p.Faint(fmt.Sprintf("payload %s, %d tasks, %s; each scenario in its own process",
 			bytesize.Compact(f.payload), f.tasks, runtime.Version())))
+		if holdersSkipped {
+			p.Print(p.Faint(fmt.Sprintf("holders not named: payload above %s, each heap dump would take seconds (--holders to name them)",
+				bytesize.Compact(maxHolderPayload))))
+		}
 	}
-	for _, s := range list {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if report.KeepDir != "" {
-			if err := os.Mkdir(filepath.Join(report.KeepDir, s.Name), 0o700); err != nil {
-				return fmt.Errorf("--keep: %w", err)
-			}
-		}
-		res := runner.Run(ctx, s)
+	// An interrupt stops the run: the running child is killed, and the
+	// heap dumps are removed on the way out.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = runner.RunAll(ctx, list, func(res scenarios.Result) {
 		report.Scenarios = append(report.Scenarios, res)
 		if f.format == "text" {
 			printScenario(p, &res)
 		}
+	})
+	if err != nil || ctx.Err() != nil {
+		return errors.New("interrupted")
 	}
 
 	if f.format == "json" {
@@ -186,6 +248,77 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 			len(bad), len(report.Scenarios), strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// holderSetup prepares the search for holders: it opens the executable the
+// children run, and makes the directory the children write their heap
+// dumps into: keepDir when the dumps are kept (with a copy of the
+// executable, for "ctxleak holders"), else a fresh temporary directory that
+// cleanup removes. Without a readable executable it warns and returns a nil
+// Explainer: the scenarios run without holders.
+func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Explainer, dumps string, cleanup func(), err error) {
+	cleanup = func() {}
+	bin, err := binsym.Open(exe)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %v\n", err)
+		return nil, "", cleanup, nil
+	}
+	x = &scenarios.Explainer{Binary: bin}
+	if keepDir != "" {
+		x.Keep = true
+		if err := copyNew(exe, filepath.Join(keepDir, keptExecutable), 0o700); err != nil {
+			bin.Close()
+			return nil, "", cleanup, fmt.Errorf("--keep: copying the executable: %w", err)
+		}
+		return x, keepDir, func() { bin.Close() }, nil
+	}
+	dir, err := os.MkdirTemp(dumpTempBase(payload), "ctxleak-run-")
+	if err != nil {
+		dir, err = os.MkdirTemp("", "ctxleak-run-")
+	}
+	if err != nil {
+		bin.Close()
+		return nil, "", cleanup, fmt.Errorf("a directory for heap dumps: %w", err)
+	}
+	return x, dir, func() {
+		bin.Close()
+		os.RemoveAll(dir)
+	}, nil
+}
+
+// keptExecutable is the name of the copy of the executable kept with the
+// heap dumps.
+const keptExecutable = "executable"
+
+// dumpTempBase is where heap dumps of payloads of the given size go when
+// they are not kept: $TMPDIR when it is set, else /dev/shm (memory: a 50
+// MiB dump is written there about four times faster than to a disk) when
+// it has room for the dumps that may exist at once (two phases of one
+// child and two of the next, each the payload and some), else the system's
+// temporary directory.
+func dumpTempBase(payload int64) string {
+	if os.Getenv("TMPDIR") == "" && memoryTempDir != "" {
+		need := 4 * (payload + 64<<20)
+		if free, ok := freeBytes(memoryTempDir); ok && free >= need {
+			return memoryTempDir
+		}
+	}
+	return os.TempDir()
+}
+
+// copyNew copies the file src to dst, a new file of mode perm.
+func copyNew(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, cerr := io.Copy(out, in)
+	return errors.Join(cerr, out.Close())
 }
 
 // selectScenarios resolves the names on the command line; none means the
@@ -221,6 +354,9 @@ func childCommand(exe, keepDir string) func(context.Context, string, scenarios.O
 			"--tasks", strconv.Itoa(o.Tasks)}
 		if keepDir != "" {
 			args = append(args, "--keep", filepath.Join(keepDir, name))
+		}
+		if o.DumpDir != "" {
+			args = append(args, "--dumps", o.DumpDir)
 		}
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Args[0] = "ctxleak"
@@ -268,6 +404,10 @@ type listedPhase struct {
 	Name        string `json:"name"`
 	ExpectAlive bool   `json:"expect_alive"`
 	GCCycles    int    `json:"gc_cycles,omitempty"`
+	// ExpectHolder and ExpectVia are the regular expressions the holder
+	// and the path to the payload must match at an alive phase.
+	ExpectHolder string `json:"expect_holder,omitempty"`
+	ExpectVia    string `json:"expect_via,omitempty"`
 }
 
 // listScenarios prints the catalogue (or the named scenarios) without running it.
@@ -277,7 +417,8 @@ func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
 		for _, s := range list {
 			ls := listedScenario{Name: s.Name, Description: s.Description, Mechanism: s.Mechanism, Expect: s.Expect}
 			for _, ph := range s.Phases {
-				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles})
+				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles,
+					ExpectHolder: ph.Holder, ExpectVia: ph.Via})
 			}
 			l.Scenarios = append(l.Scenarios, ls)
 		}
@@ -345,6 +486,7 @@ func printScenario(p *ui.Printer, r *scenarios.Result) {
 			t.Rows = append(t.Rows, row)
 		}
 		p.Print(p.Table(t))
+		printHolders(p, r)
 	}
 	p.Print("mechanism: " + r.Mechanism)
 	switch r.Verdict {
@@ -372,6 +514,43 @@ func printScenario(p *ui.Printer, r *scenarios.Result) {
 	}
 }
 
+// printHolders prints, when holders were looked for, what held the
+// payload at each phase and the path from there to it.
+func printHolders(p *ui.Printer, r *scenarios.Result) {
+	looked := false
+	width := 0
+	for _, ph := range r.Phases {
+		if ph.Holder != "" || ph.HolderError != "" {
+			looked = true
+		}
+		width = max(width, len(ph.Name))
+	}
+	if !looked {
+		return
+	}
+	p.Print("held by:")
+	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
+	for _, ph := range r.Phases {
+		switch {
+		case ph.HolderError != "":
+			p.Print("  " + pad(ph.Name) + "  " + p.Bad("unknown: "+ph.HolderError))
+		case ph.Holder != "":
+			holder := ph.Holder
+			if !ph.AsExpected && ph.Alive == ph.ExpectAlive {
+				holder = p.Bad(holder)
+			}
+			p.Print("  " + pad(ph.Name) + "  " + holder)
+			for _, d := range ph.HolderDetail {
+				p.Print("  " + strings.Repeat(" ", width) + "  " + p.Faint("via "+d.PathText()))
+			}
+		case ph.Alive:
+			p.Print("  " + pad(ph.Name) + "  " + p.Faint("not looked for"))
+		default:
+			p.Print("  " + pad(ph.Name) + "  " + p.Faint("nothing: the payload is freed"))
+		}
+	}
+}
+
 // payloadCell says whether the payload was alive, with the count when
 // there are several, and the expectation when it was not met.
 func payloadCell(p *ui.Printer, r *scenarios.Result, ph scenarios.PhaseResult) string {
@@ -381,7 +560,10 @@ func payloadCell(p *ui.Printer, r *scenarios.Result, ph scenarios.PhaseResult) s
 	}
 	if !ph.AsExpected {
 		want := "want " + aliveWord(ph.ExpectAlive)
-		if ph.Alive == ph.ExpectAlive {
+		switch {
+		case ph.Alive == ph.ExpectAlive && ph.Alive:
+			want = "unexpected holder"
+		case ph.Alive == ph.ExpectAlive:
 			want = "unexpected GC cycles"
 		}
 		return p.Bad(s + " (" + want + ")")
@@ -461,5 +643,9 @@ func printSummary(p *ui.Printer, rep *scenarios.Report) {
 	}
 	if rep.KeepDir != "" {
 		p.Print(p.Faint("heap profiles kept in " + rep.KeepDir + "; open one with: go tool pprof -sample_index=inuse_space FILE"))
+		if rep.Holders {
+			p.Print(p.Faint("heap dumps kept there too; read one with: ctxleak holders DUMP --binary " +
+				filepath.Join(rep.KeepDir, keptExecutable)))
+		}
 	}
 }

@@ -2,15 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/scenarios"
 )
 
@@ -81,7 +85,8 @@ func TestRunList(t *testing.T) {
 		Mechanism:   l.Scenarios[0].Mechanism,
 		Expect:      "freed after two GC cycles once the request returns",
 		Phases: []listedPhase{
-			{Name: "request-running", ExpectAlive: true},
+			{Name: "request-running", ExpectAlive: true,
+				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \([a-z]+\.go:\d+\)$`},
 			{Name: "request-returned", ExpectAlive: false, GCCycles: 2},
 		},
 	}}}
@@ -142,8 +147,19 @@ func TestRunJSON(t *testing.T) {
 		hasKeys(t, "scenario", s, "name", "description", "expect", "verdict", "error", "phases")
 		for _, p := range s.(map[string]any)["phases"].([]any) {
 			hasKeys(t, "phase", p, "name", "alive", "heap_delta_bytes", "rss_delta_bytes", "gc_cycles")
+			if p.(map[string]any)["alive"] != true {
+				continue
+			}
+			hasKeys(t, "alive phase", p, "holder", "holder_detail", "expect_holder")
+			for _, d := range p.(map[string]any)["holder_detail"].([]any) {
+				hasKeys(t, "holder detail", d, "holder", "payloads", "roots", "path", "retained_bytes")
+				for _, r := range d.(map[string]any)["roots"].([]any) {
+					hasKeys(t, "holder root", r, "count", "kind", "goroutines", "function", "location", "created_by")
+				}
+			}
 		}
 	}
+	hasKeys(t, "document", doc, "holders")
 
 	var rep scenarios.Report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
@@ -153,18 +169,28 @@ func TestRunJSON(t *testing.T) {
 		name     string
 		alive    bool
 		gcCycles int
+		holder   string
 	}
 	want := map[string][]phase{
-		"request-ctx-tasks": {{"request-running", true, 0}, {"request-returned", true, 0}, {"tasks-done", false, 1}},
-		"empty-ctx-tasks":   {{"request-running", true, 0}, {"request-returned", false, 1}, {"tasks-done", false, 0}},
+		"request-ctx-tasks": {
+			{"request-running", true, 0, "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:N) + 2 x goroutine frame scenarios.task (catalogue.go:N)"},
+			{"request-returned", true, 0, "2 x goroutine frame scenarios.task (catalogue.go:N)"},
+			{"tasks-done", false, 1, ""},
+		},
+		"empty-ctx-tasks": {
+			{"request-running", true, 0, "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:N)"},
+			{"request-returned", false, 1, ""},
+			{"tasks-done", false, 0, ""},
+		},
 	}
+	line := regexp.MustCompile(`\.go:\d+\)`)
 	for _, r := range rep.Scenarios {
 		if r.Verdict != scenarios.AsExpected || r.Error != "" {
 			t.Errorf("%s: verdict %q, error %q", r.Name, r.Verdict, r.Error)
 		}
 		var got []phase
 		for _, p := range r.Phases {
-			got = append(got, phase{p.Name, p.Alive, p.GCCycles})
+			got = append(got, phase{p.Name, p.Alive, p.GCCycles, line.ReplaceAllString(p.Holder, ".go:N)")})
 			if p.Alive && (p.HeapDeltaBytes < 1<<20 || p.SiteBytes != 1<<20) {
 				t.Errorf("%s/%s: alive with heap delta %d, %d at the site", r.Name, p.Name, p.HeapDeltaBytes, p.SiteBytes)
 			}
@@ -173,8 +199,115 @@ func TestRunJSON(t *testing.T) {
 			t.Errorf("%s: phases %v, want %v", r.Name, got, want[r.Name])
 		}
 	}
-	if rep.PayloadBytes != 1<<20 || rep.Tasks != 2 {
-		t.Errorf("payload %d, tasks %d", rep.PayloadBytes, rep.Tasks)
+	if rep.PayloadBytes != 1<<20 || rep.Tasks != 2 || !rep.Holders {
+		t.Errorf("payload %d, tasks %d, holders %v", rep.PayloadBytes, rep.Tasks, rep.Holders)
+	}
+}
+
+// TestRunHoldersOff: --holders=false writes no dump and names no holder;
+// the verdicts and the exit status are those of the payload alone.
+func TestRunHoldersOff(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--holders=false", "global-cache")...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Holders || rep.Scenarios[0].Verdict != scenarios.AsExpected {
+		t.Errorf("holders %v, verdict %q", rep.Holders, rep.Scenarios[0].Verdict)
+	}
+	for _, p := range rep.Scenarios[0].Phases {
+		if p.Holder != "" || p.HolderDetail != nil || p.Dump != "" || p.ExpectHolder != "" {
+			t.Errorf("%s: holder %q, dump %q, expected holder %q", p.Name, p.Holder, p.Dump, p.ExpectHolder)
+		}
+	}
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("%d entries in TMPDIR, want none", len(left))
+	}
+	code, stdout, _ = ctxleak(t, runArgs("--holders=false", "global-cache")...)
+	if code != 0 || strings.Contains(stdout, "held by") {
+		t.Errorf("exit %d, text report:\n%s", code, stdout)
+	}
+}
+
+func TestHoldersWanted(t *testing.T) {
+	for _, tt := range []struct {
+		holders, set bool
+		payload      bytesize.Size
+		on, skipped  bool
+	}{
+		{true, false, 50 << 20, true, false},
+		{true, false, 256 << 20, true, false},
+		{true, false, 1 << 30, false, true}, // too large unless asked for
+		{true, true, 1 << 30, true, false},  // --holders
+		{false, true, 50 << 20, false, false},
+		{false, true, 1 << 30, false, false},
+	} {
+		f := runFlags{holders: tt.holders, holdersSet: tt.set, payload: tt.payload}
+		if on, skipped := f.holdersWanted(); on != tt.on || skipped != tt.skipped {
+			t.Errorf("%+v: on %v, skipped %v; want %v, %v", tt, on, skipped, tt.on, tt.skipped)
+		}
+	}
+}
+
+// TestRunDumpsRemoved: the heap dumps go to a fresh directory under
+// TMPDIR, which is gone when the run is over.
+func TestRunDumpsRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "global-cache", "blocked-sender")...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var named int
+	for _, r := range rep.Scenarios {
+		for _, p := range r.Phases {
+			if p.Holder != "" {
+				named++
+			}
+			if p.Dump != "" {
+				t.Errorf("%s/%s: dump %s reported", r.Name, p.Name, p.Dump)
+			}
+		}
+	}
+	if named != 4 {
+		t.Errorf("%d holders named, want 4", named)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d entries left in TMPDIR, want none", len(left))
+	}
+}
+
+// TestRunWrongHolder: a payload alive as expected but held by another
+// holder than the catalogue says is not as expected: exit status 1, and
+// the report names the holder and the expectation.
+func TestRunWrongHolder(t *testing.T) {
+	t.Setenv(testScenariosEnv, "1")
+	code, stdout, stderr := ctxleak(t, runArgs("test-wrong-holder", "global-cache")...)
+	if code != exitFindings {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, s := range []string{
+		"test-wrong-holder  NOT as expected",
+		"| request-returned | alive (unexpected holder) |",
+		"  request-returned  global scenarios.kept",
+		`verdict:   NOT as expected: request-returned: held by global scenarios.kept, want a holder matching ^goroutine \d+ frame scenarios\.nowhere`,
+		"global-cache  as expected",
+		"1 of 2 scenarios as expected",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	if stderr != "ctxleak: 1 of 2 scenarios not as expected: test-wrong-holder\n" {
+		t.Errorf("stderr %q", stderr)
 	}
 }
 
@@ -250,8 +383,9 @@ func TestRunNotAsExpected(t *testing.T) {
 // sync.Pool drops a quarter of its Puts on purpose, so the release may take
 // one GC cycle instead of two. bench/run-catalogue.sh checks it.
 
-// TestRunKeep: profiles are kept, 0600, in a fresh directory per run; a
-// user's existing files are left alone.
+// TestRunKeep: profiles and heap dumps are kept, 0600, in a fresh directory
+// per run, with the executable that wrote the dumps; a user's existing
+// files are left alone.
 func TestRunKeep(t *testing.T) {
 	dir := t.TempDir()
 	mine := filepath.Join(dir, "notes.txt")
@@ -275,9 +409,19 @@ func TestRunKeep(t *testing.T) {
 		var kept []string
 		for _, p := range rep.Scenarios[0].Phases {
 			kept = append(kept, filepath.Base(p.Profile))
+			if p.Dump != "" {
+				kept = append(kept, filepath.Base(p.Dump))
+			}
 		}
-		if want := []string{"01-request-running.pb.gz", "02-request-returned.pb.gz"}; !reflect.DeepEqual(kept, want) {
-			t.Errorf("phase profiles %v, want %v", kept, want)
+		want := []string{"01-request-running.pb.gz", "01-request-running.heapdump", "02-request-returned.pb.gz"}
+		if !reflect.DeepEqual(kept, want) {
+			t.Errorf("phase profiles and dumps %v, want %v", kept, want)
+		}
+		// The kept dump is read with the kept executable as the run read it.
+		dump := rep.Scenarios[0].Phases[0].Dump
+		code, stdout, stderr = ctxleak(t, "holders", dump, "--binary", filepath.Join(rep.KeepDir, "executable"))
+		if code != exitFindings || !strings.Contains(stdout, "frame github.com/ctxleak/ctxleak/scenarios.deadCtxLeakedGoroutine.func1") {
+			t.Errorf("ctxleak holders %s: exit %d, stderr %s\n%s", dump, code, stderr, stdout)
 		}
 	}
 	if runs[0] == runs[1] {
@@ -293,16 +437,20 @@ func TestRunKeep(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if perm := info.Mode().Perm(); perm != 0o600 {
-			t.Errorf("%s has mode %v, want 0600", path, perm)
+		want := fs.FileMode(0o600)
+		if d.Name() == "executable" {
+			want = 0o700
+		}
+		if perm := info.Mode().Perm(); perm != want {
+			t.Errorf("%s has mode %v, want %v", path, perm, want)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files != 3 { // baseline and two phases
-		t.Errorf("%d files kept, want 3", files)
+	if files != 5 { // the baseline's and two phases' profiles, a dump, the executable
+		t.Errorf("%d files kept, want 5", files)
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "mine" {
 		t.Errorf("the user's file changed: %q, %v", b, err)
@@ -333,4 +481,46 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return tm
+}
+
+// TestRunInterrupted: an interrupt kills the running child and removes the
+// heap dumps already written; the run exits 2.
+func TestRunInterrupted(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command("ctxleak", runArgs("test-hang", "--timeout", "5m")...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, testScenariosEnv+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The hanging child writes a dump at its first phase: wait for it.
+	deadline := time.Now().Add(time.Minute)
+	for wait := time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		dumps, _ := filepath.Glob(filepath.Join(tmp, "ctxleak-run-*", "test-hang", "*.heapdump"))
+		if len(dumps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill() // the hanging child exits once orphaned
+			cmd.Wait()
+			files, _ := filepath.Glob(filepath.Join(tmp, "*", "*"))
+			t.Fatalf("no heap dump written in a minute (%v); stderr:\n%s", files, stderr.String())
+		}
+		time.Sleep(wait)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Errorf("exit %v, want status 2", err)
+	}
+	if !strings.HasSuffix(stderr.String(), "ctxleak: interrupted\n") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d entries left in TMPDIR, want none", len(left))
+	}
 }

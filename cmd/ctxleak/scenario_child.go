@@ -28,6 +28,7 @@ func newScenarioChildCmd(a *app) *cobra.Command {
 		payload bytesize.Size
 		tasks   int
 		keep    string
+		dumps   string
 	)
 	cmd := &cobra.Command{
 		Use:    scenarioChildCmd + " NAME",
@@ -39,7 +40,7 @@ func newScenarioChildCmd(a *app) *cobra.Command {
 			if !ok {
 				return usageErrorf("unknown scenario %q", args[0])
 			}
-			opts := scenarios.Options{PayloadBytes: int64(payload), Tasks: tasks, KeepDir: keep}
+			opts := scenarios.Options{PayloadBytes: int64(payload), Tasks: tasks, KeepDir: keep, DumpDir: dumps}
 			if err := opts.Check(); err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -54,5 +55,6 @@ func newScenarioChildCmd(a *app) *cobra.Command {
 	cmd.Flags().Var(bytesize.NewFlag(&payload, scenarios.DefaultPayloadBytes), "payload", "payload size")
 	cmd.Flags().IntVar(&tasks, "tasks", scenarios.DefaultTasks, "background tasks or requests")
 	cmd.Flags().StringVar(&keep, "keep", "", "existing directory to write the heap profiles to")
+	cmd.Flags().StringVar(&dumps, "dumps", "", "existing directory to write a heap dump to at each phase where a payload is alive")
 	return cmd
 }

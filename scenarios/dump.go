@@ -1,0 +1,67 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"unsafe"
+)
+
+// Global is a package-level variable of the scenarios, named for a heap
+// dump analysis: the executable "go run" builds has no symbol table, so the
+// child says where its own variables are.
+type Global struct {
+	Name string `json:"name"`
+	Addr uint64 `json:"addr"`
+	Size uint64 `json:"size"`
+}
+
+// pkgPath is the import path of this package, as symbols name it.
+const pkgPath = "github.com/ctxleak/ctxleak/scenarios"
+
+// globals lists the package-level variables a scenario may keep a payload
+// in, at their addresses in this process.
+func globals() []Global {
+	g := func(name string, p unsafe.Pointer, size uintptr) Global {
+		return Global{Name: name, Addr: uint64(uintptr(p)), Size: uint64(size)}
+	}
+	return []Global{
+		g(pkgPath+".cache", unsafe.Pointer(&cache), unsafe.Sizeof(cache)),
+		g(pkgPath+".statePool", unsafe.Pointer(&statePool), unsafe.Sizeof(statePool)),
+		g(pkgPath+".kept", unsafe.Pointer(&kept), unsafe.Sizeof(kept)),
+	}
+}
+
+// payloadAddrs returns the addresses of the tracked payloads still alive.
+// It returns numbers, not pointers, so that nothing it did keeps a payload
+// alive in the heap dump written next.
+//
+//go:noinline
+func (e *Env) payloadAddrs() []uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var addrs []uint64
+	for _, w := range e.tracked {
+		if p := w.Value(); p != nil {
+			addrs = append(addrs, uint64(uintptr(unsafe.Pointer(p))))
+		}
+	}
+	return addrs
+}
+
+// dump writes a heap dump of the process to DumpDir/name.heapdump, mode
+// 0600, never overwriting a file, and returns its path.
+func (e *Env) dump(name string) (string, error) {
+	path := filepath.Join(e.opts.DumpDir, name+".heapdump")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("heap dump: %w", err)
+	}
+	debug.WriteHeapDump(f.Fd())
+	if err := f.Close(); err != nil {
+		return "", errors.Join(fmt.Errorf("heap dump: %w", err), os.Remove(path))
+	}
+	return path, nil
+}

@@ -1,0 +1,542 @@
+package scenarios
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heap/binsym"
+)
+
+// HolderDetail is one way the alive payloads of a phase are held: the roots
+// that keep them alive and the typed path from the first of them.
+type HolderDetail struct {
+	// Holder names the roots in a few words, as PhaseResult.Holder does.
+	Holder string `json:"holder"`
+	// Payloads counts the payloads held this way.
+	Payloads int `json:"payloads"`
+	// Shared is set when no single root holds a payload: every root of
+	// Roots reaches it, and any one of them keeps it alive.
+	Shared bool `json:"shared,omitempty"`
+	// Roots are the roots, grouped by what they are (a frame of the same
+	// function, a global...): first the one that dominates the payload,
+	// or the nearest when none does, then the others that reach it. The
+	// runtime's own globals, which reach much of the heap, are left out.
+	Roots []HolderRoot `json:"roots"`
+	// Path is the reference chain from the first root to the first
+	// payload, one typed step per object, the payload last.
+	Path []PathStep `json:"path"`
+	// RetainedBytes is what the payloads retain.
+	RetainedBytes uint64 `json:"retained_bytes"`
+}
+
+// HolderRoot is a root of the heap graph that keeps a payload alive, or
+// several alike: frames of the same function in as many goroutines.
+type HolderRoot struct {
+	// Count is how many roots this entry stands for.
+	Count int `json:"count"`
+	// Kind is "frame", "goroutine", "global", "timer", "finalizer" or
+	// "other" (see the heap package's Kind constants).
+	Kind string `json:"kind"`
+	// Goroutines are the ids of the goroutines of frame and goroutine
+	// roots, one per root.
+	Goroutines []uint64 `json:"goroutines,omitempty"`
+	// Function is a frame's function or a timer's closure, and Location
+	// its source position (file:line).
+	Function string `json:"function,omitempty"`
+	Location string `json:"location,omitempty"`
+	// CreatedBy is where the goroutine of a frame or goroutine root was
+	// created (its go statement).
+	CreatedBy *heap.Site `json:"created_by,omitempty"`
+	// Global is a global's symbol, or its address when it has none.
+	Global string `json:"global,omitempty"`
+	// Creator is where a timer was created.
+	Creator *heap.Site `json:"creator,omitempty"`
+	// Detail says more: "pprof labels" for a goroutine whose label set
+	// holds the payload, a runtime root's description.
+	Detail string `json:"detail,omitempty"`
+}
+
+// PathStep is one object on the path from a root to a payload.
+type PathStep struct {
+	// Via is how the previous step (or the root) points to it: a field
+	// such as ".val", or "argument" / "local" for a frame's slot.
+	Via string `json:"via,omitempty"`
+	// Type is the object's Go type, "" when unknown.
+	Type string `json:"type"`
+	Size uint64 `json:"size"`
+}
+
+// Explainer names what keeps each phase's alive payloads alive, from the
+// heap dumps a child wrote (Options.DumpDir) and the executable it ran.
+type Explainer struct {
+	// Binary is the executable that ran the child and wrote the dumps.
+	Binary *binsym.Binary
+	// Keep leaves the dumps where they are. Otherwise each is removed once
+	// explained, and its PhaseResult.Dump cleared.
+	Keep bool
+}
+
+// Explain fills in Holder and HolderDetail, or HolderError, of every phase
+// of r that has a heap dump.
+func (x *Explainer) Explain(r *Result) {
+	syms := make([]binsym.Symbol, len(r.Globals))
+	for i, g := range r.Globals {
+		syms[i] = binsym.Symbol{Name: g.Name, Addr: g.Addr, Size: g.Size}
+	}
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		if p.Dump == "" {
+			continue
+		}
+		start := time.Now()
+		details, err := x.explain(p.Dump, p.PayloadAddrs, syms)
+		p.HolderMillis = time.Since(start).Milliseconds()
+		if err != nil {
+			p.HolderError = err.Error()
+		} else {
+			p.HolderDetail = details
+			p.Holder = holdersText(details)
+		}
+		if !x.Keep {
+			if err := os.Remove(p.Dump); err == nil || errors.Is(err, fs.ErrNotExist) {
+				p.Dump = ""
+			}
+		}
+	}
+}
+
+// explain reads one dump and describes the holders of the payloads at addrs.
+func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) ([]HolderDetail, error) {
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%s: the child recorded no payload address", dump)
+	}
+	a, err := heap.Analyze(dump, x.Binary, heap.Globals(syms...))
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	groups, err := a.Explain(addrs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dump, err)
+	}
+	w := &walker{a: a}
+	var out []HolderDetail
+	index := map[string]int{}
+	for i, g := range groups {
+		if g == nil {
+			return nil, fmt.Errorf("%s: no root reaches the payload at %#x", dump, addrs[i])
+		}
+		d, err := w.detail(g, addrs[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dump, err)
+		}
+		key := d.key()
+		if j, ok := index[key]; ok {
+			out[j].merge(d)
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, d)
+	}
+	for i := range out {
+		out[i].Holder = out[i].text()
+	}
+	return out, nil
+}
+
+// walker describes the holders of payloads in one analysis.
+type walker struct {
+	a *heap.Analysis
+	// The reverse graph, built on first use: the predecessors of node v
+	// are predSucc[predStart[v]:predStart[v+1]].
+	predStart, predSucc []uint32
+	gAddr               map[uint64]int // goroutine index by runtime.g address
+	// labelsOff is the offset of runtime.g's labels field, -1 when
+	// unknown, 0 until looked up.
+	labelsOff int64
+}
+
+// detail describes how the payload at addr, explained by g, is held.
+func (w *walker) detail(g *heap.Group, addr uint64) (HolderDetail, error) {
+	d := HolderDetail{Payloads: 1, Shared: g.Shared, RetainedBytes: g.RetainedBytes}
+	for _, s := range g.Path {
+		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, Size: s.Size})
+	}
+	first := rootOf(g.Root, g.Path)
+	d.Roots = []HolderRoot{first}
+	if !g.Shared {
+		return d, nil
+	}
+	v, ok := w.a.Find(addr)
+	if !ok {
+		return d, fmt.Errorf("no object at %#x", addr)
+	}
+	// The same-looking root is the first one: leave it out once.
+	dup := true
+	for _, r := range w.reaching(v) {
+		if dup && sameRoot(r, first) {
+			dup = false
+			continue
+		}
+		if r.Kind == heap.KindGlobal && strings.HasPrefix(r.Global, "runtime.") {
+			continue
+		}
+		d.Roots = addRoot(d.Roots, r)
+	}
+	return d, nil
+}
+
+// rootOf converts the holder the heap analysis chose for a payload.
+func rootOf(h heap.Holder, p []heap.Step) HolderRoot {
+	r := HolderRoot{Count: 1, Kind: h.Kind, Function: h.Function, Global: h.Global,
+		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
+	switch h.Kind {
+	case heap.KindFrame:
+		r.Goroutines = []uint64{h.Goroutine}
+		r.Detail = ""
+	case heap.KindGoroutine:
+		r.Goroutines = []uint64{h.Goroutine}
+		if strings.HasPrefix(h.Detail, "its runtime.g") {
+			r.Detail = "runtime.g"
+			if len(p) > 1 && p[1].Via == ".labels" {
+				r.Detail = "pprof labels"
+			}
+		} else {
+			r.Detail = "not started"
+		}
+	case heap.KindTimer:
+		r.Detail = ""
+	}
+	if h.Location != nil && h.Location.File != "" {
+		r.Location = h.Location.File + ":" + strconv.Itoa(h.Location.Line)
+	}
+	return r
+}
+
+// sameRoot reports whether r is the root first describes.
+func sameRoot(r, first HolderRoot) bool {
+	return r.Kind == first.Kind && r.Function == first.Function && r.Global == first.Global &&
+		slicesEqual(r.Goroutines, first.Goroutines)
+}
+
+func slicesEqual(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// addRoot adds r to roots, counting it with an entry of the same shape.
+func addRoot(roots []HolderRoot, r HolderRoot) []HolderRoot {
+	k := r.shape()
+	for i := range roots {
+		if roots[i].shape() == k {
+			roots[i].Count += r.Count
+			roots[i].Goroutines = append(roots[i].Goroutines, r.Goroutines...)
+			return roots
+		}
+	}
+	return append(roots, r)
+}
+
+// shape says what a root is, apart from which goroutine it belongs to.
+func (r *HolderRoot) shape() string {
+	site := func(s *heap.Site) string {
+		if s == nil {
+			return ""
+		}
+		return s.String()
+	}
+	return strings.Join([]string{r.Kind, r.Function, r.Location, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
+}
+
+// key says how a payload is held: the shapes of its roots and the types
+// along its path.
+func (d *HolderDetail) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v", d.Shared)
+	for _, r := range d.Roots {
+		fmt.Fprintf(&b, "|%d:%s", r.Count, r.shape())
+	}
+	b.WriteString("|" + d.PathText())
+	return b.String()
+}
+
+// merge adds e, a payload held the same way, to d.
+func (d *HolderDetail) merge(e HolderDetail) {
+	d.Payloads += e.Payloads
+	d.RetainedBytes += e.RetainedBytes
+	for i := range d.Roots {
+		d.Roots[i].Count += e.Roots[i].Count
+		d.Roots[i].Goroutines = append(d.Roots[i].Goroutines, e.Roots[i].Goroutines...)
+	}
+}
+
+// reaching returns the roots from which object v is reachable, walking the
+// graph backwards from v. A goroutine's runtime.g ends the walk: when its
+// pprof labels lead to v, the goroutine is the holder, not the frames and
+// globals that reach every g; when another of its fields does (its M, the
+// M's P and the P's timers), it is the runtime's own structure, left out
+// as the runtime's globals are.
+func (w *walker) reaching(v uint32) []HolderRoot {
+	a := w.a
+	if w.predStart == nil {
+		w.buildPreds()
+	}
+	seen := make([]bool, len(w.predStart)-1)
+	seen[v] = true
+	queue := []uint32{v}
+	var out []HolderRoot
+	for head := 0; head < len(queue); head++ {
+		u := queue[head]
+		for _, p := range w.predSucc[w.predStart[u]:w.predStart[u+1]] {
+			if seen[p] || p == a.SuperRoot {
+				continue
+			}
+			seen[p] = true
+			if int(p) >= a.NumObjects {
+				out = append(out, w.root(p))
+				continue
+			}
+			if gi, ok := w.gAddr[a.ObjectAddr(p)]; ok {
+				if w.labelsPoint(p, u) {
+					r := HolderRoot{Count: 1, Kind: heap.KindGoroutine, Detail: "pprof labels"}
+					w.goroutine(&r, gi)
+					out = append(out, r)
+				}
+				continue
+			}
+			queue = append(queue, p)
+		}
+	}
+	return out
+}
+
+// labelsPoint reports whether the labels field of the runtime.g object g
+// points into object u.
+func (w *walker) labelsPoint(g, u uint32) bool {
+	a := w.a
+	if w.labelsOff == 0 {
+		w.labelsOff = -1
+		if a.Binary != nil {
+			if t := a.Binary.TypeByName("runtime.g"); t != nil {
+				for _, f := range t.Fields {
+					if f.Name == "labels" {
+						w.labelsOff = f.Offset
+					}
+				}
+			}
+		}
+	}
+	ps := int64(a.Params.PtrSize)
+	if w.labelsOff < 0 || ps != 8 && ps != 4 {
+		return false
+	}
+	rec, err := a.ObjectRecord(g, int(w.labelsOff+ps))
+	if err != nil || int64(len(rec.Contents)) < w.labelsOff+ps {
+		return false
+	}
+	b := rec.Contents[w.labelsOff:]
+	var order binary.ByteOrder = binary.LittleEndian
+	if a.Params.BigEndian {
+		order = binary.BigEndian
+	}
+	ptr := uint64(order.Uint32(b))
+	if ps == 8 {
+		ptr = order.Uint64(b)
+	}
+	v, ok := a.Find(ptr)
+	return ok && v == u
+}
+
+// buildPreds builds the reverse graph and the index of goroutines.
+func (w *walker) buildPreds() {
+	a := w.a
+	n := len(a.Start) - 1
+	start := make([]uint32, n+2)
+	for _, v := range a.Succ[:a.Start[n]] {
+		start[v+2]++
+	}
+	for i := 2; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	succ := make([]uint32, a.Start[n])
+	for u := 0; u < n; u++ {
+		for _, v := range a.Succ[a.Start[u]:a.Start[u+1]] {
+			succ[start[v+1]] = uint32(u)
+			start[v+1]++
+		}
+	}
+	w.predStart, w.predSucc = start[:n+1], succ
+	w.gAddr = make(map[uint64]int, len(a.Goroutines))
+	for i, g := range a.Goroutines {
+		w.gAddr[g.Addr] = i
+	}
+}
+
+// root describes root node v.
+func (w *walker) root(v uint32) HolderRoot {
+	a := w.a
+	root := &a.Roots[int(v)-a.NumObjects]
+	r := HolderRoot{Count: 1}
+	switch root.Kind {
+	case heap.RootFrame:
+		r.Kind = heap.KindFrame
+		w.goroutine(&r, root.Goroutine)
+		if root.Frame >= 0 && root.Frame < len(a.Frames) {
+			f := &a.Frames[root.Frame]
+			r.Function = f.Func
+			if a.Binary != nil {
+				if fn, ok := a.Binary.CallSite(f.PC); ok {
+					r.Location = fn.File + ":" + strconv.Itoa(fn.Line)
+				}
+			}
+		}
+	case heap.RootGoroutine:
+		r.Kind = heap.KindGoroutine
+		r.Detail = "not started"
+		w.goroutine(&r, root.Goroutine)
+	case heap.RootGlobal:
+		r.Kind = heap.KindGlobal
+		r.Global = root.Symbol
+		if r.Global == "" {
+			r.Global = fmt.Sprintf("%#x", root.Addr)
+		}
+	case heap.RootFinalizer, heap.RootQueuedFinalizer:
+		r.Kind = heap.KindFinalizer
+	default:
+		r.Kind = heap.KindOther
+		r.Detail = root.Desc
+	}
+	return r
+}
+
+// goroutine fills in the id and creation site of goroutine gi.
+func (w *walker) goroutine(r *HolderRoot, gi int) {
+	a := w.a
+	if gi < 0 || gi >= len(a.Goroutines) {
+		return
+	}
+	gr := &a.Goroutines[gi]
+	r.Goroutines = []uint64{gr.ID}
+	if a.Binary != nil {
+		if f, ok := a.Binary.CallSite(gr.GoPC); ok {
+			r.CreatedBy = &heap.Site{Function: f.Name, File: f.File, Line: f.Line}
+		}
+	}
+}
+
+// holdersText names the holders of a phase's payloads in a line.
+func holdersText(details []HolderDetail) string {
+	parts := make([]string, len(details))
+	for i := range details {
+		parts[i] = details[i].Holder
+	}
+	return strings.Join(parts, "; ")
+}
+
+// text names d's roots in a few words, e.g. "goroutine 18 frame
+// scenarios.sender (catalogue.go:456)", "10 x goroutine frame
+// scenarios.task (catalogue.go:288)", "global scenarios.cache", "timer
+// context.WithDeadlineCause.func2, created at scenarios.timeoutJob
+// (catalogue.go:398)". Globals without a name are left out, unless there
+// is nothing else.
+func (d *HolderDetail) text() string {
+	var parts []string
+	for i := range d.Roots {
+		r := &d.Roots[i]
+		if r.Kind == heap.KindGlobal && strings.HasPrefix(r.Global, "0x") && (i > 0 || len(d.Roots) > 1) {
+			continue
+		}
+		parts = append(parts, r.text())
+	}
+	return strings.Join(parts, " + ")
+}
+
+// text names r in a few words.
+func (r *HolderRoot) text() string {
+	n := ""
+	if r.Count > 1 {
+		n = strconv.Itoa(r.Count) + " x "
+	}
+	g := "goroutine"
+	if r.Count == 1 && len(r.Goroutines) == 1 {
+		g = fmt.Sprintf("goroutine %d", r.Goroutines[0])
+	}
+	switch r.Kind {
+	case heap.KindFrame:
+		return n + g + " frame " + ShortFunc(r.Function) + fileLine(r.Location)
+	case heap.KindGoroutine:
+		return n + g + " (" + r.Detail + ")"
+	case heap.KindGlobal:
+		return n + "global " + ShortFunc(r.Global)
+	case heap.KindTimer:
+		s := n + "timer " + ShortFunc(r.Function)
+		if r.Creator != nil {
+			s += ", created at " + ShortFunc(r.Creator.Function)
+			if r.Creator.File != "" {
+				s += fileLine(r.Creator.File + ":" + strconv.Itoa(r.Creator.Line))
+			}
+		}
+		return s
+	case heap.KindFinalizer:
+		return n + "finalizer " + ShortFunc(r.Function)
+	}
+	return n + "runtime root " + r.Detail
+}
+
+// fileLine formats "dir/file.go:12" as " (file.go:12)", "" as "".
+func fileLine(loc string) string {
+	if loc == "" {
+		return ""
+	}
+	return " (" + path.Base(loc) + ")"
+}
+
+// ShortFunc drops the import path from a function name, but for its last
+// element: "github.com/ctxleak/ctxleak/scenarios.task" becomes
+// "scenarios.task", "net/http.(*conn).serve" "http.(*conn).serve".
+func ShortFunc(fn string) string {
+	end := len(fn)
+	if i := strings.IndexAny(fn, "[("); i >= 0 {
+		end = i
+	}
+	if i := strings.LastIndex(fn[:end], "/"); i >= 0 {
+		return fn[i+1:]
+	}
+	return fn
+}
+
+// PathText formats the types along d's path, e.g. "context.valueCtx >
+// []uint8 > []uint8", with "?" for a run of objects of unknown type and
+// closures named by their short function name.
+func (d *HolderDetail) PathText() string {
+	var parts []string
+	for _, s := range d.Path {
+		t := s.Type
+		switch {
+		case t == "":
+			t = "?"
+			if len(parts) > 0 && parts[len(parts)-1] == "?" {
+				continue
+			}
+		case strings.HasPrefix(t, "closure "):
+			t = "closure " + ShortFunc(strings.TrimPrefix(t, "closure "))
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, " > ")
+}
