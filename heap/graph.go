@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"iter"
 	"math/bits"
 	"os"
 	"runtime"
@@ -591,6 +592,23 @@ func (g *Graph) NodeSize(v uint32) uint64 {
 		return 0
 	}
 	return g.idx.groups[g.idx.groupOf(v)].size
+}
+
+// objectsOfSize yields the objects of at least min bytes, in order, looking
+// only at the groups of objects that large.
+func (g *Graph) objectsOfSize(min uint64) iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for _, gr := range g.idx.groups {
+			if gr.size < min {
+				continue
+			}
+			for i := gr.first; i < gr.first+gr.count; i++ {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // FillNodeSizes sets dst[v] to NodeSize(v) for every node v < len(dst),
