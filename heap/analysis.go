@@ -47,7 +47,9 @@ func Analyze(path string, bin *binsym.Binary, opts ...AnalyzeOption) (*Analysis,
 		o(&cfg)
 	}
 	slices.SortFunc(cfg.globals, func(x, y binsym.Symbol) int { return cmp.Compare(x.Addr, y.Addr) })
-	var lo Options
+	// The dominator tree says what is live: Load need not search the
+	// graph for it too.
+	lo := Options{liveLater: true}
 	if bin != nil {
 		lo.Prepare = func(d *Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
@@ -71,13 +73,12 @@ func Analyze(path string, bin *binsym.Binary, opts ...AnalyzeOption) (*Analysis,
 		g.Close()
 		return nil, fmt.Errorf("%s: dominators: %w", path, err)
 	}
-	sizes := make([]uint64, tree.Len())
-	g.FillNodeSizes(sizes)
+	g.setLive(tree)
 	a := &Analysis{
 		Graph:    g,
 		Binary:   bin,
 		tree:     tree,
-		retained: dom.Retained(tree, sizes),
+		retained: dom.RetainedFill(tree, g.FillNodeSizes),
 		objects:  tree.RetainedObjects(),
 	}
 	a.types = typer{a: a}
