@@ -68,6 +68,17 @@ func Analyze(path string, bin *binsym.Binary, opts ...AnalyzeOption) (*Analysis,
 	if err != nil {
 		return nil, err
 	}
+	if bin != nil {
+		// The report types the objects on its paths from the executable's
+		// DWARF; decode it on the other core while the dominator tree,
+		// which uses one, is computed.
+		types := make(chan struct{})
+		go func() {
+			defer close(types)
+			_ = bin.LoadTypes() // a type lookup says what failed
+		}()
+		defer func() { <-types }()
+	}
 	tree, err := dom.New(dom.Graph{Start: g.Start, Succ: g.Succ}, g.SuperRoot)
 	if err != nil {
 		g.Close()
