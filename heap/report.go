@@ -104,7 +104,7 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 			objs = append(objs, v)
 		}
 	}
-	groups, err := a.describe(objs)
+	groups, err := a.describe(objs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,13 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	}
 	if opt.Top > 0 && len(rep.Groups) > opt.Top {
 		rep.Groups = rep.Groups[:opt.Top]
+	}
+	// Neither the order nor Focus depend on the other roots of a shared
+	// group: list them for the groups kept only.
+	for _, g := range rep.Groups {
+		if g.rootsPending {
+			a.otherRoots(g)
+		}
 	}
 	return rep, nil
 }

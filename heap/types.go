@@ -442,3 +442,10 @@ func (a *Analysis) segmentAt(addr uint64) *Segment {
 func isRuntimeGlobal(h Holder) bool {
 	return h.Kind == KindGlobal && strings.HasPrefix(h.Global, "runtime.")
 }
+
+// isRuntimeGlobalRoot is isRuntimeGlobal(a.holder(r)) for root node r,
+// without describing the holder.
+func (a *Analysis) isRuntimeGlobalRoot(r uint32) bool {
+	root := a.rootNode(r)
+	return root.Kind == RootGlobal && strings.HasPrefix(root.Symbol, "runtime.")
+}
