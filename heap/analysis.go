@@ -271,6 +271,7 @@ func (a *Analysis) describe(objs []uint32, grouped bool) ([]*Group, error) {
 			targets[k] = objs[i]
 		}
 		paths := a.shortestPaths(r, targets)
+		a.types.newSearch()
 		for k, i := range idx {
 			p := paths[k]
 			if p == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/heap/binsym"
@@ -159,5 +160,54 @@ func TestReachers(t *testing.T) {
 		if checked[true] == 0 || checked[false] == 0 {
 			t.Errorf("%v: checked %d cases with another root, %d without: want both", args, checked[true], checked[false])
 		}
+	}
+}
+
+// Holders types the objects on the paths of one search once, for all the
+// paths that share them; Explain, asked about one object, searches for it
+// alone. Both must type the first object of every group the same way.
+func TestHoldersTypesPathsAsExplain(t *testing.T) {
+	d := progDump(t, "-small")
+	bin, err := binsym.Open(d.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	a, err := Analyze(d.path, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	rep, err := a.Holders(HolderOptions{MinSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for _, g := range rep.Groups {
+		addr, err := strconv.ParseUint(g.Object.Addr, 0, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := a.Explain([]uint64{addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ex[0]
+		if e == nil {
+			t.Fatalf("Explain(%s): no holder", g.Object.Addr)
+		}
+		// What merging adds up differs; the rest must not.
+		e.Count, e.RetainedBytes, e.Objects = g.Count, g.RetainedBytes, g.Objects
+		got, _ := json.Marshal(g)
+		want, _ := json.Marshal(e)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Holders and Explain differ on %s:\nHolders %s\nExplain %s", g.Object.Addr, got, want)
+		}
+		if g.Shared {
+			shared++
+		}
+	}
+	if len(rep.Groups) < 100 || shared == 0 {
+		t.Errorf("%d groups, %d shared: want many, some shared", len(rep.Groups), shared)
 	}
 }
