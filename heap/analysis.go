@@ -30,6 +30,8 @@ type Analysis struct {
 	gByAddr map[uint64]int // goroutine index by runtime.g address, built on demand
 	parent  []uint32       // search tree of shortestPaths, reused
 	preds   *dom.Graph     // the reverse graph, built on demand
+	seen    []uint64       // bitmap of rootsReaching, clear between calls
+	reach   *reachers      // built on demand
 	types   typer
 }
 
@@ -61,7 +63,9 @@ func loadOptions(path string, bin *binsym.Binary, opts []AnalyzeOption) Options 
 		o(&cfg)
 	}
 	slices.SortFunc(cfg.globals, func(x, y binsym.Symbol) int { return cmp.Compare(x.Addr, y.Addr) })
-	var lo Options
+	// The dominator tree says what is live: Load need not search the
+	// graph for it too.
+	lo := Options{liveLater: true}
 	if bin != nil {
 		lo.Prepare = func(d *Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
@@ -81,17 +85,27 @@ func loadOptions(path string, bin *binsym.Binary, opts []AnalyzeOption) Options 
 
 // newAnalysis computes the dominator tree of g and what follows from it.
 func newAnalysis(g *Graph, bin *binsym.Binary) (*Analysis, error) {
+	if bin != nil {
+		// The report types the objects on its paths from the executable's
+		// DWARF; decode it on the other core while the dominator tree,
+		// which uses one, is computed.
+		types := make(chan struct{})
+		go func() {
+			defer close(types)
+			_ = bin.LoadTypes() // a type lookup says what failed
+		}()
+		defer func() { <-types }()
+	}
 	tree, err := dom.New(dom.Graph{Start: g.Start, Succ: g.Succ}, g.SuperRoot)
 	if err != nil {
 		return nil, fmt.Errorf("%s: dominators: %w", g.path, err)
 	}
-	sizes := make([]uint64, tree.Len())
-	g.FillNodeSizes(sizes)
+	g.setLive(tree)
 	a := &Analysis{
 		Graph:    g,
 		Binary:   bin,
 		tree:     tree,
-		retained: dom.Retained(tree, sizes),
+		retained: dom.RetainedFill(tree, g.FillNodeSizes),
 		objects:  tree.RetainedObjects(),
 	}
 	a.types = typer{a: a}
@@ -221,7 +235,7 @@ func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
 		objs = append(objs, v)
 		at = append(at, i)
 	}
-	groups, err := a.describe(objs)
+	groups, err := a.describe(objs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -231,10 +245,24 @@ func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
 	return out, nil
 }
 
+// exactOtherRoots is the number of shared objects up to which describe, for
+// grouped output, still lists the other roots of every one of them; tests
+// change it.
+var exactOtherRoots = 16
+
 // describe builds one ungrouped Group per object: its holder, path, type
 // and sizes. Paths are found root by root, one search for all the objects
 // a root holds.
-func (a *Analysis) describe(objs []uint32) ([]*Group, error) {
+//
+// When grouped is set, the caller merges the groups by key, keeping the
+// OtherRoots of the first group of each key only, and may show only some of
+// them. Then, past exactOtherRoots shared objects, describe finds whether
+// other roots reach each one (which the key depends on) from the reachers,
+// computed once, and leaves the listing of those roots to the caller
+// (otherRoots, on the groups it shows): one search back from each shared
+// object costs as much as the objects that reach it, which makes a search
+// per object quadratic on a long list shared with a map.
+func (a *Analysis) describe(objs []uint32, grouped bool) ([]*Group, error) {
 	out := make([]*Group, len(objs))
 	byRoot := map[uint32][]int{}
 	var roots []uint32
@@ -246,6 +274,10 @@ func (a *Analysis) describe(objs []uint32) ([]*Group, error) {
 		byRoot[r] = append(byRoot[r], i)
 	}
 	slices.Sort(roots)
+	if grouped && len(byRoot[a.SuperRoot]) > exactOtherRoots && a.reach == nil {
+		a.reach = a.reachersOf()
+	}
+	lazy := grouped && a.reach != nil
 	for _, r := range roots {
 		idx := byRoot[r]
 		targets := make([]uint32, len(idx))
@@ -253,12 +285,13 @@ func (a *Analysis) describe(objs []uint32) ([]*Group, error) {
 			targets[k] = objs[i]
 		}
 		paths := a.shortestPaths(r, targets)
+		a.types.newSearch()
 		for k, i := range idx {
 			p := paths[k]
 			if p == nil {
 				return nil, errors.New("heap: internal error: no path from the dominating root")
 			}
-			g, err := a.group(p)
+			g, err := a.group(p, lazy)
 			if err != nil {
 				return nil, err
 			}

@@ -1,8 +1,12 @@
 package heap
 
 import (
+	"io"
 	"os"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 )
 
 // BenchmarkLoad reads the dump named by $CTXLEAK_BENCH_DUMP (for example one
@@ -49,5 +53,47 @@ func BenchmarkObjectRecord(b *testing.B) {
 		if _, err := g.ObjectRecord(i, 64); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkHolders runs what "ctxleak holders" does on the dump named by
+// $CTXLEAK_BENCH_DUMP with the executable named by $CTXLEAK_BENCH_BINARY
+// (bench/holders.sh writes both): open the executable, Analyze, Holders and
+// the text report, with the --min-size $CTXLEAK_BENCH_MIN_SIZE if set. It is
+// skipped when either is unset. bench/holders.sh measures wall time and peak
+// RSS of whole runs of the command; this one is for -cpuprofile and
+// -memprofile.
+func BenchmarkHolders(b *testing.B) {
+	path, exe := os.Getenv("CTXLEAK_BENCH_DUMP"), os.Getenv("CTXLEAK_BENCH_BINARY")
+	if path == "" || exe == "" {
+		b.Skip("CTXLEAK_BENCH_DUMP or CTXLEAK_BENCH_BINARY is not set")
+	}
+	var minSize uint64
+	if s := os.Getenv("CTXLEAK_BENCH_MIN_SIZE"); s != "" {
+		n, err := bytesize.Parse(s)
+		if err != nil || n <= 0 {
+			b.Fatalf("CTXLEAK_BENCH_MIN_SIZE=%q: want a size such as 1MiB", s)
+		}
+		minSize = uint64(n)
+	}
+	for b.Loop() {
+		bin, err := binsym.Open(exe)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := Analyze(path, bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep, err := a.Holders(HolderOptions{MinSize: minSize, Top: 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rep.WriteText(io.Discard, PlainStyle{}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(a.Stats.Objects), "objects")
+		a.Close()
+		bin.Close()
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/bits"
 	"os"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/ctxleak/ctxleak/heap/internal/dom"
 )
 
 // Options configure how the graph's roots are built. The zero value is
@@ -34,6 +37,11 @@ type Options struct {
 	// against its binary (and set the binary's load bias) before OutArgs
 	// and GlobalSymbol are asked anything. An error from it ends Read.
 	Prepare func(d *Dump) error
+
+	// liveLater leaves the live set and the live totals of Stats to the
+	// caller, who finds them anyway (Analyze, with its dominator tree) and
+	// then calls setLive.
+	liveLater bool
 }
 
 // Graph is the object graph of a heap dump, in compressed sparse row form
@@ -308,7 +316,9 @@ func build(p *parser, opts Options) (*Graph, error) {
 		return nil, err
 	}
 	g.resolveSamples(p.samples)
-	g.markLive()
+	if !opts.liveLater {
+		g.markLive()
+	}
 	return g, nil
 }
 
@@ -572,6 +582,25 @@ func (g *Graph) markLive() {
 			}
 		}
 	}
+	g.countLive()
+}
+
+// setLive sets the live set, for a graph loaded with liveLater, from a
+// dominator tree of the graph from the super-root: a node is live when the
+// tree reaches it.
+func (g *Graph) setLive(t *dom.Tree) {
+	nodes := len(g.Start) - 1
+	g.live = make([]uint64, (nodes+63)/64)
+	for v := range uint32(nodes) {
+		if t.Reachable(v) {
+			g.live[v/64] |= 1 << (v % 64)
+		}
+	}
+	g.countLive()
+}
+
+// countLive sums the live objects and bytes of Stats from the live set.
+func (g *Graph) countLive() {
 	for _, gr := range g.idx.groups {
 		c := uint64(countBits(g.live, gr.first, gr.first+gr.count))
 		g.Stats.LiveObjects += c
@@ -625,6 +654,23 @@ func (g *Graph) NodeSize(v uint32) uint64 {
 		return 0
 	}
 	return g.idx.groups[g.idx.groupOf(v)].size
+}
+
+// objectsOfSize yields the objects of at least min bytes, in order, looking
+// only at the groups of objects that large.
+func (g *Graph) objectsOfSize(min uint64) iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for _, gr := range g.idx.groups {
+			if gr.size < min {
+				continue
+			}
+			for i := gr.first; i < gr.first+gr.count; i++ {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // FillNodeSizes sets dst[v] to NodeSize(v) for every node v < len(dst),

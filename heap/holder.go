@@ -48,6 +48,10 @@ type Group struct {
 	Count int `json:"count"`
 
 	key string
+	// For a shared object: the top-most object of its dominator chain,
+	// the nearest root, and whether OtherRoots are yet to be listed.
+	top, nearest uint32
+	rootsPending bool
 }
 
 // Holder is a root of the heap graph, described for people.
@@ -140,8 +144,9 @@ func shortFile(file string) string {
 func (a *Analysis) rootNode(r uint32) *Root { return &a.Roots[int(r)-a.NumObjects] }
 
 // group describes the object at the end of p, a path from a root node or
-// from the super-root.
-func (a *Analysis) group(p []uint32) (*Group, error) {
+// from the super-root. When lazy is set, it finds whether other roots reach
+// a shared object from a.reach and leaves listing them to otherRoots.
+func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 	g := &Group{Count: 1}
 	if p[0] == a.SuperRoot {
 		g.Shared = true
@@ -169,28 +174,42 @@ func (a *Analysis) group(p []uint32) (*Group, error) {
 	g.RetainedBytes = a.retained[obj]
 	g.Objects = a.RetainedObjects(obj)
 	if g.Shared {
-		// Other roots that reach the object, but for the runtime's own
-		// globals (allp, m0, allgs...), which reach much of the heap.
-		_, top := a.holdingRoot(obj)
-		for _, r := range a.rootsReaching(top) {
-			if r == p[0] {
-				continue
-			}
-			h := a.holder(r)
-			if isRuntimeGlobal(h) {
-				continue
-			}
-			g.OtherRootsTotal++
-			if len(g.OtherRoots) < maxOtherRoots {
-				g.OtherRoots = append(g.OtherRoots, h)
-			}
+		_, g.top = a.holdingRoot(obj)
+		g.nearest = p[0]
+		var others bool
+		if lazy {
+			others = a.reach.other(g.top, g.nearest)
+			g.rootsPending = others
+		} else {
+			a.otherRoots(g)
+			others = g.OtherRootsTotal > 0
 		}
-		if g.OtherRootsTotal == 0 && (g.Root.Kind != KindGlobal || isRuntimeGlobal(g.Root)) {
+		if !others && (g.Root.Kind != KindGlobal || isRuntimeGlobal(g.Root)) {
 			g.Shared = false // shared only with the runtime's structures
 		}
 	}
 	g.key = groupKey(g)
 	return g, nil
+}
+
+// otherRoots lists the roots other than the nearest that reach a shared
+// group's object, but for the runtime's own globals (allp, m0, allgs...),
+// which reach much of the heap.
+func (a *Analysis) otherRoots(g *Group) {
+	g.rootsPending = false
+	for _, r := range a.rootsReaching(g.top) {
+		if r == g.nearest {
+			continue
+		}
+		h := a.holder(r)
+		if isRuntimeGlobal(h) {
+			continue
+		}
+		g.OtherRootsTotal++
+		if len(g.OtherRoots) < maxOtherRoots {
+			g.OtherRoots = append(g.OtherRoots, h)
+		}
+	}
 }
 
 // firstSite returns the first site of stack whose function skip does not

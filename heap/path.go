@@ -67,13 +67,14 @@ func (a *Analysis) shortestPaths(from uint32, targets []uint32) [][]uint32 {
 }
 
 // rootsReaching returns the root nodes from which object v is reachable,
-// walking the reverse graph (built on first use) back from v.
+// walking the reverse graph (built on first use) back from v. Its cost is
+// that of the walk: the objects that reach v and their edges.
 func (a *Analysis) rootsReaching(v uint32) []uint32 {
 	if a.preds == nil {
 		a.preds = reverse(a.Start, a.Succ)
+		a.seen = make([]uint64, (len(a.Start)-1+63)/64)
 	}
-	p := a.preds
-	seen := make([]uint64, (len(p.Start)+63)/64)
+	p, seen := a.preds, a.seen
 	mark := func(w uint32) bool {
 		if seen[w/64]&(1<<(w%64)) != 0 {
 			return false
@@ -97,7 +98,68 @@ func (a *Analysis) rootsReaching(v uint32) []uint32 {
 			queue = append(queue, w)
 		}
 	}
+	// Clear what was marked, for the next call.
+	for _, list := range [][]uint32{queue, roots} {
+		for _, w := range list {
+			seen[w/64] &^= 1 << (w % 64)
+		}
+	}
 	return roots
+}
+
+// reachers records, for every node, up to two of the roots that reach it,
+// leaving out the runtime's own globals (see isRuntimeGlobal), which reach
+// much of the heap: enough to tell whether a root other than a given one
+// reaches an object, for every object at once.
+type reachers struct {
+	first []uint32 // a root node that reaches the node, plus one; 0 for none
+	more  []uint64 // bitmap: another root reaches the node too
+}
+
+// reachersOf computes the reachers of every node with a search from each
+// root that goes on only through nodes where it records something new, the
+// first or the second root to reach them. Every node is searched from at
+// most twice, so the whole costs two searches of the graph.
+//
+// That is enough: when a node has its two roots, the searches that recorded
+// them went on to its successors, each of which got a root from the first
+// and, if that was the same root, the second from the other; so everything
+// below a node with two roots has two, and a search need not go there.
+func (a *Analysis) reachersOf() *reachers {
+	n := len(a.Start) - 1
+	x := &reachers{first: make([]uint32, n), more: make([]uint64, (n+63)/64)}
+	var queue []uint32
+	for i := range a.Roots {
+		r := uint32(a.NumObjects + i)
+		if a.isRuntimeGlobalRoot(r) {
+			continue
+		}
+		queue = append(queue[:0], r)
+		for head := 0; head < len(queue); head++ {
+			u := queue[head]
+			for _, w := range a.Succ[a.Start[u]:a.Start[u+1]] {
+				switch f := x.first[w]; {
+				case f == 0:
+					x.first[w] = r + 1
+				case f == r+1 || x.more[w/64]&(1<<(w%64)) != 0:
+					continue
+				default:
+					x.more[w/64] |= 1 << (w % 64)
+				}
+				queue = append(queue, w)
+			}
+		}
+	}
+	return x
+}
+
+// other reports whether a root other than root reaches node v.
+func (x *reachers) other(v, root uint32) bool {
+	if x.more[v/64]&(1<<(v%64)) != 0 {
+		return true
+	}
+	f := x.first[v]
+	return f != 0 && f-1 != root
 }
 
 // reverse builds the reverse of a graph in compressed sparse row form.

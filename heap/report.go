@@ -80,15 +80,17 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	// Large objects, and what each top-level holding owes to them.
 	var objs []uint32
 	inLarge := map[uint32]uint64{}
-	for v := uint32(0); int(v) < a.NumObjects; v++ {
-		if a.NodeSize(v) < opt.MinSize || !a.tree.Reachable(v) {
+	for v := range a.objectsOfSize(opt.MinSize) {
+		if !a.tree.Reachable(v) {
 			continue
 		}
 		objs = append(objs, v)
 		_, top := a.holdingRoot(v)
 		inLarge[top] += a.retained[v]
 	}
-	// Top-level holdings that retain much beyond those.
+	// Top-level holdings that retain much beyond those. A holding that
+	// retains less than MinSize in all has nothing beyond them either: the
+	// first test spares most objects the map lookup.
 	for v := uint32(0); int(v) < a.NumObjects; v++ {
 		d := a.tree.Idom(v)
 		if d == noNode || a.isObject(d) {
@@ -98,11 +100,11 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 			rep.SharedBytes += a.retained[v]
 			rep.SharedObjects += uint64(a.objects[v])
 		}
-		if a.retained[v]-inLarge[v] >= opt.MinSize && a.NodeSize(v) < opt.MinSize {
+		if a.retained[v] >= opt.MinSize && a.retained[v]-inLarge[v] >= opt.MinSize && a.NodeSize(v) < opt.MinSize {
 			objs = append(objs, v)
 		}
 	}
-	groups, err := a.describe(objs)
+	groups, err := a.describe(objs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +115,13 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	}
 	if opt.Top > 0 && len(rep.Groups) > opt.Top {
 		rep.Groups = rep.Groups[:opt.Top]
+	}
+	// Neither the order nor Focus depend on the other roots of a shared
+	// group: list them for the groups kept only.
+	for _, g := range rep.Groups {
+		if g.rootsPending {
+			a.otherRoots(g)
+		}
 	}
 	return rep, nil
 }

@@ -36,7 +36,20 @@ type typedStep struct {
 //   - a closure's code pointer, which names its function.
 type typer struct {
 	a *Analysis
+	// memo keeps the typed objects of the paths of one search from a root
+	// (see newSearch), with their records: those paths follow one search
+	// tree, so a step that is on several of them is the same on all.
+	memo map[uint32]memoStep
 }
+
+// memoStep is a typed object on a path and its record, whole.
+type memoStep struct {
+	s   typedStep
+	rec *ObjectRecord
+}
+
+// newSearch forgets the steps of the paths of the previous search.
+func (t *typer) newSearch() { clear(t.memo) }
 
 // Limits of the objects that carry a malloc header (runtime/mbitmap.go:
 // heapBitsInSpan and maxSmallSize).
@@ -46,15 +59,22 @@ const (
 	mallocHeader    = 8
 )
 
-// steps types the objects of path p, which starts at a root node.
+// steps types the objects of path p, which starts at a root node and
+// belongs to the search tree of the current search (see newSearch).
 func (t *typer) steps(p []uint32) ([]typedStep, error) {
 	a := t.a
 	steps := make([]typedStep, 0, len(p)-1)
 	var prev *ObjectRecord
 	for i := 1; i < len(p); i++ {
 		v := p[i]
+		if m, ok := t.memo[v]; ok {
+			steps = append(steps, m.s)
+			prev = m.rec
+			continue
+		}
+		last := i == len(p)-1
 		limit := 0
-		if i == len(p)-1 {
+		if last {
 			limit = 64 // the last object: only its first words are needed
 		}
 		rec, err := a.ObjectRecord(v, limit)
@@ -97,6 +117,12 @@ func (t *typer) steps(p []uint32) ([]typedStep, error) {
 			}
 		}
 		steps = append(steps, s)
+		if !last {
+			if t.memo == nil {
+				t.memo = map[uint32]memoStep{}
+			}
+			t.memo[v] = memoStep{s, rec}
+		}
 		prev = rec
 	}
 	return steps, nil
@@ -441,4 +467,11 @@ func (a *Analysis) segmentAt(addr uint64) *Segment {
 // reasons of no interest to a report.
 func isRuntimeGlobal(h Holder) bool {
 	return h.Kind == KindGlobal && strings.HasPrefix(h.Global, "runtime.")
+}
+
+// isRuntimeGlobalRoot is isRuntimeGlobal(a.holder(r)) for root node r,
+// without describing the holder.
+func (a *Analysis) isRuntimeGlobalRoot(r uint32) bool {
+	root := a.rootNode(r)
+	return root.Kind == RootGlobal && strings.HasPrefix(root.Symbol, "runtime.")
 }

@@ -4,7 +4,11 @@
 // /work/shared/notes/peers.md). The dump has about n object records plus
 // the map's tables.
 //
-// Usage: heapgen [-n NODES] -o FILE
+// With -holders 2 or more, that many goroutines hold the context, so that
+// no single root holds the payload: the report then searches for the
+// nearest holder and lists the others.
+//
+// Usage: heapgen [-n NODES] [-holders K] -o FILE
 package main
 
 import (
@@ -43,12 +47,13 @@ func main() {
 func run(stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("heapgen", flag.ContinueOnError)
 	n := fs.Int("n", 1_000_000, "number of linked 80-byte nodes")
+	holders := fs.Int("holders", 1, "number of goroutines that hold the payload's context")
 	out := fs.String("o", "", "write the dump to `file` (created, mode 0600; must not exist)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() != 0 || *n < 0 {
-		return errors.New("usage: heapgen [-n NODES] -o FILE")
+	if *out == "" || fs.NArg() != 0 || *n < 0 || *holders < 1 {
+		return errors.New("usage: heapgen [-n NODES] [-holders K] -o FILE")
 	}
 	f, err := os.OpenFile(*out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -64,8 +69,10 @@ func run(stdout io.Writer, args []string) error {
 	}
 	ctx := context.WithValue(context.Background(), payloadKey{}, make([]byte, 50<<20))
 	release := make(chan struct{})
-	go hold(ctx, release)
-	waitBlocked("main.hold")
+	for range *holders {
+		go hold(ctx, release)
+	}
+	waitBlocked("main.hold", *holders)
 
 	runtime.GC()
 	t0 := time.Now()
@@ -91,15 +98,20 @@ func hold(ctx context.Context, release chan struct{}) {
 	runtime.KeepAlive(ctx.Value(payloadKey{}))
 }
 
-// waitBlocked polls goroutine stacks, backing off, until fn is blocked.
-func waitBlocked(fn string) {
+// waitBlocked polls goroutine stacks, backing off, until k goroutines are
+// blocked in fn.
+func waitBlocked(fn string, k int) {
 	buf := make([]byte, 1<<20)
 	for d := 50 * time.Microsecond; ; d *= 2 {
 		n := runtime.Stack(buf, true)
+		blocked := 0
 		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 			if strings.Contains(g, "[chan receive") && strings.Contains(g, fn+"(") {
-				return
+				blocked++
 			}
+		}
+		if blocked >= k {
+			return
 		}
 		time.Sleep(min(d, 100*time.Millisecond))
 	}

@@ -180,16 +180,27 @@ func Retained[S ~uint32 | ~uint64](t *Tree, sizes []S) []uint64 {
 	if len(sizes) != len(t.idom) {
 		panic(fmt.Sprintf("dom.Retained: %d sizes for a tree of %d nodes", len(sizes), len(t.idom)))
 	}
+	return RetainedFill(t, func(dst []uint64) {
+		for v, s := range sizes {
+			dst[v] = uint64(s)
+		}
+	})
+}
+
+// RetainedFill is Retained with the sizes written by fill straight into the
+// array it returns, which spares the caller an array of sizes: fill gets
+// that array, of t.Len() elements, and must set the size of every node v
+// the root reaches in its element v. The others may be left as they are.
+func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
 	var ret []uint64
 	if p := t.spare.Swap(nil); p != nil {
 		ret = *p
 	} else {
 		ret = make([]uint64, len(t.idom))
 	}
+	fill(ret)
 	for v, d := range t.idom {
-		if d != None {
-			ret[v] = uint64(sizes[v])
-		} else {
+		if d == None {
 			ret[v] = 0
 		}
 	}

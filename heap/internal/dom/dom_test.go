@@ -275,6 +275,23 @@ func check(t *testing.T, g dom.Graph, root uint32, tr *dom.Tree) {
 	if got := dom.Retained(tr, sizes); !slices.Equal(got, want) {
 		t.Fatalf("Retained(uint64 sizes) = %v, want %v", got, want)
 	}
+	// RetainedFill gets an array it must fill for reachable nodes only:
+	// what it leaves in the others must not count.
+	got := dom.RetainedFill(tr, func(dst []uint64) {
+		if len(dst) != n {
+			t.Fatalf("RetainedFill: fill got %d sizes for %d nodes", len(dst), n)
+		}
+		for v := range dst {
+			if tr.Reachable(uint32(v)) {
+				dst[v] = sizes[v]
+			} else {
+				dst[v] = 1 << 40
+			}
+		}
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("RetainedFill = %v, want %v", got, want)
+	}
 	wantObjects := ref.retained(ones)
 	for v, k := range tr.RetainedObjects() {
 		if uint64(k) != wantObjects[v] {

@@ -1,0 +1,213 @@
+package heap
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/heap/binsym"
+)
+
+// Analyze takes the live set from its dominator tree instead of searching
+// the graph as Load does: both must agree, node by node and in Stats.
+func TestAnalyzeLiveAgreesWithLoad(t *testing.T) {
+	d := progDump(t)
+	g := d.load(t, Options{})
+	a, err := Analyze(d.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Stats != g.Stats {
+		t.Errorf("Analyze stats %+v, Load stats %+v", a.Stats, g.Stats)
+	}
+	if len(a.Start) != len(g.Start) {
+		t.Fatalf("Analyze graph has %d nodes, Load's %d", len(a.Start)-1, len(g.Start)-1)
+	}
+	live := 0
+	for v := range uint32(len(g.Start) - 1) {
+		if a.Live(v) != g.Live(v) {
+			t.Fatalf("node %d: live %v after Analyze, %v after Load", v, a.Live(v), g.Live(v))
+		}
+		if a.Live(v) != a.tree.Reachable(v) {
+			t.Fatalf("node %d: live %v, reachable in the dominator tree %v", v, a.Live(v), a.tree.Reachable(v))
+		}
+		if g.Live(v) {
+			live++
+		}
+	}
+	if live == 0 || uint64(live) == g.Stats.Objects {
+		t.Errorf("%d live nodes of %d objects: the dump should have both live and dead ones", live, g.Stats.Objects)
+	}
+}
+
+// Up to exactOtherRoots shared objects, Holders lists the other roots of
+// every one, one search back from each; past that it tells whether there
+// are any from the reachers and lists them for the groups it reports only.
+// Both must give the same report, on a dump where a list, a slice and a map
+// share hundreds of nodes.
+func TestOtherRootsExactAndFromReachers(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		minSize uint64
+		top     int
+		focus   string
+	}{
+		{[]string{"-small"}, 1, 0, ""},
+		{[]string{"-small"}, 1, 5, `^main\.node$`},
+		{[]string{"-small"}, 1 << 10, 0, ""},
+	} {
+		d := progDump(t, c.args...)
+		var focus *regexp.Regexp
+		if c.focus != "" {
+			focus = regexp.MustCompile(c.focus)
+		}
+		bin, err := binsym.Open(d.exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bin.Close()
+		report := func(exact int) ([]byte, *Report) {
+			defer func(old int) { exactOtherRoots = old }(exactOtherRoots)
+			exactOtherRoots = exact
+			a, err := Analyze(d.path, bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			rep, err := a.Holders(HolderOptions{MinSize: c.minSize, Top: c.top, Focus: focus})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exact == 0 && a.reach == nil && c.minSize == 1 {
+				// Every node of the list is shared.
+				t.Fatalf("%v: no reachers computed: no shared object", c.args)
+			}
+			if exact > 0 && a.reach != nil {
+				t.Fatalf("%v: reachers computed with exactOtherRoots = %d", c.args, exact)
+			}
+			for i := range a.Roots {
+				r := uint32(a.NumObjects + i)
+				if got, want := a.isRuntimeGlobalRoot(r), isRuntimeGlobal(a.holder(r)); got != want {
+					t.Fatalf("root %d (%+v): isRuntimeGlobalRoot %v, isRuntimeGlobal %v", r, a.holder(r), got, want)
+				}
+			}
+			b, err := json.MarshalIndent(rep, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b, rep
+		}
+		exact, rep := report(1 << 30)
+		lazy, _ := report(0)
+		if !bytes.Equal(exact, lazy) {
+			t.Errorf("%v: reports differ; exact:\n%s\nfrom reachers:\n%s", c.args, exact, lazy)
+		}
+		shared, others := 0, 0
+		for _, g := range rep.Groups {
+			if g.Shared {
+				shared += g.Count
+				if g.OtherRootsTotal > 0 {
+					others++
+				}
+			}
+		}
+		if c.minSize == 1 && (shared < min(c.top, 2*exactOtherRoots) || others == 0) {
+			t.Errorf("%v: %d shared objects, %d groups with other roots: the test needs many of the first, some of the second", c.args, shared, others)
+		}
+		t.Logf("%v: %d groups, %d shared objects, %d groups with other roots listed", c.args, len(rep.Groups), shared, others)
+	}
+}
+
+// The reachers tell, for every object and root, whether another root that
+// is not one of the runtime's globals reaches the object: check them
+// against a search back from every object.
+func TestReachers(t *testing.T) {
+	for _, args := range [][]string{{"-small"}, {"-small", "-gc=false"}} {
+		d := progDump(t, args...)
+		bin, err := binsym.Open(d.exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bin.Close()
+		a, err := Analyze(d.path, bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		x := a.reachersOf()
+		checked := map[bool]int{}
+		for v := range uint32(a.NumObjects) {
+			var users []uint32 // roots reaching v, but for the runtime's globals
+			for _, r := range a.rootsReaching(v) {
+				if !isRuntimeGlobal(a.holder(r)) {
+					users = append(users, r)
+				}
+			}
+			// Ask with each root that reaches v, and with a root that does not.
+			asks := append(slices.Clone(users), a.SuperRoot)
+			for _, r := range asks {
+				want := slices.ContainsFunc(users, func(u uint32) bool { return u != r })
+				if got := x.other(v, r); got != want {
+					t.Fatalf("%v: object %d, root %d: other %v, want %v (roots reaching: %v)", args, v, r, got, want, users)
+				}
+				checked[want]++
+			}
+		}
+		if checked[true] == 0 || checked[false] == 0 {
+			t.Errorf("%v: checked %d cases with another root, %d without: want both", args, checked[true], checked[false])
+		}
+	}
+}
+
+// Holders types the objects on the paths of one search once, for all the
+// paths that share them; Explain, asked about one object, searches for it
+// alone. Both must type the first object of every group the same way.
+func TestHoldersTypesPathsAsExplain(t *testing.T) {
+	d := progDump(t, "-small")
+	bin, err := binsym.Open(d.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	a, err := Analyze(d.path, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	rep, err := a.Holders(HolderOptions{MinSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for _, g := range rep.Groups {
+		addr, err := strconv.ParseUint(g.Object.Addr, 0, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := a.Explain([]uint64{addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ex[0]
+		if e == nil {
+			t.Fatalf("Explain(%s): no holder", g.Object.Addr)
+		}
+		// What merging adds up differs; the rest must not.
+		e.Count, e.RetainedBytes, e.Objects = g.Count, g.RetainedBytes, g.Objects
+		got, _ := json.Marshal(g)
+		want, _ := json.Marshal(e)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Holders and Explain differ on %s:\nHolders %s\nExplain %s", g.Object.Addr, got, want)
+		}
+		if g.Shared {
+			shared++
+		}
+	}
+	if len(rep.Groups) < 100 || shared == 0 {
+		t.Errorf("%d groups, %d shared: want many, some shared", len(rep.Groups), shared)
+	}
+}
