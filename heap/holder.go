@@ -52,6 +52,10 @@ type Group struct {
 	// the nearest root, and whether OtherRoots are yet to be listed.
 	top, nearest uint32
 	rootsPending bool
+	// avoid is, plus one, the timer or runtime.g node a classified holder
+	// starts from (0 for none), and object the group's object: the other
+	// holders of object are the roots that reach it not through avoid.
+	avoid, object uint32
 }
 
 // Holder is a root of the heap graph, described for people.
@@ -158,7 +162,7 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps = a.classify(&g.Root, steps)
+	steps, anchored := a.classify(&g.Root, steps)
 	for _, s := range steps {
 		g.Path = append(g.Path, s.Step)
 	}
@@ -177,7 +181,16 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 		_, g.top = a.holdingRoot(obj)
 		g.nearest = p[0]
 		var others bool
-		if lazy {
+		if anchored {
+			// The holder is the timer or the runtime.g the path starts
+			// from now. Every root that holds another timer of the same
+			// P, or the goroutine, reaches the object through it: the
+			// other holders are those that reach it some other way.
+			g.avoid, g.object = steps[0].node+1, obj
+			a.otherRoots(g)
+			others = g.OtherRootsTotal > 0
+			g.Shared = others
+		} else if lazy {
 			others = a.reach.other(g.top, g.nearest)
 			g.rootsPending = others
 		} else {
@@ -197,8 +210,12 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 // which reach much of the heap.
 func (a *Analysis) otherRoots(g *Group) {
 	g.rootsPending = false
-	for _, r := range a.rootsReaching(g.top) {
-		if r == g.nearest {
+	from, avoid := g.top, noNode
+	if g.avoid != 0 {
+		from, avoid = g.object, g.avoid-1
+	}
+	for _, r := range a.rootsReachingAvoiding(from, avoid) {
+		if r == g.nearest && avoid == noNode {
 			continue
 		}
 		h := a.holder(r)
@@ -333,7 +350,7 @@ func (a *Analysis) funcSite(pc uint64) *Site {
 // timer in a P's timer heap (runtime.allp -> P -> timers -> timer ->
 // closure), named by its closure and its creator. It returns the steps from
 // the g or the timer on.
-func (a *Analysis) classify(h *Holder, steps []typedStep) []typedStep {
+func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 	for i, s := range steps {
 		gi, ok := a.goroutineAt(a.ObjectAddr(s.node))
 		if !ok {
@@ -347,7 +364,7 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) []typedStep {
 		}
 		a.describeGoroutine(h, gi)
 		steps[i].Via = ""
-		return steps[i:]
+		return steps[i:], true
 	}
 	for i, s := range steps {
 		if s.closure == nil || i == 0 || !a.isTimer(h, steps[:i]) {
@@ -374,9 +391,9 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) []typedStep {
 			steps[i-1].Type = "runtime timer"
 		}
 		steps[i].Via = "func"
-		return steps[i-1:]
+		return steps[i-1:], true
 	}
-	return steps
+	return steps, false
 }
 
 // isTimer reports whether the last of steps, which points to a closure,

@@ -69,7 +69,11 @@ func (a *Analysis) shortestPaths(from uint32, targets []uint32) [][]uint32 {
 // rootsReaching returns the root nodes from which object v is reachable,
 // walking the reverse graph (built on first use) back from v. Its cost is
 // that of the walk: the objects that reach v and their edges.
-func (a *Analysis) rootsReaching(v uint32) []uint32 {
+func (a *Analysis) rootsReaching(v uint32) []uint32 { return a.rootsReachingAvoiding(v, noNode) }
+
+// rootsReachingAvoiding is rootsReaching on paths that do not pass through
+// node avoid (noNode for none).
+func (a *Analysis) rootsReachingAvoiding(v, avoid uint32) []uint32 {
 	if a.preds == nil {
 		a.preds = reverse(a.Start, a.Succ)
 		a.seen = make([]uint64, (len(a.Start)-1+63)/64)
@@ -84,6 +88,9 @@ func (a *Analysis) rootsReaching(v uint32) []uint32 {
 	}
 	mark(v)
 	queue := []uint32{v}
+	if avoid != noNode && avoid != v && mark(avoid) {
+		defer func() { seen[avoid/64] &^= 1 << (avoid % 64) }()
+	}
 	var roots []uint32
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]

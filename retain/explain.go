@@ -54,12 +54,6 @@ func explainHolders(dumpPath, binaryPath string, alive []Tracked) (*explanation,
 			continue
 		}
 		t := alive[i]
-		if g.Root.Kind == heap.KindTimer {
-			// Every timer points to its P's timer heap (runtime.timer.ts),
-			// and so to every other timer there: whatever holds any timer
-			// seems to reach this one. The timer heap is the holder.
-			g.Shared, g.OtherRoots, g.OtherRootsTotal = false, nil, 0
-		}
 		if g.Object.Type == "" {
 			g.Object.Type = strings.TrimPrefix(t.Type, "*")
 		}

@@ -34,6 +34,10 @@ type pattern struct {
 	// frame's function (the callee that holds ctx, not its caller), the
 	// global, the timer's closure; and the steps of the path.
 	holder []string
+	// alone is set when the holder must be the only one: no other root
+	// is listed (a timer is reached through its P's timer heap from
+	// whatever holds another timer, which is no holder of this one).
+	alone bool
 	// handle serves a request under the server's root context and returns
 	// a func that lets go of whatever it left running, to call after the
 	// check.
@@ -185,6 +189,7 @@ var patterns = []pattern{
 			"created at " + pkg + "scheduleRetry (retain/patterns_test.go:",
 			"-> closure " + pkg + "scheduleRetry.func1",
 		},
+		alone:  true,
 		handle: handleRetry,
 	},
 	{
@@ -392,6 +397,9 @@ func TestPatterns(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("failure lacks %q:\n%s", w, msg)
 				}
+			}
+			if p.alone && strings.Contains(msg, "no single root holds it") {
+				t.Errorf("other holders listed:\n%s", msg)
 			}
 			checkDumps(t, dir, 1)
 			t.Logf("the failure reads:\n%s", msg)
