@@ -207,7 +207,7 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 			shared++
 		}
 	}
-	if len(rep.Groups) < 100 || shared == 0 {
+	if len(rep.Groups) < 50 || shared == 0 {
 		t.Errorf("%d groups, %d shared: want many, some shared", len(rep.Groups), shared)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heap/binsym"
@@ -243,14 +244,19 @@ func firstSite(stack []Site, skip func(string) bool) *Site {
 	return nil
 }
 
+// anyIndex matches the index of an array, slice or map group slot in a
+// field path: objects held at different indices are held the same way.
+var anyIndex = regexp.MustCompile(`\[\d+\]`)
+
 // groupKey says how an object is held: the holder's kind and function or
-// global, and the types along the path.
+// global, and the types along the path (and the fields, but not the
+// indices, that lead from one to the next).
 func groupKey(g *Group) string {
 	var b strings.Builder
 	r := g.Root
 	fmt.Fprintf(&b, "%s|%s|%s|%v", r.Kind, r.Function, r.Global, g.Shared)
 	for _, s := range g.Path {
-		b.WriteString("|" + s.Via + ">" + s.Type)
+		b.WriteString("|" + anyIndex.ReplaceAllString(s.Via, "[]") + ">" + s.Type)
 	}
 	return b.String()
 }

@@ -368,3 +368,26 @@ func TestDumpMode(t *testing.T) {
 		t.Errorf("dump mode %v", fi.Mode())
 	}
 }
+
+// Large objects inside a large object: each is an entry, objects held at
+// different indices of the same array are one group, and the small global
+// struct that holds them all is not an entry of its own (what it retains
+// is all in the large objects).
+func TestHoldersNested(t *testing.T) {
+	a := runPattern(t, "nested").analyze(t, "")
+	rep, err := a.Holders(HolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range rep.Groups {
+		got = append(got, fmt.Sprintf("%s x%d %d", g.Object.Type, g.Count, g.RetainedBytes))
+		if g.Root.Global != "main.nested" {
+			t.Errorf("holder %+v, want global main.nested", g.Root)
+		}
+	}
+	want := []string{"[]*[1048576]uint8 x1 3145728", "[1048576]uint8 x2 2097152"}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups %q, want %q", got, want)
+	}
+}

@@ -85,8 +85,19 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 			continue
 		}
 		objs = append(objs, v)
-		_, top := a.holdingRoot(v)
-		inLarge[top] += a.retained[v]
+		// Only the outermost large objects of a holding count against
+		// it: the retained size of an outer one includes the inner ones.
+		top, nested := v, false
+		for u := range a.tree.Chain(v) {
+			if !a.isObject(u) {
+				break
+			}
+			nested = nested || (u != v && a.NodeSize(u) >= opt.MinSize)
+			top = u
+		}
+		if !nested {
+			inLarge[top] += a.retained[v]
+		}
 	}
 	// Top-level holdings that retain much beyond those. A holding that
 	// retains less than MinSize in all has nothing beyond them either: the
@@ -100,7 +111,7 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 			rep.SharedBytes += a.retained[v]
 			rep.SharedObjects += uint64(a.objects[v])
 		}
-		if a.retained[v] >= opt.MinSize && a.retained[v]-inLarge[v] >= opt.MinSize && a.NodeSize(v) < opt.MinSize {
+		if r := a.retained[v]; r >= opt.MinSize && r-min(r, inLarge[v]) >= opt.MinSize && a.NodeSize(v) < opt.MinSize {
 			objs = append(objs, v)
 		}
 	}

@@ -50,6 +50,12 @@ var appCtx, appStop = context.WithCancel(context.Background())
 // cache keeps request contexts in a package-level map.
 var cache = map[string]context.Context{}
 
+// index holds large objects that hold large objects.
+type index struct{ table []*[1 << 20]byte }
+
+// nested is a small global that holds the index.
+var nested *index
+
 // sink keeps what must stay reachable for reasons unrelated to the test.
 var sink []any
 
@@ -214,6 +220,12 @@ func main() {
 		res.Goroutine = <-ready
 		waitBlocked(res.Goroutine, "chan receive")
 		sink = append(sink, srv)
+	case "nested":
+		// Large objects inside a large object: a global holds a 1 MiB
+		// array of pointers to two 1 MiB buffers.
+		table := make([]*[1 << 20]byte, (1<<20)/8)
+		table[0], table[1] = new([1 << 20]byte), new([1 << 20]byte)
+		nested = &index{table: table}
 	case "none":
 	default:
 		fmt.Fprintln(os.Stderr, "unknown pattern", pattern)
