@@ -30,9 +30,13 @@ type Analysis struct {
 	gByAddr map[uint64]int // goroutine index by runtime.g address, built on demand
 	parent  []uint32       // search tree of shortestPaths, reused
 	preds   *dom.Graph     // the reverse graph, built on demand
-	seen    []uint64       // bitmap of rootsReaching, clear between calls
-	reach   *reachers      // built on demand
-	types   typer
+	seen    []uint64       // bitmap of reachersOfObject, clear between calls
+	gNodes  []uint64       // bitmap of the objects that are goroutines' runtime.g, built on demand
+	// labelsOff is the offset of runtime.g's labels field, -1 when
+	// unknown, 0 until looked up.
+	labelsOff int64
+	reach     *reachers // built on demand
+	types     typer
 }
 
 // Analyze reads the heap dump at path and computes its dominator tree.

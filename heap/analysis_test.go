@@ -142,9 +142,9 @@ func TestReachers(t *testing.T) {
 		checked := map[bool]int{}
 		for v := range uint32(a.NumObjects) {
 			var users []uint32 // roots reaching v, but for the runtime's globals
-			for _, r := range a.rootsReaching(v) {
-				if !isRuntimeGlobal(a.holder(r)) {
-					users = append(users, r)
+			for _, r := range a.reachersOfObject(v, noNode) {
+				if r.root != noNode && !isRuntimeGlobal(a.holder(r.root)) {
+					users = append(users, r.root)
 				}
 			}
 			// Ask with each root that reaches v, and with a root that does not.

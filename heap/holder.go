@@ -188,14 +188,14 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 			// P, or the goroutine, reaches the object through it: the
 			// other holders are those that reach it some other way.
 			g.avoid, g.object = steps[0].node+1, obj
-			a.otherRoots(g)
+			a.otherRoots(g, !lazy)
 			others = g.OtherRootsTotal > 0
 			g.Shared = others
 		} else if lazy {
 			others = a.reach.other(g.top, g.nearest)
 			g.rootsPending = others
 		} else {
-			a.otherRoots(g)
+			a.otherRoots(g, true)
 			others = g.OtherRootsTotal > 0
 		}
 		if !others && (g.Root.Kind != KindGlobal || isRuntimeGlobal(g.Root)) {
@@ -206,29 +206,47 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 	return g, nil
 }
 
-// otherRoots lists the roots other than the nearest that reach a shared
-// group's object, but for the runtime's own globals (allp, m0, allgs...),
-// which reach much of the heap.
-func (a *Analysis) otherRoots(g *Group) {
+// otherRoots lists what else keeps a shared group's object alive: the
+// roots other than the nearest that reach it, and goroutines whose pprof
+// labels do, but for the runtime's own globals (allp, m0, allgs...), which
+// reach much of the heap. All are listed when all is set, else the first
+// maxOtherRoots.
+func (a *Analysis) otherRoots(g *Group, all bool) {
 	g.rootsPending = false
 	from, avoid := g.top, noNode
 	if g.avoid != 0 {
 		from, avoid = g.object, g.avoid-1
 	}
-	for _, r := range a.rootsReachingAvoiding(from, avoid) {
-		if r == g.nearest && avoid == noNode {
-			continue
-		}
-		h := a.holder(r)
-		if isRuntimeGlobal(h) {
-			continue
+	for _, r := range a.reachersOfObject(from, avoid) {
+		var h Holder
+		if r.root == noNode {
+			if g.avoid != 0 && r.g == g.avoid-1 {
+				continue // the goroutine that holds it
+			}
+			h = Holder{Kind: KindGoroutine, Detail: DetailLabels}
+			a.describeGoroutine(&h, r.gIndex)
+		} else {
+			if r.root == g.nearest && avoid == noNode {
+				continue
+			}
+			h = a.holder(r.root)
+			if isRuntimeGlobal(h) {
+				continue
+			}
 		}
 		g.OtherRootsTotal++
-		if len(g.OtherRoots) < maxOtherRoots {
+		if all || len(g.OtherRoots) < maxOtherRoots {
 			g.OtherRoots = append(g.OtherRoots, h)
 		}
 	}
 }
+
+// The Detail of a goroutine holder says how the goroutine holds the object.
+const (
+	DetailLabels    = "its pprof labels"                                // the label set of its runtime.g
+	DetailG         = "its runtime.g"                                   // another field of its runtime.g
+	DetailUnstarted = "the closure of a goroutine that has not started" // its sched.ctxt
+)
 
 // firstSite returns the first site of stack whose function skip does not
 // reject, or the first site when all are rejected.
@@ -270,7 +288,7 @@ func (a *Analysis) holder(r uint32) Holder {
 		a.describeGoroutine(&h, root.Goroutine)
 		if root.Kind == RootGoroutine {
 			h.Kind = KindGoroutine
-			h.Detail = "the closure of a goroutine that has not started"
+			h.Detail = DetailUnstarted
 			break
 		}
 		h.Kind = KindFrame
@@ -364,9 +382,12 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 		}
 		*h = Holder{
 			Kind:          KindGoroutine,
-			Detail:        "its runtime.g: pprof labels or other per-goroutine state",
+			Detail:        DetailG,
 			RetainedBytes: s.RetainedBytes,
 			Objects:       s.Objects,
+		}
+		if i+1 < len(steps) && steps[i+1].Via == ".labels" {
+			h.Detail = DetailLabels
 		}
 		a.describeGoroutine(h, gi)
 		steps[i].Via = ""

@@ -66,14 +66,24 @@ func (a *Analysis) shortestPaths(from uint32, targets []uint32) [][]uint32 {
 	return paths
 }
 
-// rootsReaching returns the root nodes from which object v is reachable,
-// walking the reverse graph (built on first use) back from v. Its cost is
-// that of the walk: the objects that reach v and their edges.
-func (a *Analysis) rootsReaching(v uint32) []uint32 { return a.rootsReachingAvoiding(v, noNode) }
+// reacher is what keeps an object alive, found by walking the graph
+// backwards from it: a root node, or a goroutine whose runtime.g holds it
+// through the goroutine's pprof labels (g is its object node).
+type reacher struct {
+	root   uint32 // the root node, or noNode for a goroutine's labels
+	g      uint32 // the runtime.g object of a labels reacher
+	gIndex int    // its index in Goroutines
+}
 
-// rootsReachingAvoiding is rootsReaching on paths that do not pass through
-// node avoid (noNode for none).
-func (a *Analysis) rootsReachingAvoiding(v, avoid uint32) []uint32 {
+// reachersOfObject returns what keeps object v alive: the root nodes from
+// which it is reachable on paths that do not pass through node avoid (noNode
+// for none), walking the reverse graph (built on first use) back from v. A
+// goroutine's runtime.g ends the walk: when its pprof labels lead to v, the
+// goroutine is what holds v, not the frames and globals that reach every g;
+// when another of its fields does (its M, the M's P and the P's timers), it
+// is the runtime's own structure. The cost is that of the walk: the objects
+// that reach v and their edges.
+func (a *Analysis) reachersOfObject(v, avoid uint32) []reacher {
 	if a.preds == nil {
 		a.preds = reverse(a.Start, a.Succ)
 		a.seen = make([]uint64, (len(a.Start)-1+63)/64)
@@ -86,32 +96,84 @@ func (a *Analysis) rootsReachingAvoiding(v, avoid uint32) []uint32 {
 		seen[w/64] |= 1 << (w % 64)
 		return true
 	}
+	marked := []uint32{v}
 	mark(v)
-	queue := []uint32{v}
-	if avoid != noNode && avoid != v && mark(avoid) {
-		defer func() { seen[avoid/64] &^= 1 << (avoid % 64) }()
+	if avoid != noNode && mark(avoid) {
+		marked = append(marked, avoid)
 	}
-	var roots []uint32
+	queue := []uint32{v}
+	var out []reacher
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
 		for _, w := range p.Succ[p.Start[u]:p.Start[u+1]] {
 			if w == a.SuperRoot || !mark(w) {
 				continue
 			}
-			if !a.isObject(w) {
-				roots = append(roots, w)
-				continue
+			marked = append(marked, w)
+			switch gi, isG := a.gObject(w); {
+			case !a.isObject(w):
+				out = append(out, reacher{root: w, g: noNode})
+			case isG:
+				if a.labelsPoint(w, u) {
+					out = append(out, reacher{root: noNode, g: w, gIndex: gi})
+				}
+			default:
+				queue = append(queue, w)
 			}
-			queue = append(queue, w)
 		}
 	}
 	// Clear what was marked, for the next call.
-	for _, list := range [][]uint32{queue, roots} {
-		for _, w := range list {
-			seen[w/64] &^= 1 << (w % 64)
+	for _, w := range marked {
+		seen[w/64] &^= 1 << (w % 64)
+	}
+	return out
+}
+
+// gObject reports whether object v is the runtime.g of a goroutine, and
+// which.
+func (a *Analysis) gObject(v uint32) (int, bool) {
+	if !a.isObject(v) {
+		return 0, false
+	}
+	if a.gNodes == nil {
+		a.gNodes = make([]uint64, (a.NumObjects+63)/64)
+		for _, g := range a.Goroutines {
+			if u, ok := a.Find(g.Addr); ok {
+				a.gNodes[u/64] |= 1 << (u % 64)
+			}
 		}
 	}
-	return roots
+	if a.gNodes[v/64]&(1<<(v%64)) == 0 {
+		return 0, false
+	}
+	return a.goroutineAt(a.ObjectAddr(v))
+}
+
+// labelsPoint reports whether the pprof labels of the runtime.g object g
+// point into object u. It needs the executable for runtime.g's layout.
+func (a *Analysis) labelsPoint(g, u uint32) bool {
+	if a.labelsOff == 0 {
+		a.labelsOff = -1
+		if a.Binary != nil {
+			if t := a.Binary.TypeByName("runtime.g"); t != nil {
+				for _, f := range t.Fields {
+					if f.Name == "labels" {
+						a.labelsOff = f.Offset
+					}
+				}
+			}
+		}
+	}
+	ps := int64(a.Params.PtrSize)
+	if a.labelsOff < 0 {
+		return false
+	}
+	rec, err := a.ObjectRecord(g, int(a.labelsOff+ps))
+	if err != nil {
+		return false
+	}
+	w, ok := a.Find(a.word(rec.Contents, a.labelsOff))
+	return ok && w == u
 }
 
 // reachers records, for every node, up to two of the roots that reach it,
@@ -153,7 +215,9 @@ func (a *Analysis) reachersOf() *reachers {
 				default:
 					x.more[w/64] |= 1 << (w % 64)
 				}
-				queue = append(queue, w)
+				if _, isG := a.gObject(w); !isG {
+					queue = append(queue, w) // a goroutine's g ends the search, as in reachersOfObject
+				}
 			}
 		}
 	}

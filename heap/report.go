@@ -131,7 +131,7 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	// group: list them for the groups kept only.
 	for _, g := range rep.Groups {
 		if g.rootsPending {
-			a.otherRoots(g)
+			a.otherRoots(g, false)
 		}
 	}
 	return rep, nil

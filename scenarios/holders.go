@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -127,17 +126,13 @@ func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dump, err)
 	}
-	w := &walker{a: a}
 	var out []HolderDetail
 	index := map[string]int{}
 	for i, g := range groups {
 		if g == nil {
 			return nil, fmt.Errorf("%s: no root reaches the payload at %#x", dump, addrs[i])
 		}
-		d, err := w.detail(g, addrs[i])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dump, err)
-		}
+		d := detail(g)
 		key := d.key()
 		if j, ok := index[key]; ok {
 			out[j].merge(d)
@@ -152,50 +147,22 @@ func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) (
 	return out, nil
 }
 
-// walker describes the holders of payloads in one analysis.
-type walker struct {
-	a *heap.Analysis
-	// The reverse graph, built on first use: the predecessors of node v
-	// are predSucc[predStart[v]:predStart[v+1]].
-	predStart, predSucc []uint32
-	gAddr               map[uint64]int // goroutine index by runtime.g address
-	// labelsOff is the offset of runtime.g's labels field, -1 when
-	// unknown, 0 until looked up.
-	labelsOff int64
-}
-
-// detail describes how the payload at addr, explained by g, is held.
-func (w *walker) detail(g *heap.Group, addr uint64) (HolderDetail, error) {
+// detail describes how a payload, explained by g, is held: by g's holder
+// and, when it is shared, by every other root the heap analysis found.
+func detail(g *heap.Group) HolderDetail {
 	d := HolderDetail{Payloads: 1, Shared: g.Shared, RetainedBytes: g.RetainedBytes}
 	for _, s := range g.Path {
 		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, Size: s.Size})
 	}
-	first := rootOf(g.Root, g.Path)
-	d.Roots = []HolderRoot{first}
-	if !g.Shared {
-		return d, nil
+	d.Roots = []HolderRoot{rootOf(g.Root)}
+	for _, h := range g.OtherRoots {
+		d.Roots = addRoot(d.Roots, rootOf(h))
 	}
-	v, ok := w.a.Find(addr)
-	if !ok {
-		return d, fmt.Errorf("no object at %#x", addr)
-	}
-	// The same-looking root is the first one: leave it out once.
-	dup := true
-	for _, r := range w.reaching(v) {
-		if dup && sameRoot(r, first) {
-			dup = false
-			continue
-		}
-		if r.Kind == heap.KindGlobal && strings.HasPrefix(r.Global, "runtime.") {
-			continue
-		}
-		d.Roots = addRoot(d.Roots, r)
-	}
-	return d, nil
+	return d
 }
 
-// rootOf converts the holder the heap analysis chose for a payload.
-func rootOf(h heap.Holder, p []heap.Step) HolderRoot {
+// rootOf converts a holder the heap analysis found for a payload.
+func rootOf(h heap.Holder) HolderRoot {
 	r := HolderRoot{Count: 1, Kind: h.Kind, Function: h.Function, Global: h.Global,
 		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
 	switch h.Kind {
@@ -204,12 +171,12 @@ func rootOf(h heap.Holder, p []heap.Step) HolderRoot {
 		r.Detail = ""
 	case heap.KindGoroutine:
 		r.Goroutines = []uint64{h.Goroutine}
-		if strings.HasPrefix(h.Detail, "its runtime.g") {
+		switch h.Detail {
+		case heap.DetailLabels:
+			r.Detail = "pprof labels"
+		case heap.DetailG:
 			r.Detail = "runtime.g"
-			if len(p) > 1 && p[1].Via == ".labels" {
-				r.Detail = "pprof labels"
-			}
-		} else {
+		default:
 			r.Detail = "not started"
 		}
 	case heap.KindTimer:
@@ -219,24 +186,6 @@ func rootOf(h heap.Holder, p []heap.Step) HolderRoot {
 		r.Location = h.Location.File + ":" + strconv.Itoa(h.Location.Line)
 	}
 	return r
-}
-
-// sameRoot reports whether r is the root first describes.
-func sameRoot(r, first HolderRoot) bool {
-	return r.Kind == first.Kind && r.Function == first.Function && r.Global == first.Global &&
-		slicesEqual(r.Goroutines, first.Goroutines)
-}
-
-func slicesEqual(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // addRoot adds r to roots, counting it with an entry of the same shape.
@@ -282,160 +231,6 @@ func (d *HolderDetail) merge(e HolderDetail) {
 	for i := range d.Roots {
 		d.Roots[i].Count += e.Roots[i].Count
 		d.Roots[i].Goroutines = append(d.Roots[i].Goroutines, e.Roots[i].Goroutines...)
-	}
-}
-
-// reaching returns the roots from which object v is reachable, walking the
-// graph backwards from v. A goroutine's runtime.g ends the walk: when its
-// pprof labels lead to v, the goroutine is the holder, not the frames and
-// globals that reach every g; when another of its fields does (its M, the
-// M's P and the P's timers), it is the runtime's own structure, left out
-// as the runtime's globals are.
-func (w *walker) reaching(v uint32) []HolderRoot {
-	a := w.a
-	if w.predStart == nil {
-		w.buildPreds()
-	}
-	seen := make([]bool, len(w.predStart)-1)
-	seen[v] = true
-	queue := []uint32{v}
-	var out []HolderRoot
-	for head := 0; head < len(queue); head++ {
-		u := queue[head]
-		for _, p := range w.predSucc[w.predStart[u]:w.predStart[u+1]] {
-			if seen[p] || p == a.SuperRoot {
-				continue
-			}
-			seen[p] = true
-			if int(p) >= a.NumObjects {
-				out = append(out, w.root(p))
-				continue
-			}
-			if gi, ok := w.gAddr[a.ObjectAddr(p)]; ok {
-				if w.labelsPoint(p, u) {
-					r := HolderRoot{Count: 1, Kind: heap.KindGoroutine, Detail: "pprof labels"}
-					w.goroutine(&r, gi)
-					out = append(out, r)
-				}
-				continue
-			}
-			queue = append(queue, p)
-		}
-	}
-	return out
-}
-
-// labelsPoint reports whether the labels field of the runtime.g object g
-// points into object u.
-func (w *walker) labelsPoint(g, u uint32) bool {
-	a := w.a
-	if w.labelsOff == 0 {
-		w.labelsOff = -1
-		if a.Binary != nil {
-			if t := a.Binary.TypeByName("runtime.g"); t != nil {
-				for _, f := range t.Fields {
-					if f.Name == "labels" {
-						w.labelsOff = f.Offset
-					}
-				}
-			}
-		}
-	}
-	ps := int64(a.Params.PtrSize)
-	if w.labelsOff < 0 || ps != 8 && ps != 4 {
-		return false
-	}
-	rec, err := a.ObjectRecord(g, int(w.labelsOff+ps))
-	if err != nil || int64(len(rec.Contents)) < w.labelsOff+ps {
-		return false
-	}
-	b := rec.Contents[w.labelsOff:]
-	var order binary.ByteOrder = binary.LittleEndian
-	if a.Params.BigEndian {
-		order = binary.BigEndian
-	}
-	ptr := uint64(order.Uint32(b))
-	if ps == 8 {
-		ptr = order.Uint64(b)
-	}
-	v, ok := a.Find(ptr)
-	return ok && v == u
-}
-
-// buildPreds builds the reverse graph and the index of goroutines.
-func (w *walker) buildPreds() {
-	a := w.a
-	n := len(a.Start) - 1
-	start := make([]uint32, n+2)
-	for _, v := range a.Succ[:a.Start[n]] {
-		start[v+2]++
-	}
-	for i := 2; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	succ := make([]uint32, a.Start[n])
-	for u := 0; u < n; u++ {
-		for _, v := range a.Succ[a.Start[u]:a.Start[u+1]] {
-			succ[start[v+1]] = uint32(u)
-			start[v+1]++
-		}
-	}
-	w.predStart, w.predSucc = start[:n+1], succ
-	w.gAddr = make(map[uint64]int, len(a.Goroutines))
-	for i, g := range a.Goroutines {
-		w.gAddr[g.Addr] = i
-	}
-}
-
-// root describes root node v.
-func (w *walker) root(v uint32) HolderRoot {
-	a := w.a
-	root := &a.Roots[int(v)-a.NumObjects]
-	r := HolderRoot{Count: 1}
-	switch root.Kind {
-	case heap.RootFrame:
-		r.Kind = heap.KindFrame
-		w.goroutine(&r, root.Goroutine)
-		if root.Frame >= 0 && root.Frame < len(a.Frames) {
-			f := &a.Frames[root.Frame]
-			r.Function = f.Func
-			if a.Binary != nil {
-				if fn, ok := a.Binary.CallSite(f.PC); ok {
-					r.Location = fn.File + ":" + strconv.Itoa(fn.Line)
-				}
-			}
-		}
-	case heap.RootGoroutine:
-		r.Kind = heap.KindGoroutine
-		r.Detail = "not started"
-		w.goroutine(&r, root.Goroutine)
-	case heap.RootGlobal:
-		r.Kind = heap.KindGlobal
-		r.Global = root.Symbol
-		if r.Global == "" {
-			r.Global = fmt.Sprintf("%#x", root.Addr)
-		}
-	case heap.RootFinalizer, heap.RootQueuedFinalizer:
-		r.Kind = heap.KindFinalizer
-	default:
-		r.Kind = heap.KindOther
-		r.Detail = root.Desc
-	}
-	return r
-}
-
-// goroutine fills in the id and creation site of goroutine gi.
-func (w *walker) goroutine(r *HolderRoot, gi int) {
-	a := w.a
-	if gi < 0 || gi >= len(a.Goroutines) {
-		return
-	}
-	gr := &a.Goroutines[gi]
-	r.Goroutines = []uint64{gr.ID}
-	if a.Binary != nil {
-		if f, ok := a.Binary.CallSite(gr.GoPC); ok {
-			r.CreatedBy = &heap.Site{Function: f.Name, File: f.File, Line: f.Line}
-		}
 	}
 }
 
