@@ -87,5 +87,5 @@ func rootName(h Holder) string {
 		}
 		return "goroutine"
 	}
-	return h.short()
+	return h.Short()
 }

@@ -98,7 +98,7 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	if g.Shared {
 		others := make([]string, len(g.OtherRoots))
 		for i, h := range g.OtherRoots {
-			others[i] = h.short()
+			others[i] = h.Short()
 		}
 		if more := g.OtherRootsTotal - len(g.OtherRoots); more > 0 {
 			others = append(others, fmt.Sprintf("%d more", more))
@@ -154,8 +154,9 @@ func (h Holder) lines() []string {
 	return out
 }
 
-// short names the holder in a few words.
-func (h Holder) short() string {
+// Short names the holder in a few words: "goroutine 12 frame main.loop",
+// "global main.cache", "timer main.retry.func1".
+func (h Holder) Short() string {
 	switch h.Kind {
 	case KindFrame:
 		return fmt.Sprintf("goroutine %d frame %s", h.Goroutine, h.Function)

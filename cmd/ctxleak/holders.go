@@ -155,27 +155,9 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		g := rep.Groups[0]
 		return findingsErrorf("retention found: %s of %s or more; the largest, %s, is held by %s",
 			plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
-			bytesize.Format(int64(g.RetainedBytes)), heapHolderShort(g))
+			bytesize.Format(int64(g.RetainedBytes)), g.Root.Short())
 	}
 	return nil
-}
-
-// heapHolderShort names a group's holder in a few words, for the last line.
-func heapHolderShort(g *heap.Group) string {
-	r := g.Root
-	switch r.Kind {
-	case heap.KindFrame:
-		return fmt.Sprintf("goroutine %d frame %s", r.Goroutine, r.Function)
-	case heap.KindGoroutine:
-		return fmt.Sprintf("goroutine %d", r.Goroutine)
-	case heap.KindGlobal:
-		return "global " + r.Global
-	case heap.KindTimer:
-		return "a timer running " + r.Function
-	case heap.KindFinalizer:
-		return "a finalizer"
-	}
-	return "a runtime root"
 }
 
 // writeOutput writes data to stdout, or to a new file path (never
