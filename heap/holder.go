@@ -1,7 +1,6 @@
 package heap
 
 import (
-	"encoding/binary"
 	"fmt"
 	"path"
 	"regexp"
@@ -465,23 +464,13 @@ func (a *Analysis) goroutineAt(addr uint64) (int, bool) {
 }
 
 // word reads the pointer-sized word at off of b in the dump's byte order,
-// or 0 when it is out of range.
+// or 0 when it is out of range or the dump gave no pointer size.
 func (a *Analysis) word(b []byte, off int64) uint64 {
-	ps := int64(a.Params.PtrSize)
-	if ps == 0 {
-		ps = 8
-	}
-	if off < 0 || off+ps > int64(len(b)) {
+	ps := int64(a.params.ptrSize)
+	if ps == 0 || off < 0 || off+ps > int64(len(b)) {
 		return 0
 	}
-	var order binary.ByteOrder = binary.LittleEndian
-	if a.Params.BigEndian {
-		order = binary.BigEndian
-	}
-	if ps == 4 {
-		return uint64(order.Uint32(b[off:]))
-	}
-	return order.Uint64(b[off:])
+	return a.params.word(b[off:])
 }
 
 // typeName is the name a report gives t, "" for nil.
