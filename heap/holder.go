@@ -132,7 +132,16 @@ func (s Site) String() string {
 	if s.File == "" {
 		return s.Function
 	}
-	return fmt.Sprintf("%s (%s:%d)", s.Function, shortFile(s.File), s.Line)
+	return s.Function + " (" + s.Position() + ")"
+}
+
+// Position formats where s is as "dir/file.go:line", with the last two
+// elements of the file's path, or "" when the file is unknown.
+func (s Site) Position() string {
+	if s.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", shortFile(s.File), s.Line)
 }
 
 // shortFile keeps the last two elements of a file path.

@@ -185,7 +185,7 @@ func (s *Site) at() string {
 	if s == nil || s.File == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (%s:%d)", shortFile(s.File), s.Line)
+	return " (" + s.Position() + ")"
 }
 
 // writePath draws the steps of a path, one a line.

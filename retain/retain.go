@@ -2,12 +2,13 @@ package retain
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"runtime"
 	"sync"
 	"time"
 	"weak"
+
+	"github.com/ctxleak/ctxleak/heap"
 )
 
 // TB is the part of testing.TB a Tracker uses; *testing.T and *testing.B
@@ -237,22 +238,5 @@ func site(pc uintptr) string {
 		return ""
 	}
 	fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-	if fr.File == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", shortFile(fr.File), fr.Line)
-}
-
-// shortFile keeps the last directory and the file name.
-func shortFile(path string) string {
-	slashes := 0
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			slashes++
-			if slashes == 2 {
-				return path[i+1:]
-			}
-		}
-	}
-	return path
+	return heap.Site{File: fr.File, Line: fr.Line}.Position()
 }
