@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // Analyze takes the live set from its dominator tree instead of searching

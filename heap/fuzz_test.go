@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // minimizedDump cuts a real dump down to a few records of every kind, so

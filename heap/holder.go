@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/profiles"
 )
 
 // Kinds of holder, as Holder.Kind names them.

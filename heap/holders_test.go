@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // The holder tests build testdata/holders (one retention pattern per run,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // typedStep is a Step with what typing it found out.

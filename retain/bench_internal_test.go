@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 type benchNode struct {

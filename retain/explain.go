@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heap"
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 func init() { explain = explainHolders }

@@ -19,7 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/heap"
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // `go test` links the test binary with -s -w: it has no symbol table, so a

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/heap"
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // childEnv, when set in the environment of the test binary, makes it run

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
-	"github.com/ctxleak/ctxleak/heap/profiles/profilestest"
+	"github.com/ctxleak/ctxleak/profiles"
+	"github.com/ctxleak/ctxleak/profiles/profilestest"
 	"github.com/google/pprof/profile"
 )
 

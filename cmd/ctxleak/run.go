@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/scenarios"

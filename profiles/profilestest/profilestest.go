@@ -1,6 +1,6 @@
 // Package profilestest runs a real net/http server that leaks, or does not
 // leak, per-request memory, for the tests of the profiles package and of
-// "ctxleak analyze". The server is heap/profiles/testdata/leakserver,
+// "ctxleak analyze". The server is profiles/testdata/leakserver,
 // built with the go command and run in a child process, so its profiles
 // are its own.
 package profilestest
@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-const pkg = "github.com/ctxleak/ctxleak/heap/profiles/testdata/leakserver"
+const pkg = "github.com/ctxleak/ctxleak/profiles/testdata/leakserver"
 
 // Server is a running leakserver.
 type Server struct {

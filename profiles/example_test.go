@@ -3,7 +3,7 @@ package profiles_test
 import (
 	"fmt"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/profiles"
 )
 
 // A base heap profile and one taken after 40 requests, in the debug=1 text

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/profiles"
 )
 
 // Frames used by the tests, leaf first in each stack.

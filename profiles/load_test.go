@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/google/pprof/profile"
 )
 

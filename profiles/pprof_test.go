@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
-	"github.com/ctxleak/ctxleak/heap/profiles/profilestest"
+	"github.com/ctxleak/ctxleak/profiles"
+	"github.com/ctxleak/ctxleak/profiles/profilestest"
 )
 
 // leakPayload is the bytes each leakserver request allocates (its -payload

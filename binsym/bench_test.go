@@ -4,14 +4,14 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // The benchmarks read the test program, or the executable named by
 // $BINSYM_BINARY, e.g. a 10 MB one:
 //
 //	go build -o /tmp/vet cmd/vet
-//	BINSYM_BINARY=/tmp/vet go test -run '^$' -bench . ./heap/binsym/
+//	BINSYM_BINARY=/tmp/vet go test -run '^$' -bench . ./binsym/
 
 func benchBinary() string {
 	if p := os.Getenv("BINSYM_BINARY"); p != "" {

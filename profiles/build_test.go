@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/google/pprof/profile"
 )
 

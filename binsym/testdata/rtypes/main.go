@@ -20,8 +20,8 @@ import (
 	"time"
 	"unsafe"
 
-	dotpkg "github.com/ctxleak/ctxleak/heap/binsym/testdata/rtypes/dot.pkg"
-	innerpkg "github.com/ctxleak/ctxleak/heap/binsym/testdata/rtypes/inner"
+	dotpkg "github.com/ctxleak/ctxleak/binsym/testdata/rtypes/dot.pkg"
+	innerpkg "github.com/ctxleak/ctxleak/binsym/testdata/rtypes/inner"
 )
 
 // Upload is a payload kept in a context.

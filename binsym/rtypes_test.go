@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // The package path of testdata/rtypes, whose types are named by it.
-const rtypesPkg = "github.com/ctxleak/ctxleak/heap/binsym/testdata/rtypes"
+const rtypesPkg = "github.com/ctxleak/ctxleak/binsym/testdata/rtypes"
 
 // rtypesNames are the names, as DWARF gives them, of the types that
 // testdata/rtypes prints, by label.

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap/profiles"
+	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/google/pprof/profile"
 )
 
 // The large-profile benchmarks run only when CTXLEAK_BENCH_MB names the
 // size of the gzipped heap profile to generate, in MB:
 //
-//	CTXLEAK_BENCH_MB=50 go test -run '^$' -bench Large -benchtime 5x ./heap/profiles/
+//	CTXLEAK_BENCH_MB=50 go test -run '^$' -bench Large -benchtime 5x ./profiles/
 //
 // The generated profile is kept in the temporary directory for later runs.
 // Run each benchmark in a process of its own (-bench 'LargeParse$', then

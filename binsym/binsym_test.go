@@ -18,7 +18,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/heap/binsym"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // The test programs are built and run once per test binary, by TestMain:
