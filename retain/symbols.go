@@ -18,8 +18,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heap"
 )
 
 // `go test` links the test binary with -s -w: it has no symbol table, so a

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heap"
 )
 
 func TestDecodeGCProg(t *testing.T) {

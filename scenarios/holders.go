@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heap"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/ui"
+	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/spf13/cobra"
 )
 

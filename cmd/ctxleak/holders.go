@@ -9,8 +9,8 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"
