@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/profiles"
+	"github.com/ctxleak/ctxleak/internal/allochelper"
 )
 
 // Kinds of holder, as Holder.Kind names them.
@@ -182,7 +182,7 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 		for i, f := range b.Stack {
 			g.Object.AllocStack[i] = Site{Function: f.Func, File: f.File, Line: int(f.Line)}
 		}
-		g.Object.AllocSite = firstSite(g.Object.AllocStack, profiles.IsHelper)
+		g.Object.AllocSite = firstSite(g.Object.AllocStack, allochelper.Is)
 	}
 	g.RetainedBytes = a.retained[obj]
 	g.Objects = a.RetainedObjects(obj)
