@@ -19,9 +19,9 @@ type Analysis struct {
 
 	// Binary is the executable that wrote the dump, or nil.
 	Binary *binsym.Binary
-	// Unknown says, one sentence each, what the report cannot tell for
-	// want of inputs (no executable, no DWARF, a PIE...).
-	Unknown []string
+	// Unknown says what the report cannot tell for want of inputs (no
+	// executable, no DWARF, a PIE...), one typed reason each.
+	Unknown []Unknown
 
 	tree     *dom.Tree
 	retained []uint64 // bytes retained by each node
@@ -114,10 +114,9 @@ func newAnalysis(g *Graph, bin *binsym.Binary) (*Analysis, error) {
 	}
 	a.types = typer{a: a}
 	if bin == nil {
-		a.Unknown = []string{"no executable given (--binary): source lines, creation sites, " +
-			"names of globals and closures, and types are unknown"}
+		a.Unknown = []Unknown{noBinary}
 	} else {
-		a.Unknown = bin.Missing()
+		a.Unknown = unknowns(bin.Missing())
 	}
 	return a, nil
 }

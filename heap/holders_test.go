@@ -286,7 +286,7 @@ func TestHoldersStripped(t *testing.T) {
 			if types := pathTypes(g); !containsInOrder(types, []string{"context.valueCtx", "main.Upload", "[]uint8"}) {
 				t.Errorf("path types %q", types)
 			}
-			if !slices.ContainsFunc(a.Unknown, func(s string) bool { return strings.Contains(s, "symbol table") }) {
+			if !slices.ContainsFunc(a.Unknown, func(u Unknown) bool { return strings.Contains(u.Text, "symbol table") }) {
 				t.Errorf("Unknown does not mention the missing symbol table: %q", a.Unknown)
 			}
 		})
