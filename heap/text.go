@@ -28,12 +28,23 @@ type Style interface {
 // PlainStyle is the Style for logs and pipes: no escapes, ASCII only.
 type PlainStyle struct{}
 
+// Heading returns s as it is.
 func (PlainStyle) Heading(s string) string { return s }
-func (PlainStyle) Bold(s string) string    { return s }
-func (PlainStyle) Faint(s string) string   { return s }
-func (PlainStyle) Warn(s string) string    { return s }
-func (PlainStyle) Unicode() bool           { return false }
-func (PlainStyle) Input(Reason) string     { return "" }
+
+// Bold returns s as it is.
+func (PlainStyle) Bold(s string) string { return s }
+
+// Faint returns s as it is.
+func (PlainStyle) Faint(s string) string { return s }
+
+// Warn returns s as it is.
+func (PlainStyle) Warn(s string) string { return s }
+
+// Unicode returns false: paths are drawn with ASCII.
+func (PlainStyle) Unicode() bool { return false }
+
+// Input returns "": the report names no input.
+func (PlainStyle) Input(Reason) string { return "" }
 
 // WriteText writes the report for people: a header with the dump's totals,
 // then each group with its holder and the path from it.
