@@ -108,6 +108,7 @@ func TestHoldersReport(t *testing.T) {
 	if strings.Contains(stdout, "\x1b[") {
 		t.Errorf("escape codes in piped output")
 	}
+	golden(t, filepath.Join("testdata", "golden"), "holders.golden", normalizeHoldersText(stdout, filepath.Dir(dump)))
 	last := strings.TrimSpace(stderr)
 	if !strings.HasPrefix(last, "ctxleak: retention found: 1 group of 1.0 MiB or more") || !strings.Contains(last, "frame main.waitThenUse") {
 		t.Errorf("last line %q", last)
@@ -185,6 +186,22 @@ func TestHoldersDeadContextClean(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"groups": [],`) || strings.Contains(stdout, "null") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// normalizeHoldersText replaces what varies from one run to the next in the
+// text of holders: the temporary directory, the Go version, the dump's
+// totals and goroutine ids.
+func normalizeHoldersText(text, tmp string) string {
+	text = strings.ReplaceAll(text, tmp, "$TMP")
+	for _, r := range []struct{ re, with string }{
+		{`(?m)^(heap dump \S+ )\(go[^)]*\)`, `${1}(GOVERSION)`},
+		{`(?m)^(  (live|dead|shared) +)\d+(\.\d+)? \S+ in \d+ objects`, `${1}N B in N objects`},
+		{`; \d+ goroutines`, `; N goroutines`},
+		{`goroutine \d+ \[`, `goroutine N [`},
+	} {
+		text = regexp.MustCompile(r.re).ReplaceAllString(text, r.with)
+	}
+	return text
 }
 
 // normalizeHoldersJSON replaces what varies from one run to the next in the
