@@ -2,13 +2,12 @@ package retain
 
 import (
 	"context"
+	"github.com/ctxleak/ctxleak/binsym"
 	"reflect"
 	"runtime"
 	"sync"
 	"time"
 	"weak"
-
-	"github.com/ctxleak/ctxleak/heap"
 )
 
 // TB is the part of testing.TB a Tracker uses; *testing.T and *testing.B
@@ -238,5 +237,5 @@ func site(pc uintptr) string {
 		return ""
 	}
 	fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-	return heap.Site{File: fr.File, Line: fr.Line}.Position()
+	return binsym.Position{File: fr.File, Line: fr.Line}.FileLine()
 }

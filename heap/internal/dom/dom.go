@@ -32,6 +32,16 @@ const None = ^uint32(0)
 // MaxNodes is the largest number of nodes New accepts.
 const MaxNodes = 1<<31 - 1
 
+// Input is a directed graph as New reads it: nodes 0 to Len()-1 of a type
+// N, each with its successors. Self edges, duplicate edges and nodes
+// unreachable from the root are fine. Graph is one; a heap graph is
+// another.
+type Input[N ~uint32] interface {
+	Len() int
+	// Succs returns the successors of v, which New does not modify.
+	Succs(v N) []N
+}
+
 // Graph is a directed graph in compressed sparse row form. Its nodes are
 // 0 to Len()-1; the successors of node v are Succ[Start[v]:Start[v+1]].
 // Self edges, duplicate edges and nodes unreachable from the root are fine.
@@ -55,6 +65,32 @@ func (g Graph) Succs(v uint32) []uint32 {
 
 // check reports whether g is well formed and root is one of its nodes, so that
 // the algorithm can index every array without further checks.
+func check[N ~uint32](in Input[N], root N) error {
+	if g, ok := any(in).(Graph); ok {
+		return g.check(uint32(root))
+	}
+	n := in.Len()
+	if n <= 0 {
+		return errors.New("dom: graph has no nodes")
+	}
+	if n > MaxNodes {
+		return fmt.Errorf("dom: graph has %d nodes, more than the %d supported", n, MaxNodes)
+	}
+	if int64(root) >= int64(n) {
+		return fmt.Errorf("dom: root %d is not a node of a graph of %d nodes", root, n)
+	}
+	for v := range n {
+		for _, w := range in.Succs(N(v)) {
+			if int64(w) >= int64(n) {
+				return fmt.Errorf("dom: an edge from node %d points to node %d, past the last node %d", v, w, n-1)
+			}
+		}
+	}
+	return nil
+}
+
+// check is check for a graph in compressed sparse row form, whose Succs
+// would panic before the edges could be checked.
 func (g Graph) check(root uint32) error {
 	if len(g.Start) == 0 {
 		return errors.New("dom: graph has no nodes (empty Start)")

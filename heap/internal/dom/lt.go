@@ -6,8 +6,9 @@ import (
 )
 
 // New computes the dominator tree of g from root. It returns an error, and
-// never panics, when g is malformed (Start decreasing or past Succ, an edge to
-// a node that does not exist) or root is not one of its nodes. g is only read.
+// never panics, when g is malformed (an edge to a node that does not exist;
+// for a Graph, Start decreasing or past Succ) or root is not one of its
+// nodes. g is only read.
 //
 // The algorithm is the simple version of Lengauer and Tarjan's (path
 // compression without balancing, O(m log n)), worked in depth-first preorder
@@ -21,11 +22,11 @@ import (
 // step to step and then by the results of New, Retained and RetainedObjects,
 // and 4 bytes a non-tree edge (12 when there are more non-tree edges than
 // nodes).
-func New(g Graph, root uint32) (*Tree, error) {
-	if err := g.check(root); err != nil {
+func New[N ~uint32](g Input[N], root N) (*Tree, error) {
+	if err := check(g, root); err != nil {
 		return nil, err
 	}
-	n := len(g.Start) - 1
+	n := g.Len()
 
 	// Five arrays of n words, each playing several parts in turn. c and d are
 	// the two halves of one []uint64, kept for the first Retained to return;
@@ -44,7 +45,7 @@ func New(g Graph, root uint32) (*Tree, error) {
 	// collect the edges that are not tree edges, sorted by target. From here
 	// on nodes are named by their number.
 	var in edges
-	r := search(g.Start, g.Succ, root, a, e, c, d, &in)
+	r := search(g, uint32(root), a, e, c, d, &in)
 	order := e[:r:r]
 	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
 
@@ -114,7 +115,7 @@ func New(g Graph, root uint32) (*Tree, error) {
 		out[v] = order[idom[i]]
 	}
 
-	t := &Tree{root: root, idom: out, order: order}
+	t := &Tree{root: uint32(root), idom: out, order: order}
 	t.spare.Store(&cd)
 	t.spareObjects.Store(&b)
 	return t, nil
@@ -125,9 +126,9 @@ func New(g Graph, root uint32) (*Tree, error) {
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
 // root goes into in (see edges). It does not recurse: cursor[i] keeps the
-// place in the edges of node i while the search is below it. It returns the
-// number of nodes numbered.
-func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *edges) int {
+// place in the successors of node i while the search is below it. It returns
+// the number of nodes numbered.
+func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) int {
 	for i := range pre {
 		pre[i] = None
 	}
@@ -136,25 +137,25 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 	parent[0] = None
 	n := uint32(1)
 	cur, src := uint32(0), None
-	e, end := start[root], start[root+1]
+	succ, e := g.Succs(N(root)), 0
 	for {
-		for e < end {
-			w := succ[e]
+		for e < len(succ) {
+			w := uint32(succ[e])
 			e++
 			pw := pre[w]
 			if pw == None {
 				pre[w] = n
 				order[n] = w
 				parent[n] = cur
-				ws, we := start[w], start[w+1]
-				if ws == we { // a leaf: nothing to search below it
+				ws := g.Succs(N(w))
+				if len(ws) == 0 { // a leaf: nothing to search below it
 					n++
 					continue
 				}
-				cursor[cur] = e
+				cursor[cur] = uint32(e)
 				cur = n
 				n++
-				e, end = ws, we
+				succ, e = ws, 0
 				continue
 			}
 			if pw != cur && pw != 0 {
@@ -169,7 +170,7 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 			return int(n)
 		}
 		cur = parent[cur]
-		e, end = cursor[cur], start[order[cur]+1]
+		succ, e = g.Succs(N(order[cur])), int(cursor[cur])
 	}
 }
 

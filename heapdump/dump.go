@@ -1,7 +1,9 @@
-package heap
+package heapdump
 
 import (
 	"runtime"
+
+	"github.com/ctxleak/ctxleak/binsym"
 	"strconv"
 	"strings"
 )
@@ -205,12 +207,5 @@ type Bucket struct {
 	Size   uint64 // allocation size
 	Allocs uint64
 	Frees  uint64
-	Stack  []StackFrame // innermost first
-}
-
-// StackFrame is one frame of an allocation stack.
-type StackFrame struct {
-	Func string
-	File string
-	Line uint64
+	Stack  []binsym.Position // innermost first
 }

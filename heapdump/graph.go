@@ -1,7 +1,8 @@
-package heap
+package heapdump
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"github.com/ctxleak/ctxleak/heap/internal/dom"
+	"unsafe"
 )
 
 // Options configure how the graph's roots are built. The zero value is
@@ -37,49 +37,65 @@ type Options struct {
 	// against its binary (and set the binary's load bias) before OutArgs
 	// and GlobalSymbol are asked anything. An error from it ends Read.
 	Prepare func(d *Dump) error
-
-	// liveLater leaves the live set and the live totals of Stats to the
-	// caller, who finds them anyway (Analyze, with its dominator tree) and
-	// then calls setLive.
-	liveLater bool
 }
 
-// Graph is the object graph of a heap dump, in compressed sparse row form
-// ready for a dominator computation.
+// NodeID names a node of a Graph: an object, a root node or the super-root.
+type NodeID uint32
+
+// NoNode is the NodeID of no node.
+const NoNode NodeID = ^NodeID(0)
+
+// Graph is the object graph of a heap dump, ready for a dominator
+// computation.
 //
-// Nodes are numbered: objects 0..NumObjects-1 in dump order, then the root
-// nodes NumObjects..NumObjects+len(Roots)-1 in the order of Roots, then the
-// super-root, which is the last node and points to every root node. The
-// successors of node v are Succ[Start[v]:Start[v+1]]; an object's are the
-// objects its pointer fields point into (interior pointers resolve to the
-// enclosing object), a root node's are the objects its slots point into,
-// one per slot, in the order of RootSlots.
+// Nodes are numbered: objects 0..NumObjects()-1 in dump order, then one root
+// node per root in the order ForEachRoot gives, then the super-root, which
+// is the last node and points to every root node. The successors of an
+// object are the objects its pointer fields point into (interior pointers
+// resolve to the enclosing object); those of a root node are the objects
+// its slots point into, one per slot, in the order of RootSlots.
 type Graph struct {
-	*Dump // every record but the objects
-
-	NumObjects int      // objects: nodes 0..NumObjects-1
-	Roots      []Root   // root nodes: node NumObjects+i is Roots[i]
-	SuperRoot  uint32   // the last node, NumObjects+len(Roots)
-	Start      []uint32 // len NumObjects+len(Roots)+2: node v's successors are Succ[Start[v]:Start[v+1]]
-	Succ       []uint32
-
-	// Totals over the whole dump. Live means reachable from a root; the
-	// rest are dead objects and the fake objects the runtime writes for the
-	// unused tail of spans, which only reachability tells apart from live.
-	Stats Stats
+	dump       *Dump // every record but the objects
+	numObjects int
+	roots      []Root
+	start      []uint32 // node v's successors are succ[start[v]:start[v+1]]
+	succ       []NodeID
+	stats      Stats
 
 	path      string
 	ra        io.ReaderAt
 	size      int64
 	closer    io.Closer
-	params    *parser // ptrSize and byte order, for re-reading records
+	words     wordDecoder
 	idx       objIndex
+	liveOnce  sync.Once
 	live      []uint64 // bitmap over nodes
 	rootSlots []RootSlot
 	samples   []allocSample // sorted by object
 }
 
-// Stats are totals over the objects of a dump.
+// wordDecoder decodes the dump's pointer-sized words.
+type wordDecoder struct {
+	size  int64 // 4 or 8; 0 when the dump has no params record
+	order binary.ByteOrder
+}
+
+// word decodes the word at off of b, or returns 0 when it is out of range
+// or the size is unknown.
+func (d wordDecoder) word(b []byte, off int64) uint64 {
+	if d.size == 0 || off < 0 || off+d.size > int64(len(b)) {
+		return 0
+	}
+	if d.size == 8 {
+		return d.order.Uint64(b[off:])
+	}
+	return uint64(d.order.Uint32(b[off:]))
+}
+
+// Stats are totals over the objects of a dump. Live means reachable from a
+// root; the rest are dead objects and the fake objects the runtime writes
+// for the unused tail of spans, which only reachability tells apart from
+// live.
 type Stats struct {
 	Objects     uint64 // object records
 	Bytes       uint64 // their total size
@@ -91,43 +107,15 @@ type Stats struct {
 	Dangling    uint64 // pointer values inside the arenas that hit no object (free slots, unused memory)
 }
 
-// RootKind says what a root node stands for.
-type RootKind uint8
-
-const (
-	RootFrame           RootKind = iota + 1 // a goroutine stack frame
-	RootGoroutine                           // a goroutine's saved closure context (sched.ctxt)
-	RootGlobal                              // a global in the data or bss segment
-	RootFinalizer                           // an object with a finalizer, and the finalizer
-	RootQueuedFinalizer                     // a finalizer queued to run, with its object
-	RootOther                               // an "other root" record
-)
-
-func (k RootKind) String() string {
-	switch k {
-	case RootFrame:
-		return "frame"
-	case RootGoroutine:
-		return "goroutine"
-	case RootGlobal:
-		return "global"
-	case RootFinalizer:
-		return "finalizer"
-	case RootQueuedFinalizer:
-		return "queued finalizer"
-	case RootOther:
-		return "other"
-	}
-	return "unknown"
-}
-
 // Root is a root node of the graph.
 type Root struct {
-	Kind RootKind
-	// Goroutine is the index in Goroutines of a frame or goroutine root's
+	Kind RootKind // RootFrame, RootGoroutine, RootGlobal, RootFinalizer, RootQueuedFinalizer or RootOther
+	// Node is the root's node.
+	Node NodeID
+	// Goroutine is the index in Dump.Goroutines of a frame or goroutine root's
 	// goroutine, else -1.
 	Goroutine int
-	// Frame is the index in Frames of the frame a frame root stands for,
+	// Frame is the index in Dump.Frames of the frame a frame root stands for,
 	// else -1. Its slots may lie in the caller's frame (its arguments).
 	Frame int
 	// Unsure is set on a frame root whose callee's arguments could not be
@@ -153,7 +141,7 @@ type Root struct {
 
 // RootSlot is one pointer of a root node: where it is and what it points to.
 type RootSlot struct {
-	// Frame is the index in Frames of the frame whose memory holds the
+	// Frame is the index in Dump.Frames of the frame whose memory holds the
 	// slot (the caller's frame for an argument), or -1.
 	Frame int
 	// Offset is the slot's offset in that frame or in the segment.
@@ -166,13 +154,66 @@ type RootSlot struct {
 	// "object" or "fn" for a finalizer, "addr" for an other root.
 	Field string
 	Value uint64 // the pointer
-	Node  uint32 // the object it points into
+	Node  NodeID // the object it points into
 }
 
 type allocSample struct{ obj, bucket uint32 }
 
+// Dump returns every record of the dump but the objects.
+func (g *Graph) Dump() *Dump { return g.dump }
+
+// Name returns the name of the dump: its path, as given to Load or Read.
+func (g *Graph) Name() string { return g.path }
+
+// NumNodes returns the number of nodes: objects, root nodes and the
+// super-root.
+func (g *Graph) NumNodes() int { return len(g.start) - 1 }
+
+// NumObjects returns the number of objects, nodes 0..NumObjects()-1.
+func (g *Graph) NumObjects() int { return g.numObjects }
+
+// NumRoots returns the number of root nodes.
+func (g *Graph) NumRoots() int { return len(g.roots) }
+
+// SuperRoot returns the last node, which points to every root node.
+func (g *Graph) SuperRoot() NodeID { return NodeID(len(g.start) - 2) }
+
+// IsObject reports whether node v is an object (not a root node or the
+// super-root).
+func (g *Graph) IsObject(v NodeID) bool { return int(v) < g.numObjects }
+
+// Succ returns the successors of node v. The caller must not modify them.
+func (g *Graph) Succ(v NodeID) []NodeID {
+	return g.succ[g.start[v]:g.start[v+1]:g.start[v+1]]
+}
+
+// Root returns the root that root node v stands for, or nil when v is not
+// a root node.
+func (g *Graph) Root(v NodeID) *Root {
+	i := int(v) - g.numObjects
+	if int(v) < g.numObjects || i >= len(g.roots) {
+		return nil
+	}
+	return &g.roots[i]
+}
+
+// ForEachRoot calls fn for every root, in node order, until fn returns
+// false.
+func (g *Graph) ForEachRoot(fn func(r *Root) bool) {
+	for i := range g.roots {
+		if !fn(&g.roots[i]) {
+			return
+		}
+	}
+}
+
+// Word decodes the pointer-sized word at off of b (object or frame
+// contents) in the dump's byte order. It returns 0 when the word is out of
+// range or the dump gave no pointer size.
+func (g *Graph) Word(b []byte, off int64) uint64 { return g.words.word(b, off) }
+
 // Load reads the heap dump at path and builds its graph. The file stays open
-// for ObjectRecord until Close.
+// for ObjectRecord and FrameContents until Close.
 func Load(path string, opts Options) (*Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -242,12 +283,12 @@ func build(p *parser, opts Options) (*Graph, error) {
 		}
 	}
 	g := &Graph{
-		Dump:   p.d,
-		path:   p.r.path,
-		ra:     p.r.ra,
-		size:   p.r.size,
-		params: &parser{ptrSize: p.ptrSize, order: p.order, haveParams: p.haveParams, le64: p.le64},
-		idx:    p.idx,
+		dump:  p.d,
+		path:  p.r.path,
+		ra:    p.r.ra,
+		size:  p.r.size,
+		words: wordDecoder{size: int64(p.ptrSize), order: p.order},
+		idx:   p.idx,
 	}
 	p.r.buf = nil
 	if oe := g.idx.finish(); oe != nil {
@@ -257,16 +298,20 @@ func build(p *parser, opts Options) (*Graph, error) {
 		return nil, &FormatError{Path: g.path, Offset: oe.file, Record: recordNames[tagObject], Msg: oe.msg()}
 	}
 	n := int(g.idx.n)
-	g.NumObjects = n
-	g.Stats.Objects = uint64(n)
+	g.numObjects = n
+	g.stats.Objects = uint64(n)
+	for _, gr := range g.idx.groups {
+		g.stats.Bytes += uint64(gr.count) * gr.size
+	}
 
 	// Object edges, resolved and compacted in place, in parallel over
 	// ranges of objects.
-	var succ []uint32
+	var succ []NodeID
 	if p.compact {
-		succ = p.edges32
+		// The compacted pointers become the node IDs in place.
+		succ = unsafe.Slice((*NodeID)(unsafe.SliceData(p.edges32)), len(p.edges32))
 	} else {
-		succ = make([]uint32, len(p.edges64))
+		succ = make([]NodeID, len(p.edges64))
 	}
 	ne := len(succ)
 	if ne > maxIndex {
@@ -299,26 +344,24 @@ func build(p *parser, opts Options) (*Graph, error) {
 		w += uint32(kept[k])
 	}
 	start[n] = w
-	g.Stats.Edges = uint64(w)
-	g.Stats.Dangling = uint64(ne) - uint64(w)
-	g.Start = start
-	g.Succ = succ[:w]
+	g.stats.Edges = uint64(w)
+	g.stats.Dangling = uint64(ne) - uint64(w)
+	g.start = start
+	g.succ = succ[:w]
 	// Make room for the roots' edges now rather than by append's growth.
-	rootEdges := len(p.slots) + len(g.Goroutines) + len(g.Defers) + 3*(len(g.Finalizers)+len(g.QueuedFinalizers)) + 2*len(g.OtherRoots) + len(g.Frames)
-	for _, s := range g.Segments {
+	d := g.dump
+	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
+	for _, s := range d.Segments {
 		rootEdges += 2 * len(s.PtrOffsets)
 	}
-	if cap(g.Succ)-len(g.Succ) < rootEdges {
-		g.Succ = append(make([]uint32, 0, len(g.Succ)+rootEdges), g.Succ...)
+	if cap(g.succ)-len(g.succ) < rootEdges {
+		g.succ = append(make([]NodeID, 0, len(g.succ)+rootEdges), g.succ...)
 	}
 
 	if err := g.addRoots(p, opts); err != nil {
 		return nil, err
 	}
 	g.resolveSamples(p.samples)
-	if !opts.liveLater {
-		g.markLive()
-	}
 	return g, nil
 }
 
@@ -384,7 +427,7 @@ func resolveParts(start []uint32, k int) []objRange {
 // of the part are packed from its first edge on and start is updated; it
 // returns how many it kept. end is start[part.hi], which belongs to the
 // next part.
-func (g *Graph) resolve(p *parser, start, succ []uint32, part objRange, end uint32) int {
+func (g *Graph) resolve(p *parser, start []uint32, succ []NodeID, part objRange, end uint32) int {
 	hint := 0
 	lo, shift := p.arenaLo, p.shift
 	w := start[part.lo]
@@ -403,7 +446,7 @@ func (g *Graph) resolve(p *parser, start, succ []uint32, part objRange, end uint
 				addr = p.edges64[j]
 			}
 			if t, ok := g.idx.lookup(addr, &hint); ok {
-				succ[w] = t
+				succ[w] = NodeID(t)
 				w++
 			}
 		}
@@ -418,7 +461,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// for the root being built.
 	slot := func(s RootSlot) {
 		if t, ok := g.idx.lookup(s.Value, &hint); ok {
-			s.Node = t
+			s.Node = NodeID(t)
 			g.rootSlots = append(g.rootSlots, s)
 		}
 	}
@@ -428,24 +471,26 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			return
 		}
 		r.slots, r.slotsEnd = uint32(first), uint32(len(g.rootSlots))
-		g.Roots = append(g.Roots, r)
+		r.Node = NodeID(g.numObjects + len(g.roots))
+		g.roots = append(g.roots, r)
 	}
 
 	// The closures of defers that are not open-coded (a defer in a loop,
 	// or any defer under -race) live in defer records, which the stack
 	// maps leave out (the runtime scans them apart): they belong to the
 	// frame that deferred them, whose SP the record gives.
+	dump := g.dump
 	defers := map[uint64][]Defer{}
-	for _, d := range g.Defers {
+	for _, d := range dump.Defers {
 		if d.Fn != 0 {
 			defers[d.G] = append(defers[d.G], d)
 		}
 	}
 
-	mf := g.Params.minFrameSize()
-	for gi := range g.Goroutines {
-		gr := &g.Goroutines[gi]
-		frames := g.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
+	mf := dump.Params.minFrameSize()
+	for gi := range dump.Goroutines {
+		gr := &dump.Goroutines[gi]
+		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
 		// args[d] is the size of the arguments of frame d-1 (the callee),
 		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
 		args := make([]int64, len(frames))
@@ -491,7 +536,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	}
 
 	ps := uint64(p.ptrSize)
-	for _, seg := range g.Segments {
+	for _, seg := range dump.Segments {
 		cur := Root{Kind: RootGlobal, Goroutine: -1, Frame: -1, Index: -1, Segment: seg.Kind}
 		first := len(g.rootSlots)
 		named := false
@@ -521,9 +566,9 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	}
 
 	for _, k := range []RootKind{RootFinalizer, RootQueuedFinalizer} {
-		fins := g.Finalizers
+		fins := dump.Finalizers
 		if k == RootQueuedFinalizer {
-			fins = g.QueuedFinalizers
+			fins = dump.QueuedFinalizers
 		}
 		for i, f := range fins {
 			first := len(g.rootSlots)
@@ -532,83 +577,75 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			finish(Root{Kind: k, Goroutine: -1, Frame: -1, Index: i, Addr: f.Object}, first)
 		}
 	}
-	for i, o := range g.OtherRoots {
+	for i, o := range dump.OtherRoots {
 		first := len(g.rootSlots)
 		slot(RootSlot{Frame: -1, Field: "addr", Value: o.Addr})
 		finish(Root{Kind: RootOther, Goroutine: -1, Frame: -1, Index: i, Addr: o.Addr, Desc: o.Desc}, first)
 	}
 
 	// Node and edge counts must fit the uint32 indices.
-	nodes := uint64(g.NumObjects) + uint64(len(g.Roots)) + 1
-	edges := uint64(len(g.Succ)) + uint64(len(g.rootSlots)) + uint64(len(g.Roots))
+	nodes := uint64(g.numObjects) + uint64(len(g.roots)) + 1
+	edges := uint64(len(g.succ)) + uint64(len(g.rootSlots)) + uint64(len(g.roots))
 	if nodes > maxIndex || edges > maxIndex {
 		return fmt.Errorf("%s: %w: %d nodes, %d edges", g.path, ErrTooLarge, nodes, edges)
 	}
-	for _, r := range g.Roots {
+	for _, r := range g.roots {
 		for _, s := range g.rootSlots[r.slots:r.slotsEnd] {
-			g.Succ = append(g.Succ, s.Node)
+			g.succ = append(g.succ, s.Node)
 		}
-		g.Start = append(g.Start, uint32(len(g.Succ)))
+		g.start = append(g.start, uint32(len(g.succ)))
 	}
-	g.SuperRoot = uint32(nodes - 1)
-	for i := range g.Roots {
-		g.Succ = append(g.Succ, uint32(g.NumObjects+i))
+	for i := range g.roots {
+		g.succ = append(g.succ, NodeID(g.numObjects+i))
 	}
-	g.Start = append(g.Start, uint32(len(g.Succ)))
+	g.start = append(g.start, uint32(len(g.succ)))
 	return nil
 }
 
-// RootSlots returns the slots of Roots[i], parallel to the successors of
-// its node.
-func (g *Graph) RootSlots(i int) []RootSlot {
-	r := &g.Roots[i]
+// RootSlots returns the slots of root node v, parallel to its successors,
+// or nil when v is not a root node. The caller must not modify them.
+func (g *Graph) RootSlots(v NodeID) []RootSlot {
+	r := g.Root(v)
+	if r == nil {
+		return nil
+	}
 	return g.rootSlots[r.slots:r.slotsEnd:r.slotsEnd]
 }
 
 // markLive marks every node reachable from the super-root and sums the
-// live objects.
+// live objects, once, on first use.
 func (g *Graph) markLive() {
-	nodes := len(g.Start) - 1
-	g.live = make([]uint64, (nodes+63)/64)
-	stack := []uint32{g.SuperRoot}
-	g.live[g.SuperRoot/64] |= 1 << (g.SuperRoot % 64)
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, t := range g.Succ[g.Start[v]:g.Start[v+1]] {
-			if w, b := t/64, uint64(1)<<(t%64); g.live[w]&b == 0 {
-				g.live[w] |= b
-				stack = append(stack, t)
+	g.liveOnce.Do(func() {
+		nodes := g.NumNodes()
+		g.live = make([]uint64, (nodes+63)/64)
+		sr := g.SuperRoot()
+		stack := []NodeID{sr}
+		g.live[sr/64] |= 1 << (sr % 64)
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, t := range g.Succ(v) {
+				if w, b := t/64, uint64(1)<<(t%64); g.live[w]&b == 0 {
+					g.live[w] |= b
+					stack = append(stack, t)
+				}
 			}
 		}
-	}
-	g.countLive()
-}
-
-// setLive sets the live set, for a graph loaded with liveLater, from a
-// dominator tree of the graph from the super-root: a node is live when the
-// tree reaches it.
-func (g *Graph) setLive(t *dom.Tree) {
-	nodes := len(g.Start) - 1
-	g.live = make([]uint64, (nodes+63)/64)
-	for v := range uint32(nodes) {
-		if t.Reachable(v) {
-			g.live[v/64] |= 1 << (v % 64)
+		for _, gr := range g.idx.groups {
+			c := uint64(countBits(g.live, gr.first, gr.first+gr.count))
+			g.stats.LiveObjects += c
+			g.stats.LiveBytes += c * gr.size
 		}
-	}
-	g.countLive()
+		g.stats.DeadObjects = g.stats.Objects - g.stats.LiveObjects
+		g.stats.DeadBytes = g.stats.Bytes - g.stats.LiveBytes
+	})
 }
 
-// countLive sums the live objects and bytes of Stats from the live set.
-func (g *Graph) countLive() {
-	for _, gr := range g.idx.groups {
-		c := uint64(countBits(g.live, gr.first, gr.first+gr.count))
-		g.Stats.LiveObjects += c
-		g.Stats.LiveBytes += c * gr.size
-		g.Stats.Bytes += uint64(gr.count) * gr.size
-	}
-	g.Stats.DeadObjects = g.Stats.Objects - g.Stats.LiveObjects
-	g.Stats.DeadBytes = g.Stats.Bytes - g.Stats.LiveBytes
+// Stats returns totals over the objects. Its live and dead totals are
+// found, with Live, by a search of the graph on first use.
+func (g *Graph) Stats() Stats {
+	g.markLive()
+	return g.stats
 }
 
 // countBits counts the set bits of bitmap in [from, to).
@@ -628,44 +665,47 @@ func countBits(bitmap []uint64, from, to uint32) int {
 	return c
 }
 
-// Live reports whether node v is reachable from a root.
-func (g *Graph) Live(v uint32) bool {
+// Live reports whether node v is reachable from a root. The first call
+// searches the graph.
+func (g *Graph) Live(v NodeID) bool {
+	g.markLive()
 	return int(v/64) < len(g.live) && g.live[v/64]&(1<<(v%64)) != 0
 }
 
 // Find returns the object that contains addr.
-func (g *Graph) Find(addr uint64) (uint32, bool) {
+func (g *Graph) Find(addr uint64) (NodeID, bool) {
 	hint := 0
-	return g.idx.lookup(addr, &hint)
+	v, ok := g.idx.lookup(addr, &hint)
+	return NodeID(v), ok
 }
 
-// ObjectAddr returns the address of object i.
-func (g *Graph) ObjectAddr(i uint32) uint64 {
-	if int(i) >= g.NumObjects {
+// ObjectAddr returns the address of object v, 0 for other nodes.
+func (g *Graph) ObjectAddr(v NodeID) uint64 {
+	if int(v) >= g.numObjects {
 		return 0
 	}
-	return g.idx.addr(i)
+	return g.idx.addr(uint32(v))
 }
 
-// NodeSize returns the self size of node v: an object's size, 0 for root
-// nodes and the super-root.
-func (g *Graph) NodeSize(v uint32) uint64 {
-	if int(v) >= g.NumObjects {
+// Size returns the self size of node v: an object's size, 0 for root nodes
+// and the super-root.
+func (g *Graph) Size(v NodeID) uint64 {
+	if int(v) >= g.numObjects {
 		return 0
 	}
-	return g.idx.groups[g.idx.groupOf(v)].size
+	return g.idx.groups[g.idx.groupOf(uint32(v))].size
 }
 
-// objectsOfSize yields the objects of at least min bytes, in order, looking
-// only at the groups of objects that large.
-func (g *Graph) objectsOfSize(min uint64) iter.Seq[uint32] {
-	return func(yield func(uint32) bool) {
+// ObjectsOfSize yields the objects of at least min bytes, in order, looking
+// only at the runs of objects that large.
+func (g *Graph) ObjectsOfSize(min uint64) iter.Seq[NodeID] {
+	return func(yield func(NodeID) bool) {
 		for _, gr := range g.idx.groups {
 			if gr.size < min {
 				continue
 			}
 			for i := gr.first; i < gr.first+gr.count; i++ {
-				if !yield(i) {
+				if !yield(NodeID(i)) {
 					return
 				}
 			}
@@ -673,15 +713,15 @@ func (g *Graph) objectsOfSize(min uint64) iter.Seq[uint32] {
 	}
 }
 
-// FillNodeSizes sets dst[v] to NodeSize(v) for every node v < len(dst),
-// in one pass over the objects.
-func (g *Graph) FillNodeSizes(dst []uint64) {
+// FillSizes sets dst[v] to Size(v) for every node v < len(dst), in one
+// pass over the objects.
+func (g *Graph) FillSizes(dst []uint64) {
 	for _, gr := range g.idx.groups {
 		for i := gr.first; i < gr.first+gr.count && int(i) < len(dst); i++ {
 			dst[i] = gr.size
 		}
 	}
-	for i := g.NumObjects; i < len(dst); i++ {
+	for i := g.numObjects; i < len(dst); i++ {
 		dst[i] = 0
 	}
 }
@@ -691,8 +731,8 @@ func (g *Graph) resolveSamples(raw []sample) {
 	if len(raw) == 0 {
 		return
 	}
-	byAddr := make(map[uint64]uint32, len(g.Buckets))
-	for i, b := range g.Buckets {
+	byAddr := make(map[uint64]uint32, len(g.dump.Buckets))
+	for i, b := range g.dump.Buckets {
 		byAddr[b.Addr] = uint32(i)
 	}
 	hint := 0
@@ -710,13 +750,13 @@ func (g *Graph) resolveSamples(raw []sample) {
 	slices.SortFunc(g.samples, func(a, b allocSample) int { return cmp.Compare(a.obj, b.obj) })
 }
 
-// AllocSite returns the memory profile bucket of object i: its allocation
+// AllocSite returns the memory profile bucket of object v: its allocation
 // stack. Objects are sampled at runtime.MemProfileRate; with a rate of 1
 // set before the allocations, nearly every object has one.
-func (g *Graph) AllocSite(i uint32) (*Bucket, bool) {
-	k, ok := slices.BinarySearchFunc(g.samples, i, func(s allocSample, i uint32) int { return cmp.Compare(s.obj, i) })
+func (g *Graph) AllocSite(v NodeID) (*Bucket, bool) {
+	k, ok := slices.BinarySearchFunc(g.samples, uint32(v), func(s allocSample, i uint32) int { return cmp.Compare(s.obj, i) })
 	if !ok {
 		return nil, false
 	}
-	return &g.Buckets[g.samples[k].bucket], true
+	return &g.dump.Buckets[g.samples[k].bucket], true
 }
