@@ -117,6 +117,26 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	return a, nil
 }
 
+// loadOptions are the reader's options for a dump at path written by bin.
+func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options {
+	var lo heapdump.Options
+	if bin != nil {
+		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
+		lo.OutArgs = bin.ArgsSize
+	}
+	if bin != nil || len(o.globals) > 0 {
+		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {
+			if bin != nil {
+				if s, ok := bin.Global(addr); ok {
+					return s.Name, s.Addr, true
+				}
+			}
+			return o.global(addr)
+		}
+	}
+	return lo
+}
+
 // domInput is the graph as the dominator computation reads it.
 type domInput struct{ g *heapdump.Graph }
 

@@ -3,13 +3,13 @@ package heap
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"regexp"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // Analyze takes the live set from its dominator tree instead of searching

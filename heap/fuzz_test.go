@@ -2,11 +2,11 @@ package heap
 
 import (
 	"bytes"
-	"github.com/ctxleak/ctxleak/heapdump"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // FuzzAnalyze runs the whole holder analysis on mutated dumps, with the

@@ -3,12 +3,12 @@ package heap
 import (
 	"errors"
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/allochelper"
 )
 
@@ -472,12 +472,4 @@ func isTimerMachinery(fn string) bool {
 		}
 	}
 	return false
-}
-
-// typeName is the name a report gives t, "" for nil.
-func typeName(t *binsym.Type) string {
-	if t == nil {
-		return ""
-	}
-	return t.Name
 }

@@ -3,8 +3,6 @@ package heap
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // The holder tests build testdata/holders (one retention pattern per run,

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // DefaultMinSize is the size from which Holders reports an object.
@@ -81,24 +80,4 @@ func (o *options) global(addr uint64) (string, uint64, bool) {
 		}
 	}
 	return "", 0, false
-}
-
-// loadOptions are the reader's options for a dump at path written by bin.
-func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options {
-	var lo heapdump.Options
-	if bin != nil {
-		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
-		lo.OutArgs = bin.ArgsSize
-	}
-	if bin != nil || len(o.globals) > 0 {
-		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {
-			if bin != nil {
-				if s, ok := bin.Global(addr); ok {
-					return s.Name, s.Addr, true
-				}
-			}
-			return o.global(addr)
-		}
-	}
-	return lo
 }

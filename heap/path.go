@@ -1,8 +1,9 @@
 package heap
 
 import (
-	"github.com/ctxleak/ctxleak/heapdump"
 	"slices"
+
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // shortestPaths returns, for each target, a shortest path of nodes from

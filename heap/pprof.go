@@ -1,10 +1,10 @@
 package heap
 
 import (
-	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"io"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/google/pprof/profile"
 )
 

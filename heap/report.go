@@ -2,11 +2,12 @@ package heap
 
 import (
 	"cmp"
-	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // Report is the holder report of a heap dump.

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/google/pprof/profile"
 )
 

@@ -2,12 +2,12 @@ package heap
 
 import (
 	"fmt"
-	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"io"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 )
 

@@ -2,12 +2,12 @@ package heap
 
 import (
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // typedStep is a Step with what typing it found out.
@@ -468,4 +468,12 @@ func (a *Analysis) segmentAt(addr uint64) *heapdump.Segment {
 // reasons of no interest to a report.
 func isRuntimeGlobal(h Holder) bool {
 	return h.Kind == heapdump.RootGlobal && strings.HasPrefix(h.Global, "runtime.")
+}
+
+// typeName is the name a report gives t, "" for nil.
+func typeName(t *binsym.Type) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
 }

@@ -2,10 +2,10 @@ package heapdump
 
 import (
 	"runtime"
-
-	"github.com/ctxleak/ctxleak/binsym"
 	"strconv"
 	"strings"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // Dump holds every record of a heap dump except the objects, which the

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // smallDump returns a small real dump and its records.

@@ -2,9 +2,10 @@ package heapdump
 
 import (
 	"bytes"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"strings"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // Two 16 KiB objects 65 slots apart look like one span with 64 free slots,

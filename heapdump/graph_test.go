@@ -2,12 +2,13 @@ package heapdump
 
 import (
 	"encoding/binary"
-	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // rootsReaching returns the roots that have a slot pointing into object obj.

@@ -2,8 +2,9 @@ package heapdump
 
 import (
 	"bytes"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // Two spans of one size class, consecutive in the runtime's span list but

@@ -3,9 +3,10 @@ package heapdump
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"slices"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // A dump from a 32-bit big-endian machine with a link register, written by

@@ -2,13 +2,13 @@ package retain
 
 import (
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func init() { explain = explainHolders }

@@ -2,12 +2,13 @@ package retain
 
 import (
 	"context"
-	"github.com/ctxleak/ctxleak/binsym"
 	"reflect"
 	"runtime"
 	"sync"
 	"time"
 	"weak"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // TB is the part of testing.TB a Tracker uses; *testing.T and *testing.B

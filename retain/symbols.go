@@ -6,7 +6,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // `go test` links the test binary with -s -w: it has no symbol table, so a

@@ -2,7 +2,6 @@ package retain
 
 import (
 	"errors"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func TestDecodeGCProg(t *testing.T) {

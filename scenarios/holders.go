@@ -3,7 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots

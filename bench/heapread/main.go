@@ -9,12 +9,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/ctxleak/ctxleak/heapdump"
 	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"time"
+
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func main() {
