@@ -121,13 +121,8 @@ func (k RootKind) String() string {
 	return "unknown"
 }
 
-// MarshalText writes the kind's name.
-func (k RootKind) MarshalText() ([]byte, error) {
-	if k == 0 || int(k) >= len(rootKindNames) {
-		return nil, fmt.Errorf("heapdump: root kind %d has no name", k)
-	}
-	return []byte(rootKindNames[k]), nil
-}
+// MarshalText writes the kind's name, as String does.
+func (k RootKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a kind's name.
 func (k *RootKind) UnmarshalText(b []byte) error {
