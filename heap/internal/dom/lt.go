@@ -22,7 +22,7 @@ import (
 // step to step and then by the results of New, Retained and RetainedObjects,
 // and 4 bytes a non-tree edge (12 when there are more non-tree edges than
 // nodes).
-func New[N ~uint32, G Input[N]](g G, root N) (*Tree, error) {
+func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 	if err := check(g, root); err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func New[N ~uint32, G Input[N]](g G, root N) (*Tree, error) {
 // root goes into in (see edges). It does not recurse: cursor[i] keeps the
 // place in the successors of node i while the search is below it. It returns
 // the number of nodes numbered.
-func search[N ~uint32, G Input[N]](g G, root uint32, pre, order, parent, cursor []uint32, in *edges) int {
+func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) int {
 	for i := range pre {
 		pre[i] = None
 	}
