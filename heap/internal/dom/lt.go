@@ -1,14 +1,16 @@
 package dom
 
 import (
+	"fmt"
 	"math/bits"
 	"unsafe"
 )
 
 // New computes the dominator tree of g from root. It returns an error, and
-// never panics, when g is malformed (an edge to a node that does not exist;
-// for a Graph, Start decreasing or past Succ) or root is not one of its
-// nodes. g is only read.
+// never panics, when g is malformed (an edge to a node that does not exist:
+// in a Graph, anywhere, and Start decreasing or past Succ; in any other
+// Input, from a node root reaches, the only ones New reads) or root is not
+// one of its nodes. g is only read.
 //
 // The algorithm is the simple version of Lengauer and Tarjan's (path
 // compression without balancing, O(m log n)), worked in depth-first preorder
@@ -45,7 +47,10 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 	// collect the edges that are not tree edges, sorted by target. From here
 	// on nodes are named by their number.
 	var in edges
-	r := search(g, uint32(root), a, e, c, d, &in)
+	r, err := search(g, uint32(root), a, e, c, d, &in)
+	if err != nil {
+		return nil, err
+	}
 	order := e[:r:r]
 	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
 
@@ -126,9 +131,18 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
 // root goes into in (see edges). It does not recurse: cursor[i] keeps the
-// place in the successors of node i while the search is below it. It returns
-// the number of nodes numbered.
-func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) int {
+// place in the successors of node i while the search is below it, and a small
+// cache keeps the successors of the nodes most recently left, so that most
+// returns to a node do not ask g again. It returns the number of nodes
+// numbered, or an error for an edge to a node past the last.
+func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) (int, error) {
+	last := uint32(len(pre) - 1)
+	// left[i%len(left)] holds the successors of node number i while the
+	// search is below it, unless a later number took the place.
+	var left [256]struct {
+		succ []N
+		num  uint32
+	}
 	for i := range pre {
 		pre[i] = None
 	}
@@ -142,6 +156,9 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 		for e < len(succ) {
 			w := uint32(succ[e])
 			e++
+			if w > last {
+				return 0, fmt.Errorf("dom: an edge from node %d points to node %d, past the last node %d", order[cur], w, last)
+			}
 			pw := pre[w]
 			if pw == None {
 				pre[w] = n
@@ -153,6 +170,8 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 					continue
 				}
 				cursor[cur] = uint32(e)
+				c := &left[cur%uint32(len(left))]
+				c.succ, c.num = succ, cur
 				cur = n
 				n++
 				succ, e = ws, 0
@@ -167,10 +186,15 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 			}
 		}
 		if cur == 0 {
-			return int(n)
+			return int(n), nil
 		}
 		cur = parent[cur]
-		succ, e = g.Succs(N(order[cur])), int(cursor[cur])
+		if c := &left[cur%uint32(len(left))]; c.num == cur && c.succ != nil {
+			succ = c.succ
+		} else {
+			succ = g.Succs(N(order[cur]))
+		}
+		e = int(cursor[cur])
 	}
 }
 
