@@ -9,8 +9,10 @@
 // of the sizes in it is the object's retained size.
 //
 // The package is built for heap graphs of tens of millions of nodes: New
-// takes the graph in compressed sparse row form, recurses nowhere (a linked
-// list of millions of nodes is fine), allocates nothing per node, and runs in
+// reads any Input that gives a node's successors as a slice (a Graph, in
+// compressed sparse row form, or heap's graph with its own node type),
+// recurses nowhere (a linked list of millions of nodes is fine), allocates
+// nothing per node, and runs in
 // O(m log n) time. Its memory is 20 bytes a node, which end up holding its
 // results: the immediate dominators and the preorder, and then the first
 // results of Retained and RetainedObjects, which a Tree keeps for them until
