@@ -1,6 +1,10 @@
 package heap
 
-import "github.com/google/pprof/profile"
+import (
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/google/pprof/profile"
+)
 
 // Profile returns the report as a retention profile: one sample per group,
 // whose stack is the holder path with the holder at the bottom and the
@@ -19,7 +23,7 @@ func (r *Report) Profile() *profile.Profile {
 		Period:            1,
 	}
 	locs := map[string]*profile.Location{}
-	loc := func(name string, site *Site) *profile.Location {
+	loc := func(name string, site *binsym.Position) *profile.Location {
 		key := name
 		if site != nil {
 			key += "\x00" + site.File
@@ -51,7 +55,7 @@ func (r *Report) Profile() *profile.Profile {
 			if s.Via != "" {
 				name += " (" + s.Via + ")"
 			}
-			var site *Site
+			var site *binsym.Position
 			if i == len(g.Path)-1 {
 				site = g.Object.AllocSite
 			}
@@ -61,7 +65,7 @@ func (r *Report) Profile() *profile.Profile {
 		s := &profile.Sample{
 			Location: stack,
 			Value:    []int64{int64(g.RetainedBytes), int64(g.Objects)},
-			Label:    map[string][]string{"holder": {g.Root.Kind}},
+			Label:    map[string][]string{"holder": {g.Root.Kind.String()}},
 		}
 		if g.Root.Goroutine != 0 {
 			s.NumLabel = map[string][]int64{"goroutine": {int64(g.Root.Goroutine)}}
@@ -75,9 +79,9 @@ func (r *Report) Profile() *profile.Profile {
 // that goroutines running the same function merge.
 func rootName(h Holder) string {
 	switch h.Kind {
-	case KindFrame:
+	case heapdump.RootFrame:
 		return "frame " + h.Function
-	case KindGoroutine:
+	case heapdump.RootGoroutine:
 		if h.CreatedBy != nil {
 			return "goroutine created by " + h.CreatedBy.Function
 		}
