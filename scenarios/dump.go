@@ -13,24 +13,26 @@ import (
 // dump analysis: the executable "go run" builds has no symbol table, so the
 // child says where its own variables are.
 type Global struct {
-	Name string `json:"name"`
-	Addr uint64 `json:"addr"`
-	Size uint64 `json:"size"`
+	Name      string `json:"name"`
+	Addr      uint64 `json:"addr"`
+	SizeBytes uint64 `json:"size_bytes"`
 }
 
 // pkgPath is the import path of this package, as symbols name it.
 const pkgPath = "github.com/ctxleak/ctxleak/scenarios"
 
-// globals lists the package-level variables a scenario may keep a payload
-// in, at their addresses in this process.
+// GlobalAt describes the package-level variable named name (its full
+// symbol name, e.g. "example.com/pkg.cache") at p, of size bytes.
+func GlobalAt(name string, p unsafe.Pointer, size uintptr) Global {
+	return Global{Name: name, Addr: uint64(uintptr(p)), SizeBytes: uint64(size)}
+}
+
+// globals lists the package-level variables of the catalogue that a
+// scenario may keep a payload in, at their addresses in this process.
 func globals() []Global {
-	g := func(name string, p unsafe.Pointer, size uintptr) Global {
-		return Global{Name: name, Addr: uint64(uintptr(p)), Size: uint64(size)}
-	}
 	return []Global{
-		g(pkgPath+".cache", unsafe.Pointer(&cache), unsafe.Sizeof(cache)),
-		g(pkgPath+".statePool", unsafe.Pointer(&statePool), unsafe.Sizeof(statePool)),
-		g(pkgPath+".kept", unsafe.Pointer(&kept), unsafe.Sizeof(kept)),
+		GlobalAt(pkgPath+".cache", unsafe.Pointer(&cache), unsafe.Sizeof(cache)),
+		GlobalAt(pkgPath+".statePool", unsafe.Pointer(&statePool), unsafe.Sizeof(statePool)),
 	}
 }
 

@@ -99,7 +99,7 @@ func Run(s *Scenario, o Options) (*Result, error) {
 		r.ProfileDir = o.KeepDir
 	}
 	if o.DumpDir != "" {
-		r.Globals = globals()
+		r.Globals = append(globals(), s.Globals...)
 	}
 	return r, nil
 }

@@ -88,7 +88,7 @@ type Explainer struct {
 func (x *Explainer) Explain(r *Result) {
 	syms := make([]binsym.Symbol, len(r.Globals))
 	for i, g := range r.Globals {
-		syms[i] = binsym.Symbol{Name: g.Name, Addr: g.Addr, Size: g.Size}
+		syms[i] = binsym.Symbol{Name: g.Name, Addr: g.Addr, Size: g.SizeBytes}
 	}
 	for i := range r.Phases {
 		p := &r.Phases[i]

@@ -95,7 +95,7 @@ func TestHolderGrouping(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, _ := Lookup(name, false)
+			s, _ := Lookup(name)
 			res := r.Run(context.Background(), s)
 			if res.Verdict != AsExpected {
 				t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
@@ -135,7 +135,7 @@ func TestHolderGrouping(t *testing.T) {
 func TestDumpsKeptOrRemoved(t *testing.T) {
 	r := holdersRunner(t, time.Minute)
 	r.Holders.Keep = true
-	s, _ := Lookup("global-cache", false)
+	s, _ := Lookup("global-cache")
 	res := r.Run(context.Background(), s)
 	if res.Verdict != AsExpected {
 		t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
@@ -189,54 +189,5 @@ func TestDumpsKeptOrRemoved(t *testing.T) {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("%s: %v, want it removed", d, err)
 		}
-	}
-}
-
-// TestWrongHolder: a payload alive as expected but held by another holder
-// than the expected one is not as expected, and the error names both.
-func TestWrongHolder(t *testing.T) {
-	s, _ := Lookup("test-wrong-holder", true)
-	res := holdersRunner(t, time.Minute).Run(context.Background(), s)
-	want := `request-returned: held by global scenarios.kept, want a holder matching ^goroutine \d+ frame scenarios\.nowhere \([a-z]+\.go:\d+\)$`
-	if res.Verdict != NotAsExpected || res.Error != want {
-		t.Errorf("verdict %q, error %q; want %q", res.Verdict, res.Error, want)
-	}
-	if p := res.Phases[0]; p.AsExpected || !p.Alive || p.ExpectHolder == "" {
-		t.Errorf("phase %+v", p)
-	}
-}
-
-// TestRunAll: results come back in order, judged, with their holders, and
-// a cancelled run stops starting children.
-func TestRunAll(t *testing.T) {
-	r := holdersRunner(t, time.Minute)
-	var list []*Scenario
-	for _, name := range []string{"global-cache", "dead-ctx-leaked-goroutine", "blocked-sender"} {
-		s, _ := Lookup(name, false)
-		list = append(list, s)
-	}
-	var got []string
-	err := r.RunAll(context.Background(), list, func(res Result) {
-		got = append(got, res.Name+" "+res.Verdict)
-		if res.Phases[0].Holder == "" {
-			t.Errorf("%s: no holder at %s", res.Name, res.Phases[0].Name)
-		}
-	})
-	want := []string{"global-cache as expected", "dead-ctx-leaked-goroutine as expected", "blocked-sender as expected"}
-	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("RunAll: %v, results %q; want %q", err, got, want)
-	}
-
-	// Cancelled when the first result comes back: the second child, which
-	// may have started by then, is stopped and reported; no third starts.
-	ctx, cancel := context.WithCancel(context.Background())
-	got = nil
-	err = r.RunAll(ctx, list, func(res Result) {
-		got = append(got, res.Name+" "+res.Verdict)
-		cancel()
-	})
-	stopped := []string{"global-cache as expected", "dead-ctx-leaked-goroutine error"}
-	if err != context.Canceled || !slices.Equal(got, stopped[:1]) && !slices.Equal(got, stopped) {
-		t.Errorf("cancelled RunAll: %v, results %q; want context.Canceled after %q", err, got, stopped)
 	}
 }

@@ -65,7 +65,7 @@ var retryScenarios = map[string]*Scenario{
 }
 
 func child(name string) int {
-	s, ok := Lookup(name, true)
+	s, ok := Lookup(name)
 	if r, found := retryScenarios[name]; found {
 		s, ok = r, true
 	}
@@ -200,56 +200,11 @@ func TestCatalogueInChildren(t *testing.T) {
 	}
 }
 
-// TestRunnerFailures checks that a crash, a hang and a bad payload size
-// come back as the scenario's error.
-func TestRunnerFailures(t *testing.T) {
-	crash, _ := Lookup("test-crash", true)
-	hang, _ := Lookup("test-hang", true)
-	unexpected, _ := Lookup("test-unexpected", true)
-
-	t.Run("crash", func(t *testing.T) {
-		t.Parallel()
-		res := testRunner(time.Minute).Run(context.Background(), crash)
-		if res.Verdict != Failed || !strings.Contains(res.Error, "exit status 2") ||
-			!strings.Contains(res.Error, "panic: test-crash: deliberate crash") {
-			t.Errorf("verdict %q, error:\n%s", res.Verdict, res.Error)
-		}
-	})
-	t.Run("hang", func(t *testing.T) {
-		t.Parallel()
-		start := time.Now()
-		res := testRunner(2*time.Second).Run(context.Background(), hang)
-		if res.Verdict != Failed || !strings.Contains(res.Error, "timed out after 2s") ||
-			!strings.Contains(res.Error, "test-hang: hanging") {
-			t.Errorf("verdict %q, error:\n%s", res.Verdict, res.Error)
-		}
-		if d := time.Since(start); d > 30*time.Second {
-			t.Errorf("a 2s timeout took %v", d)
-		}
-	})
-	t.Run("unexpected", func(t *testing.T) {
-		t.Parallel()
-		res := testRunner(time.Minute).Run(context.Background(), unexpected)
-		if res.Verdict != NotAsExpected || res.Error != "request-returned: payload alive, want freed" {
-			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
-		}
-	})
-	t.Run("bad options", func(t *testing.T) {
-		t.Parallel()
-		r := testRunner(time.Minute)
-		r.Options.PayloadBytes = 100
-		res := r.Run(context.Background(), unexpected)
-		if res.Verdict != Failed || !strings.Contains(res.Error, "too small") {
-			t.Errorf("verdict %q, error %q", res.Verdict, res.Error)
-		}
-	})
-}
-
 // TestPhaseHook checks that what the hook returns at each boundary becomes
 // that phase's holder.
 func TestPhaseHook(t *testing.T) {
 	t.Setenv(childHookEnv, "1")
-	s, _ := Lookup("global-cache", false)
+	s, _ := Lookup("global-cache")
 	res := testRunner(time.Minute).Run(context.Background(), s)
 	if res.Verdict != AsExpected {
 		t.Fatalf("verdict %q: %s", res.Verdict, res.Error)

@@ -42,6 +42,10 @@ type Scenario struct {
 	// Phases lists the phase boundaries Run reaches, in order, each with its
 	// expected outcome.
 	Phases []Phase
+	// Globals are package-level variables outside this package that Run
+	// may keep a payload in, for naming them in heap dumps when the
+	// executable has no symbol table (GlobalAt makes one).
+	Globals []Global
 	// Run drives the scenario: it allocates payloads with Env.Payload and
 	// calls Env.Phase at each boundary listed in Phases, in order.
 	Run func(env *Env) error

@@ -4,12 +4,17 @@ import (
 	"os"
 	"testing"
 
+	// The scenarios that crash, hang or misbehave on purpose: known by name
+	// to this test binary, acting as ctxleak and as its scenario children,
+	// and not to the ctxleak binary.
+	_ "github.com/ctxleak/ctxleak/scenarios/scenariostest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary act as the ctxleak command inside test
 // scripts (testdata/script/*.txtar), so scripts run the real CLI in a child
-// process with real exit codes.
+// process with real exit codes; "ctxleak run" re-executes this binary as
+// each scenario's child, so the test scenarios run there too.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"ctxleak": func() { os.Exit(execute(os.Stdout, os.Stderr, os.Args[1:])) },

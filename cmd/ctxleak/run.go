@@ -272,10 +272,7 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 		}
 		return x, keepDir, func() { bin.Close() }, nil
 	}
-	dir, err := os.MkdirTemp(dumpTempBase(payload), "ctxleak-run-")
-	if err != nil {
-		dir, err = os.MkdirTemp("", "ctxleak-run-")
-	}
+	dir, err := scenarios.TempDumpDir(payload)
 	if err != nil {
 		bin.Close()
 		return nil, "", cleanup, fmt.Errorf("a directory for heap dumps: %w", err)
@@ -289,22 +286,6 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 // keptExecutable is the name of the copy of the executable kept with the
 // heap dumps.
 const keptExecutable = "executable"
-
-// dumpTempBase is where heap dumps of payloads of the given size go when
-// they are not kept: $TMPDIR when it is set, else /dev/shm (memory: a 50
-// MiB dump is written there about four times faster than to a disk) when
-// it has room for the dumps that may exist at once (two phases of one
-// child and two of the next, each the payload and some), else the system's
-// temporary directory.
-func dumpTempBase(payload int64) string {
-	if os.Getenv("TMPDIR") == "" && memoryTempDir != "" {
-		need := 4 * (payload + 64<<20)
-		if free, ok := freeBytes(memoryTempDir); ok && free >= need {
-			return memoryTempDir
-		}
-	}
-	return os.TempDir()
-}
 
 // copyNew copies the file src to dst, a new file of mode perm.
 func copyNew(src, dst string, perm os.FileMode) error {
@@ -330,7 +311,7 @@ func selectScenarios(names []string) ([]*scenarios.Scenario, error) {
 	var list []*scenarios.Scenario
 	seen := map[string]bool{}
 	for _, n := range names {
-		s, ok := scenarios.Lookup(n, testScenariosEnabled())
+		s, ok := scenarios.Lookup(n)
 		if !ok {
 			return nil, usageErrorf("unknown scenario %q; valid names: %s",
 				n, strings.Join(scenarios.Names(), ", "))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -40,7 +41,6 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad timeout", []string{"run", "--timeout", "0s"}, "invalid --timeout 0s"},
 		{"unknown scenario", []string{"run", "request-ctx-tasks", "no-such-thing"},
 			`unknown scenario "no-such-thing"; valid names: afterfunc-not-stopped, blocked-sender,`},
-		{"test-only scenario hidden", []string{"run", "test-crash"}, `unknown scenario "test-crash"`},
 		{"keep is a file", []string{"run", "--keep", "run_test.go", "global-cache"}, "--keep: "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -289,7 +289,6 @@ func TestRunDumpsRemoved(t *testing.T) {
 // holder than the catalogue says is not as expected: exit status 1, and
 // the report names the holder and the expectation.
 func TestRunWrongHolder(t *testing.T) {
-	t.Setenv(testScenariosEnv, "1")
 	code, stdout, stderr := ctxleak(t, runArgs("test-wrong-holder", "global-cache")...)
 	if code != exitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -297,8 +296,8 @@ func TestRunWrongHolder(t *testing.T) {
 	for _, s := range []string{
 		"test-wrong-holder  NOT as expected",
 		"| request-returned | alive (unexpected holder) |",
-		"  request-returned  global scenarios.kept",
-		`verdict:   NOT as expected: request-returned: held by global scenarios.kept, want a holder matching ^goroutine \d+ frame scenarios\.nowhere`,
+		"  request-returned  global scenariostest.kept",
+		`verdict:   NOT as expected: request-returned: held by global scenariostest.kept, want a holder matching ^goroutine \d+ frame scenarios\.nowhere`,
 		"global-cache  as expected",
 		"1 of 2 scenarios as expected",
 	} {
@@ -314,7 +313,6 @@ func TestRunWrongHolder(t *testing.T) {
 // TestRunChildFailures: a child that crashes and one that hangs are those
 // scenarios' errors; the scenarios around them still run and are reported.
 func TestRunChildFailures(t *testing.T) {
-	t.Setenv(testScenariosEnv, "1")
 	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--timeout", "10s",
 		"test-crash", "global-cache", "test-hang", "dead-ctx-leaked-goroutine")...)
 	if code != exitFindings {
@@ -359,7 +357,6 @@ func TestRunChildFailures(t *testing.T) {
 // TestRunNotAsExpected: the text report says so, and the one-line reason is
 // printed last, with exit status 1.
 func TestRunNotAsExpected(t *testing.T) {
-	t.Setenv(testScenariosEnv, "1")
 	code, stdout, stderr := ctxleak(t, runArgs("test-unexpected")...)
 	if code != exitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -488,7 +485,7 @@ func mustTime(t *testing.T, s string) time.Time {
 func TestRunInterrupted(t *testing.T) {
 	tmp := t.TempDir()
 	cmd := exec.Command("ctxleak", runArgs("test-hang", "--timeout", "5m")...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, testScenariosEnv+"=1")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -522,5 +519,29 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d entries left in TMPDIR, want none", len(left))
+	}
+}
+
+// TestReleaseLacksTestScenarios: the ctxleak binary does not link the
+// scenarios that crash, hang or misbehave on purpose; only this test
+// binary knows them.
+func TestReleaseLacksTestScenarios(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the ctxleak binary's packages")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "github.com/ctxleak/ctxleak/cmd/ctxleak").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/ctxleak/ctxleak/scenarios") {
+		t.Fatalf("go list -deps lacks the scenarios package:\n%s", out)
+	}
+	if slices.Contains(deps, "github.com/ctxleak/ctxleak/scenarios/scenariostest") {
+		t.Errorf("the ctxleak binary links package scenariostest")
+	}
+	if _, ok := scenarios.Lookup("test-crash"); !ok {
+		t.Errorf("test-crash unknown to the test binary")
 	}
 }
