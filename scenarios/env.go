@@ -247,11 +247,11 @@ func (e *Env) Phase(name string) {
 	before := e.alive()
 	runs, alive := e.settle(e.opts.maxGCCycles())
 	p := PhaseResult{
-		Name:          name,
-		Alive:         alive > 0,
-		AlivePayloads: alive,
-		GCRuns:        runs,
-		ElapsedMillis: elapsed.Milliseconds(),
+		Name:           name,
+		Alive:          alive > 0,
+		AlivePayloads:  alive,
+		SettleGCCycles: runs,
+		ElapsedMillis:  elapsed.Milliseconds(),
 	}
 	if before > 0 && alive == 0 {
 		p.GCCycles = runs

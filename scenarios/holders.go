@@ -20,7 +20,7 @@ type HolderDetail struct {
 	// Holder names the roots in a few words, as PhaseResult.Holder does.
 	Holder string `json:"holder"`
 	// Payloads counts the payloads held this way.
-	Payloads int `json:"payloads"`
+	Payloads int `json:"payload_count"`
 	// Shared is set when no single root holds a payload: every root of
 	// Roots reaches it, and any one of them keeps it alive.
 	Shared bool `json:"shared,omitempty"`
@@ -40,7 +40,7 @@ type HolderDetail struct {
 // several alike: frames of the same function in as many goroutines.
 type HolderRoot struct {
 	// Count is how many roots this entry stands for.
-	Count int `json:"count"`
+	Count int `json:"root_count"`
 	// Kind is "frame", "goroutine", "global", "timer", "finalizer" or
 	// "other" (see the heap package's Kind constants).
 	Kind string `json:"kind"`
@@ -70,7 +70,8 @@ type PathStep struct {
 	Via string `json:"via,omitempty"`
 	// Type is the object's Go type, "" when unknown.
 	Type string `json:"type"`
-	Size uint64 `json:"size"`
+	// SizeBytes is the object's size.
+	SizeBytes uint64 `json:"size_bytes"`
 }
 
 // Explainer names what keeps each phase's alive payloads alive, from the
@@ -152,7 +153,7 @@ func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) (
 func detail(g *heap.Group) HolderDetail {
 	d := HolderDetail{Payloads: 1, Shared: g.Shared, RetainedBytes: g.RetainedBytes}
 	for _, s := range g.Path {
-		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, Size: s.Size})
+		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, SizeBytes: s.Size})
 	}
 	d.Roots = []HolderRoot{rootOf(g.Root)}
 	for _, h := range g.OtherRoots {

@@ -77,13 +77,18 @@ const (
 	Failed        = "error" // the scenario did not complete; see Result.Error
 )
 
-// Report is the document "ctxleak run --format json" prints.
+// Report is the document "ctxleak run --format json" prints (WriteJSON;
+// docs/json-run.md describes every key). Sizes are in bytes and end in
+// _bytes, durations in milliseconds and end in _ms, counts of GC cycles
+// end in _gc_cycles (or are gc_cycles), other counts end in _count.
 type Report struct {
+	// Schema is ReportSchema; WriteJSON sets it.
+	Schema    string   `json:"schema"`
 	Scenarios []Result `json:"scenarios"`
 	// PayloadBytes is the payload size every scenario used (--payload).
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Tasks is the number of background tasks or requests (--tasks).
-	Tasks int `json:"tasks"`
+	Tasks int `json:"task_count"`
 	// GoVersion is the Go version the children ran under.
 	GoVersion string `json:"go_version"`
 	// KeepDir is where the heap profiles were kept (--keep), if anywhere.
@@ -112,7 +117,7 @@ type Result struct {
 	// payloads when there are several, as in http-server).
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Payloads is how many payloads were tracked (1, or one per request).
-	Payloads int `json:"payloads"`
+	Payloads int `json:"payload_count"`
 	// PeakRSSBytes is the child's peak resident set size: its own VmHWM,
 	// read at the end of the run; for a child that did not report it, the
 	// kernel's figure at exit (rusage), which on Linux also counts the RSS
@@ -121,7 +126,7 @@ type Result struct {
 	// Attempts is how many times the child started the scenario: more than
 	// 1 when a timer fired before the measurements finished on a busy
 	// machine and the scenario was run again with a longer delay.
-	Attempts int `json:"attempts"`
+	Attempts int `json:"attempt_count"`
 	// WallMillis is how long the child took, start to exit, as the parent saw it.
 	WallMillis int64 `json:"wall_ms"`
 	// ProfileDir is where this scenario's heap profiles were kept, if anywhere.
@@ -159,10 +164,10 @@ type PhaseResult struct {
 	// AsExpected reports whether this phase met its expectation.
 	AsExpected bool `json:"as_expected"`
 	// AlivePayloads counts the tracked payloads still alive.
-	AlivePayloads int `json:"alive_payloads"`
-	// GCRuns is how many GC cycles ran at this boundary before the state
-	// settled (the release was seen, or the cap was reached).
-	GCRuns int `json:"gc_runs"`
+	AlivePayloads int `json:"alive_payload_count"`
+	// SettleGCCycles is how many GC cycles ran at this boundary before the
+	// state settled (the release was seen, or the cap was reached).
+	SettleGCCycles int `json:"settle_gc_cycles"`
 	// SiteBytes is what the heap profile shows in use at the payload's
 	// allocation site (inuse_space of samples whose stack holds it).
 	SiteBytes int64 `json:"site_bytes"`

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -228,10 +227,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 	}
 
 	if f.format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(report); err != nil {
+		if err := report.WriteJSON(a.stdout); err != nil {
 			return err
 		}
 	} else {
@@ -368,45 +364,10 @@ func freshRunDir(parent string, t time.Time) (string, error) {
 	return "", fmt.Errorf("no fresh directory name left under %s", parent)
 }
 
-// listing is the JSON of "ctxleak run --list --format json".
-type listing struct {
-	Scenarios []listedScenario `json:"scenarios"`
-}
-
-type listedScenario struct {
-	Name        string        `json:"name"`
-	Description string        `json:"description"`
-	Mechanism   string        `json:"mechanism"`
-	Expect      string        `json:"expect"`
-	Phases      []listedPhase `json:"phases"`
-}
-
-type listedPhase struct {
-	Name        string `json:"name"`
-	ExpectAlive bool   `json:"expect_alive"`
-	GCCycles    int    `json:"gc_cycles,omitempty"`
-	// ExpectHolder and ExpectVia are the regular expressions the holder
-	// and the path to the payload must match at an alive phase.
-	ExpectHolder string `json:"expect_holder,omitempty"`
-	ExpectVia    string `json:"expect_via,omitempty"`
-}
-
 // listScenarios prints the catalogue (or the named scenarios) without running it.
 func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
 	if format == "json" {
-		var l listing
-		for _, s := range list {
-			ls := listedScenario{Name: s.Name, Description: s.Description, Mechanism: s.Mechanism, Expect: s.Expect}
-			for _, ph := range s.Phases {
-				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles,
-					ExpectHolder: ph.Holder, ExpectVia: ph.Via})
-			}
-			l.Scenarios = append(l.Scenarios, ls)
-		}
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(l)
+		return scenarios.NewListing(list).WriteJSON(a.stdout)
 	}
 	p := a.printer(a.stdout)
 	for i, s := range list {

@@ -75,19 +75,19 @@ func TestRunList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var l listing
+	var l scenarios.Listing
 	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
 		t.Fatal(err)
 	}
-	want := listing{Scenarios: []listedScenario{{
+	want := scenarios.Listing{Schema: "ctxleak.run-list/v1", Scenarios: []scenarios.ListedScenario{{
 		Name:        "sync-pool",
 		Description: l.Scenarios[0].Description,
 		Mechanism:   l.Scenarios[0].Mechanism,
 		Expect:      "freed after two GC cycles once the request returns",
-		Phases: []listedPhase{
+		Phases: []scenarios.ListedPhase{
 			{Name: "request-running", ExpectAlive: true,
 				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \([a-z]+\.go:\d+\)$`},
-			{Name: "request-returned", ExpectAlive: false, GCCycles: 2},
+			{Name: "request-returned", ExpectAlive: false, ExpectGCCycles: 2},
 		},
 	}}}
 	if !reflect.DeepEqual(l, want) {
@@ -138,7 +138,10 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not one JSON document: %v\n%s", err, stdout)
 	}
-	hasKeys(t, "document", doc, "scenarios")
+	hasKeys(t, "document", doc, "schema", "scenarios")
+	if doc["schema"] != "ctxleak.run/v1" {
+		t.Errorf("schema %v, want ctxleak.run/v1", doc["schema"])
+	}
 	list := doc["scenarios"].([]any)
 	if len(list) != 2 {
 		t.Fatalf("%d scenarios, want 2", len(list))
@@ -152,9 +155,9 @@ func TestRunJSON(t *testing.T) {
 			}
 			hasKeys(t, "alive phase", p, "holder", "holder_detail", "expect_holder")
 			for _, d := range p.(map[string]any)["holder_detail"].([]any) {
-				hasKeys(t, "holder detail", d, "holder", "payloads", "roots", "path", "retained_bytes")
+				hasKeys(t, "holder detail", d, "holder", "payload_count", "roots", "path", "retained_bytes")
 				for _, r := range d.(map[string]any)["roots"].([]any) {
-					hasKeys(t, "holder root", r, "count", "kind", "goroutines", "function", "location", "created_by")
+					hasKeys(t, "holder root", r, "root_count", "kind", "goroutines", "function", "location", "created_by")
 				}
 			}
 		}
@@ -329,6 +332,21 @@ func TestRunChildFailures(t *testing.T) {
 	got := map[string]scenarios.Result{}
 	for _, r := range rep.Scenarios {
 		got[r.Name] = r
+	}
+	// A child that failed has no phases: an empty list, not null.
+	var doc struct {
+		Scenarios []struct {
+			Name   string
+			Phases json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range doc.Scenarios {
+		if s.Name == "test-crash" && string(s.Phases) != "[]" {
+			t.Errorf("test-crash: phases %s, want []", s.Phases)
+		}
 	}
 	if len(got) != 4 {
 		t.Fatalf("%d results, want 4", len(got))
@@ -543,5 +561,58 @@ func TestReleaseLacksTestScenarios(t *testing.T) {
 	}
 	if _, ok := scenarios.Lookup("test-crash"); !ok {
 		t.Errorf("test-crash unknown to the test binary")
+	}
+}
+
+// runVarying matches what differs between runs of "ctxleak run --format
+// json": the measured figures, durations, addresses, goroutine ids, the Go
+// version, and where the sources are.
+var runVarying = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`("(?:heap_delta_bytes|rss_delta_bytes|peak_rss_bytes|per_payload_heap_bytes|retained_bytes|settle_gc_cycles|wall_ms|elapsed_ms|dump_ms|holder_ms|addr|line)": )-?\d+`), "${1}0"},
+	{regexp.MustCompile(`("(?:payload_addrs|goroutines)": \[)[\s\d,]*\]`), "${1}0]"},
+	{regexp.MustCompile(`("go_version": )"[^"]*"`), `${1}"GOVERSION"`},
+	{regexp.MustCompile(`("location": )"[^"]*/([^/"]+/[^/"]+\.go):\d+"`), `${1}"${2}:N"`},
+	{regexp.MustCompile(`\.go:\d+\)`), ".go:N)"},
+}
+
+// TestRunGolden pins the JSON schemas of "ctxleak run" and of "ctxleak run
+// --list" in testdata/run, each golden file named after the flags that
+// make it (go test -update rewrites them). The run is real; what varies
+// between runs is normalised (runVarying).
+func TestRunGolden(t *testing.T) {
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"format-json.payload-1MiB.tasks-2.global-cache.golden",
+			[]string{"run", "--format", "json", "--payload", "1MiB", "--tasks", "2", "global-cache"}},
+		{"list.format-json.golden", []string{"run", "--list", "--format", "json"}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, stdout, stderr := ctxleak(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			for _, v := range runVarying {
+				stdout = v.re.ReplaceAllString(stdout, v.with)
+			}
+			path := filepath.Join("testdata", "run", tt.golden)
+			if *update {
+				if err := os.WriteFile(path, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update creates it)", err)
+			}
+			if stdout != string(want) {
+				t.Errorf("differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, stdout, want)
+			}
+		})
 	}
 }
