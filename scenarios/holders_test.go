@@ -79,60 +79,60 @@ func TestPathText(t *testing.T) {
 	}
 }
 
-// TestHolderGrouping checks the holders of the multi-payload scenario and
-// of a payload several goroutines share, in structure: http-server's
-// payloads are each held by one goroutine, grouped; request-ctx-tasks's
-// one payload is shared by its tasks.
-func TestHolderGrouping(t *testing.T) {
-	r := holdersRunner(t, time.Minute)
+// grouping is what checkGrouping expects of the holders of the
+// multi-payload scenario and of a payload several goroutines share.
+var grouping = map[string]struct {
+	payloads int // per holder detail; 0 for one per task
+	shared   bool
+}{
+	"http-server":       {0, false},
+	"request-ctx-tasks": {1, true},
+}
+
+// checkGrouping checks the holders of res in structure (TestCatalogueInChildren
+// calls it): http-server's payloads are each held by one goroutine,
+// grouped; request-ctx-tasks's one payload is shared by its tasks.
+func checkGrouping(t *testing.T, r *Runner, res Result, want struct {
+	payloads int
+	shared   bool
+}) {
+	t.Helper()
 	tasks := r.Options.Tasks
-	for name, want := range map[string]struct {
-		payloads int
-		shared   bool
-	}{
-		"http-server":       {tasks, false},
-		"request-ctx-tasks": {1, true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := Lookup(name)
-			res := r.Run(context.Background(), s)
-			if res.Verdict != AsExpected {
-				t.Fatalf("verdict %q: %s", res.Verdict, res.Error)
-			}
-			var p PhaseResult
-			for _, ph := range res.Phases {
-				if ph.Name == "responses-received" || ph.Name == "request-returned" {
-					p = ph
-				}
-			}
-			if len(p.HolderDetail) != 1 {
-				t.Fatalf("%s: %d holder details, want 1: %+v", p.Name, len(p.HolderDetail), p.HolderDetail)
-			}
-			d := p.HolderDetail[0]
-			if d.Payloads != want.payloads || d.Shared != want.shared || len(d.Roots) != 1 {
-				t.Fatalf("%s: %d payloads, shared %v, %d roots; want %d, %v, 1", p.Name, d.Payloads, d.Shared, len(d.Roots), want.payloads, want.shared)
-			}
-			root := d.Roots[0]
-			ids := slices.Clone(root.Goroutines)
-			slices.Sort(ids)
-			if root.Count != tasks || root.Kind != heap.KindFrame || len(slices.Compact(ids)) != tasks ||
-				root.Function != "github.com/ctxleak/ctxleak/scenarios.task" || root.CreatedBy == nil {
-				t.Errorf("root %+v; want %d frames of scenarios.task in as many goroutines", root, tasks)
-			}
-			if d.RetainedBytes < uint64(r.Options.PayloadBytes) {
-				t.Errorf("retained %d bytes, want at least the payload, %d", d.RetainedBytes, r.Options.PayloadBytes)
-			}
-			if d.PathText() != "context.valueCtx > []uint8 > []uint8" {
-				t.Errorf("path %s", d.PathText())
-			}
-		})
+	if want.payloads == 0 {
+		want.payloads = tasks
+	}
+	var p PhaseResult
+	for _, ph := range res.Phases {
+		if ph.Name == "responses-received" || ph.Name == "request-returned" {
+			p = ph
+		}
+	}
+	if len(p.HolderDetail) != 1 {
+		t.Fatalf("%s: %d holder details, want 1: %+v", p.Name, len(p.HolderDetail), p.HolderDetail)
+	}
+	d := p.HolderDetail[0]
+	if d.Payloads != want.payloads || d.Shared != want.shared || len(d.Roots) != 1 {
+		t.Fatalf("%s: %d payloads, shared %v, %d roots; want %d, %v, 1", p.Name, d.Payloads, d.Shared, len(d.Roots), want.payloads, want.shared)
+	}
+	root := d.Roots[0]
+	ids := slices.Clone(root.Goroutines)
+	slices.Sort(ids)
+	if root.Count != tasks || root.Kind != heap.KindFrame || len(slices.Compact(ids)) != tasks ||
+		root.Function != "github.com/ctxleak/ctxleak/scenarios.task" || root.CreatedBy == nil {
+		t.Errorf("root %+v; want %d frames of scenarios.task in as many goroutines", root, tasks)
+	}
+	if d.RetainedBytes < uint64(r.Options.PayloadBytes) {
+		t.Errorf("retained %d bytes, want at least the payload, %d", d.RetainedBytes, r.Options.PayloadBytes)
+	}
+	if d.PathText() != "context.valueCtx > []uint8 > []uint8" {
+		t.Errorf("path %s", d.PathText())
 	}
 }
 
 // TestDumpsKeptOrRemoved: the child writes its heap dumps 0600, one per
 // alive phase; they stay when kept, and are removed once read otherwise.
 func TestDumpsKeptOrRemoved(t *testing.T) {
+	t.Parallel()
 	r := holdersRunner(t, time.Minute)
 	r.Holders.Keep = true
 	s, _ := Lookup("global-cache")

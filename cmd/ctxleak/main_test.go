@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	// The scenarios that crash, hang or misbehave on purpose: known by name
@@ -15,7 +16,12 @@ import (
 // scripts (testdata/script/*.txtar), so scripts run the real CLI in a child
 // process with real exit codes; "ctxleak run" re-executes this binary as
 // each scenario's child, so the test scenarios run there too.
+//
+// A binary built with -race sleeps a second before it exits
+// (atexit_sleep_ms=1000); the ctxleak processes started from this test
+// binary, and their scenario children, do not.
 func TestMain(m *testing.M) {
+	os.Setenv("GORACE", noExitSleep())
 	testscript.Main(m, map[string]func(){
 		"ctxleak": func() { os.Exit(execute(os.Stdout, os.Stderr, os.Args[1:])) },
 	})
@@ -26,5 +32,18 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("GORACE", noExitSleep())
+			return nil
+		},
 	})
+}
+
+// noExitSleep is GORACE with the race detector's sleep at exit turned off.
+func noExitSleep() string {
+	v := os.Getenv("GORACE")
+	if strings.Contains(v, "atexit_sleep_ms=0") {
+		return v
+	}
+	return strings.TrimSpace(v + " atexit_sleep_ms=0")
 }
