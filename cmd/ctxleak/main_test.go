@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs every testdata/script/*.txtar script.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,

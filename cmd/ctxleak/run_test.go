@@ -59,6 +59,7 @@ func TestRunUsageErrors(t *testing.T) {
 }
 
 func TestRunList(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := ctxleak(t, "run", "--list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -127,6 +128,7 @@ func hasKeys(t *testing.T, what string, v any, want ...string) {
 // "phases":[{"name","alive","heap_delta_bytes","rss_delta_bytes","gc_cycles"}]}]}
 // and the figures against the expectation.
 func TestRunJSON(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "request-ctx-tasks", "empty-ctx-tasks")...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s\nstdout:\n%s", code, stderr, stdout)
@@ -207,11 +209,32 @@ func TestRunJSON(t *testing.T) {
 	}
 }
 
+// ctxleakIn runs ctxleak args in a process of its own (this test binary,
+// as testscript installed it) with TMPDIR set to tmp, and returns its exit
+// status and output.
+func ctxleakIn(t *testing.T, tmp string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command("ctxleak", args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
 // TestRunHoldersOff: --holders=false writes no dump and names no holder;
 // the verdicts and the exit status are those of the payload alone.
 func TestRunHoldersOff(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--holders=false", "global-cache")...)
+	t.Parallel()
+	tmp := t.TempDir()
+	code, stdout, stderr := ctxleakIn(t, tmp, runArgs("--format", "json", "--holders=false", "global-cache")...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
@@ -227,7 +250,7 @@ func TestRunHoldersOff(t *testing.T) {
 			t.Errorf("%s: holder %q, dump %q, expected holder %q", p.Name, p.Holder, p.Dump, p.ExpectHolder)
 		}
 	}
-	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d entries in TMPDIR, want none", len(left))
 	}
 	code, stdout, _ = ctxleak(t, runArgs("--holders=false", "global-cache")...)
@@ -259,9 +282,9 @@ func TestHoldersWanted(t *testing.T) {
 // TestRunDumpsRemoved: the heap dumps go to a fresh directory under
 // TMPDIR, which is gone when the run is over.
 func TestRunDumpsRemoved(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "global-cache", "blocked-sender")...)
+	code, stdout, stderr := ctxleakIn(t, tmp, runArgs("--format", "json", "global-cache", "blocked-sender")...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
@@ -292,6 +315,7 @@ func TestRunDumpsRemoved(t *testing.T) {
 // holder than the catalogue says is not as expected: exit status 1, and
 // the report names the holder and the expectation.
 func TestRunWrongHolder(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := ctxleak(t, runArgs("test-wrong-holder", "global-cache")...)
 	if code != exitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -316,7 +340,8 @@ func TestRunWrongHolder(t *testing.T) {
 // TestRunChildFailures: a child that crashes and one that hangs are those
 // scenarios' errors; the scenarios around them still run and are reported.
 func TestRunChildFailures(t *testing.T) {
-	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--timeout", "10s",
+	t.Parallel()
+	code, stdout, stderr := ctxleak(t, runArgs("--format", "json", "--timeout", "5s",
 		"test-crash", "global-cache", "test-hang", "dead-ctx-leaked-goroutine")...)
 	if code != exitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -353,7 +378,7 @@ func TestRunChildFailures(t *testing.T) {
 	}
 	for name, errHas := range map[string][]string{
 		"test-crash": {"child failed (exit status 2)", "panic: test-crash: deliberate crash"},
-		"test-hang":  {"child timed out after 10s and was killed", "test-hang: hanging"},
+		"test-hang":  {"child timed out after 5s and was killed", "test-hang: hanging"},
 	} {
 		r := got[name]
 		if r.Verdict != scenarios.Failed {
@@ -375,6 +400,7 @@ func TestRunChildFailures(t *testing.T) {
 // TestRunNotAsExpected: the text report says so, and the one-line reason is
 // printed last, with exit status 1.
 func TestRunNotAsExpected(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := ctxleak(t, runArgs("test-unexpected")...)
 	if code != exitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -402,6 +428,7 @@ func TestRunNotAsExpected(t *testing.T) {
 // per run, with the executable that wrote the dumps; a user's existing
 // files are left alone.
 func TestRunKeep(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mine := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
@@ -501,6 +528,7 @@ func mustTime(t *testing.T, s string) time.Time {
 // TestRunInterrupted: an interrupt kills the running child and removes the
 // heap dumps already written; the run exits 2.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	cmd := exec.Command("ctxleak", runArgs("test-hang", "--timeout", "5m")...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
@@ -544,6 +572,7 @@ func TestRunInterrupted(t *testing.T) {
 // scenarios that crash, hang or misbehave on purpose; only this test
 // binary knows them.
 func TestReleaseLacksTestScenarios(t *testing.T) {
+	t.Parallel()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to list the ctxleak binary's packages")
@@ -583,6 +612,7 @@ var runVarying = []struct {
 // make it (go test -update rewrites them). The run is real; what varies
 // between runs is normalised (runVarying).
 func TestRunGolden(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		golden string
 		args   []string
