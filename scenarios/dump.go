@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"runtime/debug"
 	"unsafe"
 )
@@ -14,8 +16,31 @@ import (
 // child says where its own variables are.
 type Global struct {
 	Name      string `json:"name"`
-	Addr      uint64 `json:"addr"`
+	Addr      Addr   `json:"addr"`
 	SizeBytes uint64 `json:"size_bytes"`
+}
+
+// Addr is an address in a child process; JSON writes it as a hexadecimal
+// string, "0xc000010000".
+type Addr uint64
+
+// MarshalText formats a as "0x" and lower-case hexadecimal digits.
+func (a Addr) MarshalText() ([]byte, error) {
+	return strconv.AppendUint([]byte("0x"), uint64(a), 16), nil
+}
+
+// UnmarshalText reads what MarshalText writes.
+func (a *Addr) UnmarshalText(b []byte) error {
+	s, ok := strings.CutPrefix(string(b), "0x")
+	if !ok {
+		return fmt.Errorf("address %q does not start with 0x", b)
+	}
+	v, err := strconv.ParseUint(s, 16, 64)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", b, err)
+	}
+	*a = Addr(v)
+	return nil
 }
 
 // pkgPath is the import path of this package, as symbols name it.
@@ -24,7 +49,7 @@ const pkgPath = "github.com/ctxleak/ctxleak/scenarios"
 // GlobalAt describes the package-level variable named name (its full
 // symbol name, e.g. "example.com/pkg.cache") at p, of size bytes.
 func GlobalAt(name string, p unsafe.Pointer, size uintptr) Global {
-	return Global{Name: name, Addr: uint64(uintptr(p)), SizeBytes: uint64(size)}
+	return Global{Name: name, Addr: Addr(uintptr(p)), SizeBytes: uint64(size)}
 }
 
 // globals lists the package-level variables of the catalogue that a
@@ -41,13 +66,13 @@ func globals() []Global {
 // alive in the heap dump written next.
 //
 //go:noinline
-func (e *Env) payloadAddrs() []uint64 {
+func (e *Env) payloadAddrs() []Addr {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var addrs []uint64
+	var addrs []Addr
 	for _, w := range e.tracked {
 		if p := w.Value(); p != nil {
-			addrs = append(addrs, uint64(uintptr(unsafe.Pointer(p))))
+			addrs = append(addrs, Addr(uintptr(unsafe.Pointer(p))))
 		}
 	}
 	return addrs

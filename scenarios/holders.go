@@ -46,7 +46,7 @@ type HolderRoot struct {
 	Kind string `json:"kind"`
 	// Goroutines are the ids of the goroutines of frame and goroutine
 	// roots, one per root.
-	Goroutines []uint64 `json:"goroutines,omitempty"`
+	Goroutines []uint64 `json:"goroutine_ids"`
 	// Function is a frame's function or a timer's closure, and Location
 	// its source position (file:line).
 	Function string `json:"function,omitempty"`
@@ -89,7 +89,7 @@ type Explainer struct {
 func (x *Explainer) Explain(r *Result) {
 	syms := make([]binsym.Symbol, len(r.Globals))
 	for i, g := range r.Globals {
-		syms[i] = binsym.Symbol{Name: g.Name, Addr: g.Addr, Size: g.SizeBytes}
+		syms[i] = binsym.Symbol{Name: g.Name, Addr: uint64(g.Addr), Size: g.SizeBytes}
 	}
 	for i := range r.Phases {
 		p := &r.Phases[i]
@@ -114,8 +114,8 @@ func (x *Explainer) Explain(r *Result) {
 }
 
 // explain reads one dump and describes the holders of the payloads at addrs.
-func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) ([]HolderDetail, error) {
-	if len(addrs) == 0 {
+func (x *Explainer) explain(dump string, payloads []Addr, syms []binsym.Symbol) ([]HolderDetail, error) {
+	if len(payloads) == 0 {
 		return nil, fmt.Errorf("%s: the child recorded no payload address", dump)
 	}
 	a, err := heap.Analyze(dump, x.Binary, heap.Globals(syms...))
@@ -123,6 +123,10 @@ func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) (
 		return nil, err
 	}
 	defer a.Close()
+	addrs := make([]uint64, len(payloads))
+	for i, p := range payloads {
+		addrs[i] = uint64(p)
+	}
 	groups, err := a.Explain(addrs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dump, err)

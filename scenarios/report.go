@@ -21,11 +21,18 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for i := range doc.Scenarios {
 		res := &doc.Scenarios[i]
 		res.Phases = nonNil(res.Phases)
+		res.Globals = nonNil(res.Globals)
 		for j := range res.Phases {
-			for k := range res.Phases[j].HolderDetail {
-				d := &res.Phases[j].HolderDetail[k]
+			p := &res.Phases[j]
+			p.HolderDetail = nonNil(p.HolderDetail)
+			p.PayloadAddrs = nonNil(p.PayloadAddrs)
+			for k := range p.HolderDetail {
+				d := &p.HolderDetail[k]
 				d.Roots = nonNil(d.Roots)
 				d.Path = nonNil(d.Path)
+				for l := range d.Roots {
+					d.Roots[l].Goroutines = nonNil(d.Roots[l].Goroutines)
+				}
 			}
 		}
 	}
@@ -56,7 +63,7 @@ type ListedPhase struct {
 	ExpectAlive bool   `json:"expect_alive"`
 	// ExpectGCCycles is the exact number of GC cycles the release is
 	// expected to take, when that is checked.
-	ExpectGCCycles int `json:"expect_gc_cycles,omitempty"`
+	ExpectGCCycles int `json:"expect_release_gc_count,omitempty"`
 	// ExpectHolder and ExpectVia are the regular expressions the holder
 	// and the path to the payload must match at an alive phase.
 	ExpectHolder string `json:"expect_holder,omitempty"`

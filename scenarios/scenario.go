@@ -79,8 +79,8 @@ const (
 
 // Report is the document "ctxleak run --format json" prints (WriteJSON;
 // docs/json-run.md describes every key). Sizes are in bytes and end in
-// _bytes, durations in milliseconds and end in _ms, counts of GC cycles
-// end in _gc_cycles (or are gc_cycles), other counts end in _count.
+// _bytes, durations in milliseconds and end in _ms, counts end in _count,
+// addresses are hexadecimal strings; lists are always there.
 type Report struct {
 	// Schema is ReportSchema; WriteJSON sets it.
 	Schema    string   `json:"schema"`
@@ -133,7 +133,7 @@ type Result struct {
 	ProfileDir string `json:"profile_dir,omitempty"`
 	// Globals are the scenarios' package-level variables, at their
 	// addresses in the child, for naming them in its heap dumps.
-	Globals []Global `json:"globals,omitempty"`
+	Globals []Global `json:"globals"`
 }
 
 // PhaseResult is what was measured at one phase boundary.
@@ -153,7 +153,7 @@ type PhaseResult struct {
 	// GCCycles is how many GC cycles the release took when the payload was
 	// released at this boundary (it was alive at the previous one); 0 when
 	// nothing was released here: still alive, or already freed earlier.
-	GCCycles int `json:"gc_cycles"`
+	GCCycles int `json:"release_gc_count"`
 
 	// ExpectAlive is the expected value of Alive.
 	ExpectAlive bool `json:"expect_alive"`
@@ -167,7 +167,7 @@ type PhaseResult struct {
 	AlivePayloads int `json:"alive_payload_count"`
 	// SettleGCCycles is how many GC cycles ran at this boundary before the
 	// state settled (the release was seen, or the cap was reached).
-	SettleGCCycles int `json:"settle_gc_cycles"`
+	SettleGCCycles int `json:"settle_gc_count"`
 	// SiteBytes is what the heap profile shows in use at the payload's
 	// allocation site (inuse_space of samples whose stack holds it).
 	SiteBytes int64 `json:"site_bytes"`
@@ -182,7 +182,7 @@ type PhaseResult struct {
 	Holder string `json:"holder,omitempty"`
 	// HolderDetail describes the holders found in the heap dump, one
 	// entry per way the alive payloads are held.
-	HolderDetail []HolderDetail `json:"holder_detail,omitempty"`
+	HolderDetail []HolderDetail `json:"holder_detail"`
 	// HolderError says why the holder could not be found.
 	HolderError string `json:"holder_error,omitempty"`
 	// Profile is the path of the heap profile kept for this phase.
@@ -191,7 +191,7 @@ type PhaseResult struct {
 	// payload was alive and Options.DumpDir was set; PayloadAddrs are the
 	// addresses of the alive payloads in it.
 	Dump         string   `json:"dump,omitempty"`
-	PayloadAddrs []uint64 `json:"payload_addrs,omitempty"`
+	PayloadAddrs []Addr   `json:"payload_addrs"`
 	// DumpMillis is how long the child took to write the heap dump, and
 	// HolderMillis how long reading it and naming the holders took.
 	DumpMillis   int64 `json:"dump_ms,omitempty"`
