@@ -190,8 +190,8 @@ type PhaseResult struct {
 	// Dump is the path of the heap dump written at this phase, when a
 	// payload was alive and Options.DumpDir was set; PayloadAddrs are the
 	// addresses of the alive payloads in it.
-	Dump         string   `json:"dump,omitempty"`
-	PayloadAddrs []Addr   `json:"payload_addrs"`
+	Dump         string `json:"dump,omitempty"`
+	PayloadAddrs []Addr `json:"payload_addrs"`
 	// DumpMillis is how long the child took to write the heap dump, and
 	// HolderMillis how long reading it and naming the holders took.
 	DumpMillis   int64 `json:"dump_ms,omitempty"`
