@@ -47,10 +47,9 @@ type HolderRoot struct {
 	// Goroutines are the ids of the goroutines of frame and goroutine
 	// roots, one per root.
 	Goroutines []uint64 `json:"goroutine_ids"`
-	// Function is a frame's function or a timer's closure, and Location
-	// its source position (file:line).
-	Function string `json:"function,omitempty"`
-	Location string `json:"location,omitempty"`
+	// Position is a frame's function, a timer's closure or a finalizer,
+	// with its file and line when known.
+	Position *binsym.Position `json:"position,omitempty"`
 	// CreatedBy is where the goroutine of a frame or goroutine root was
 	// created (its go statement).
 	CreatedBy *heap.Site `json:"created_by,omitempty"`
@@ -168,7 +167,7 @@ func detail(g *heap.Group) HolderDetail {
 
 // rootOf converts a holder the heap analysis found for a payload.
 func rootOf(h heap.Holder) HolderRoot {
-	r := HolderRoot{Count: 1, Kind: h.Kind, Function: h.Function, Global: h.Global,
+	r := HolderRoot{Count: 1, Kind: h.Kind, Global: h.Global,
 		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
 	switch h.Kind {
 	case heap.KindFrame:
@@ -187,8 +186,11 @@ func rootOf(h heap.Holder) HolderRoot {
 	case heap.KindTimer:
 		r.Detail = ""
 	}
-	if h.Location != nil && h.Location.File != "" {
-		r.Location = h.Location.File + ":" + strconv.Itoa(h.Location.Line)
+	if h.Function != "" {
+		r.Position = &binsym.Position{Function: h.Function}
+		if h.Location != nil && h.Location.File != "" {
+			r.Position.File, r.Position.Line = h.Location.File, h.Location.Line
+		}
 	}
 	return r
 }
@@ -214,7 +216,11 @@ func (r *HolderRoot) shape() string {
 		}
 		return s.String()
 	}
-	return strings.Join([]string{r.Kind, r.Function, r.Location, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
+	pos := ""
+	if r.Position != nil {
+		pos = r.Position.Function + " " + r.Position.File + ":" + strconv.Itoa(r.Position.Line)
+	}
+	return strings.Join([]string{r.Kind, pos, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
 }
 
 // key says how a payload is held: the shapes of its roots and the types
@@ -278,32 +284,39 @@ func (r *HolderRoot) text() string {
 	}
 	switch r.Kind {
 	case heap.KindFrame:
-		return n + g + " frame " + ShortFunc(r.Function) + fileLine(r.Location)
+		return n + g + " frame " + r.function() + fileLine(r.Position)
 	case heap.KindGoroutine:
 		return n + g + " (" + r.Detail + ")"
 	case heap.KindGlobal:
 		return n + "global " + ShortFunc(r.Global)
 	case heap.KindTimer:
-		s := n + "timer " + ShortFunc(r.Function)
+		s := n + "timer " + r.function()
 		if r.Creator != nil {
-			s += ", created at " + ShortFunc(r.Creator.Function)
-			if r.Creator.File != "" {
-				s += fileLine(r.Creator.File + ":" + strconv.Itoa(r.Creator.Line))
-			}
+			s += ", created at " + ShortFunc(r.Creator.Function) +
+				fileLine(&binsym.Position{File: r.Creator.File, Line: r.Creator.Line})
 		}
 		return s
 	case heap.KindFinalizer:
-		return n + "finalizer " + ShortFunc(r.Function)
+		return n + "finalizer " + r.function()
 	}
 	return n + "runtime root " + r.Detail
 }
 
-// fileLine formats "dir/file.go:12" as " (file.go:12)", "" as "".
-func fileLine(loc string) string {
-	if loc == "" {
+// function is the short name of r's function, "" when unknown.
+func (r *HolderRoot) function() string {
+	if r.Position == nil {
 		return ""
 	}
-	return " (" + path.Base(loc) + ")"
+	return ShortFunc(r.Position.Function)
+}
+
+// fileLine formats the file and line of p as " (file.go:12)", or "" when
+// the file is unknown.
+func fileLine(p *binsym.Position) string {
+	if p == nil || p.File == "" {
+		return ""
+	}
+	return " (" + path.Base(p.File) + ":" + strconv.Itoa(p.Line) + ")"
 }
 
 // ShortFunc drops the import path from a function name, but for its last

@@ -160,7 +160,7 @@ func TestRunJSON(t *testing.T) {
 			for _, d := range p.(map[string]any)["holder_detail"].([]any) {
 				hasKeys(t, "holder detail", d, "holder", "payload_count", "roots", "path", "retained_bytes")
 				for _, r := range d.(map[string]any)["roots"].([]any) {
-					hasKeys(t, "holder root", r, "root_count", "kind", "goroutine_ids", "function", "location", "created_by")
+					hasKeys(t, "holder root", r, "root_count", "kind", "goroutine_ids", "position", "created_by")
 				}
 			}
 		}
@@ -606,7 +606,7 @@ var runVarying = []struct {
 	{regexp.MustCompile(`("goroutine_ids": \[)[\s\d,]+\]`), "${1}0]"},
 	{regexp.MustCompile(`("payload_addrs": \[)[\s"0-9a-fxADR,]+\]`), `${1}"0xADDR"]`},
 	{regexp.MustCompile(`("go_version": )"[^"]*"`), `${1}"GOVERSION"`},
-	{regexp.MustCompile(`("location": )"[^"]*/([^/"]+/[^/"]+\.go):\d+"`), `${1}"${2}:N"`},
+	{regexp.MustCompile(`("file": )"[^"]*/([^/"]+/[^/"]+)"`), `${1}"${2}"`},
 	{regexp.MustCompile(`\.go:\d+\)`), ".go:N)"},
 }
 
