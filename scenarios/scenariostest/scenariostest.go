@@ -47,7 +47,7 @@ var Hang = &scenarios.Scenario{
 	Name:        "test-hang",
 	Description: "Test only: the child hangs after its first phase.",
 	Mechanism:   "none: a deliberate hang",
-	Expect:      "a hang, killed at --timeout",
+	Expect:      "a hang, killed at the runner's timeout",
 	Phases:      []scenarios.Phase{{Name: "started", Alive: true}, {Name: "never", Alive: false}},
 	Run: func(env *scenarios.Env) error {
 		parent := os.Getppid()
