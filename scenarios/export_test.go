@@ -7,3 +7,6 @@ var (
 	HoldersRunner = holdersRunner
 	CheckEntry    = checkEntry
 )
+
+// RaceEnabled reports whether the tests run under the race detector.
+const RaceEnabled = raceEnabled

@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -176,4 +177,32 @@ func TestRunAllCancelled(t *testing.T) {
 			t.Errorf("results %q, want global-cache as expected, then dead-ctx-leaked-goroutine or nothing", got)
 		}
 	})
+}
+
+// TestVerdictsSteady runs the catalogue five times, one child after
+// another as "ctxleak run" does, and requires every verdict as expected
+// every time: a verdict that flips between runs is a bug. It takes about
+// a minute, so it runs only with CTXLEAK_LONG=1.
+func TestVerdictsSteady(t *testing.T) {
+	if os.Getenv("CTXLEAK_LONG") == "" {
+		t.Skip("a stress test: set CTXLEAK_LONG=1 to run it")
+	}
+	var list []*scenarios.Scenario
+	for _, s := range scenarios.All() {
+		// Under the race detector sync.Pool drops a quarter of its Puts.
+		if s.Name != "sync-pool" || !scenarios.RaceEnabled {
+			list = append(list, s)
+		}
+	}
+	r := scenarios.HoldersRunner(t, 2*time.Minute)
+	for i := range 5 {
+		err := r.RunAll(context.Background(), list, func(res scenarios.Result) {
+			if res.Verdict != scenarios.AsExpected {
+				t.Errorf("run %d: %s: verdict %q: %s", i+1, res.Name, res.Verdict, res.Error)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

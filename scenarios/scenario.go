@@ -18,8 +18,20 @@
 // the child has exited and names what holds the payload: a goroutine's
 // frame, a global, a timer, a goroutine's pprof labels, with the typed path
 // from there ([Runner.RunAll] does this for one scenario while the next
-// one's child runs). [Scenario.Judge] compares a Result with the
-// expectation written down in the catalogue, the holders included.
+// one's child runs). [TempDumpDir] makes a directory for dumps that are not
+// kept, in memory when the system has room there. [Scenario.Judge]
+// compares a Result with the expectation written down in the catalogue, the
+// holders included.
+//
+// A [Report] of judged results renders itself: [Result.WriteText] and
+// [Report.WriteSummaryText] print what "ctxleak run" shows, and
+// [Report.WriteJSON] the "ctxleak.run/v1" document (docs/json-run.md);
+// [Listing] does the same for the catalogue without running it.
+//
+// [Lookup] finds scenarios by name: those of the catalogue ([All]), and
+// those added with [Register]. Tests register scenarios that crash, hang or
+// misbehave on purpose by importing package scenariostest; the ctxleak
+// binary does not contain them.
 package scenarios
 
 import (
