@@ -274,7 +274,9 @@ var catalogue = []*Scenario{
 func holders(roots ...string) string { return "^" + strings.Join(roots, ` \+ `) + "$" }
 
 // fn matches a function of this package and its source position.
-func fn(name string) string { return `scenarios\.` + regexp.QuoteMeta(name) + ` \([a-z]+\.go:\d+\)` }
+func fn(name string) string {
+	return `scenarios\.` + regexp.QuoteMeta(name) + ` \(scenarios/[a-z]+\.go:\d+\)`
+}
 
 // frameOf matches a frame of the function name in one goroutine.
 func frameOf(name string) string { return `goroutine \d+ frame ` + fn(name) }

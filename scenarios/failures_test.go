@@ -74,7 +74,7 @@ func TestRunnerFailures(t *testing.T) {
 func TestWrongHolder(t *testing.T) {
 	t.Parallel()
 	res := scenarios.HoldersRunner(t, time.Minute).Run(context.Background(), scenariostest.WrongHolder)
-	want := `request-returned: held by global scenariostest.kept, want a holder matching ^goroutine \d+ frame scenarios\.nowhere \([a-z]+\.go:\d+\)$`
+	want := `request-returned: held by global scenariostest.kept, want a holder matching ^goroutine \d+ frame scenarios\.nowhere \(scenarios/[a-z]+\.go:\d+\)$`
 	if res.Verdict != scenarios.NotAsExpected || res.Error != want {
 		t.Errorf("verdict %q, error %q; want %q", res.Verdict, res.Error, want)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -255,11 +254,12 @@ func holdersText(details []HolderDetail) string {
 }
 
 // text names d's roots in a few words, e.g. "goroutine 18 frame
-// scenarios.sender (catalogue.go:456)", "10 x goroutine frame
-// scenarios.task (catalogue.go:288)", "global scenarios.cache", "timer
-// context.WithDeadlineCause.func2, created at scenarios.timeoutJob
-// (catalogue.go:398)". Globals without a name are left out, unless there
-// is nothing else.
+// scenarios.sender (scenarios/catalogue.go:456)", "10 x goroutine frame
+// scenarios.task (scenarios/catalogue.go:288)", "global scenarios.cache",
+// "timer context.WithDeadlineCause.func2, created at scenarios.timeoutJob
+// (scenarios/catalogue.go:398)": positions as binsym.Position prints them,
+// functions without their import path (ShortFunc). Globals without a name
+// are left out, unless there is nothing else.
 func (d *HolderDetail) text() string {
 	var parts []string
 	for i := range d.Roots {
@@ -284,16 +284,15 @@ func (r *HolderRoot) text() string {
 	}
 	switch r.Kind {
 	case heap.KindFrame:
-		return n + g + " frame " + r.function() + fileLine(r.Position)
+		return n + g + " frame " + shortPosition(r.Position)
 	case heap.KindGoroutine:
 		return n + g + " (" + r.Detail + ")"
 	case heap.KindGlobal:
 		return n + "global " + ShortFunc(r.Global)
 	case heap.KindTimer:
 		s := n + "timer " + r.function()
-		if r.Creator != nil {
-			s += ", created at " + ShortFunc(r.Creator.Function) +
-				fileLine(&binsym.Position{File: r.Creator.File, Line: r.Creator.Line})
+		if c := r.Creator; c != nil {
+			s += ", created at " + shortPosition(&binsym.Position{Function: c.Function, File: c.File, Line: c.Line})
 		}
 		return s
 	case heap.KindFinalizer:
@@ -310,13 +309,16 @@ func (r *HolderRoot) function() string {
 	return ShortFunc(r.Position.Function)
 }
 
-// fileLine formats the file and line of p as " (file.go:12)", or "" when
-// the file is unknown.
-func fileLine(p *binsym.Position) string {
-	if p == nil || p.File == "" {
+// shortPosition formats p as binsym.Position does, "function
+// (dir/file.go:line)", with the function's import path left out, or ""
+// for nil.
+func shortPosition(p *binsym.Position) string {
+	if p == nil {
 		return ""
 	}
-	return " (" + path.Base(p.File) + ":" + strconv.Itoa(p.Line) + ")"
+	q := *p
+	q.Function = ShortFunc(q.Function)
+	return q.String()
 }
 
 // ShortFunc drops the import path from a function name, but for its last

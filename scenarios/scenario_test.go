@@ -153,8 +153,8 @@ func TestJudgeHolder(t *testing.T) {
 		{"expected holder", PhaseResult{Holder: "global scenarios.cache", HolderDetail: detail("map", "context.valueCtx", "[]uint8")}, AsExpected, ""},
 		{"not looked for", PhaseResult{}, AsExpected, ""},
 		{"a hook's holder", PhaseResult{Holder: "hook saw a"}, AsExpected, ""},
-		{"wrong holder", PhaseResult{Holder: "goroutine 5 frame scenarios.task (catalogue.go:1)", HolderDetail: detail("context.valueCtx")}, NotAsExpected,
-			`a: held by goroutine 5 frame scenarios.task (catalogue.go:1), want a holder matching ^global scenarios\.cache$`},
+		{"wrong holder", PhaseResult{Holder: "goroutine 5 frame scenarios.task (scenarios/catalogue.go:1)", HolderDetail: detail("context.valueCtx")}, NotAsExpected,
+			`a: held by goroutine 5 frame scenarios.task (scenarios/catalogue.go:1), want a holder matching ^global scenarios\.cache$`},
 		{"more holders", PhaseResult{Holder: "global scenarios.cache + goroutine 1 frame main.main (main.go:3)", HolderDetail: detail("context.valueCtx")}, NotAsExpected, "a: held by global"},
 		{"wrong path", PhaseResult{Holder: "global scenarios.cache", HolderDetail: detail("map", "[]uint8")}, NotAsExpected,
 			`a: held through map > []uint8, want a path matching context\.valueCtx`},
@@ -216,17 +216,17 @@ func TestCatalogueHolders(t *testing.T) {
 		re, s string
 		match bool
 	}{
-		{holders(frameOf("task")), "goroutine 12 frame scenarios.task (catalogue.go:307)", true},
-		{holders(frameOf("task")), "goroutine 12 frame scenarios.startTasks (catalogue.go:307)", false},
-		{holders(frameOf("lostCancelJob")), "goroutine 1 frame scenarios.lostCancel (catalogue.go:372)", false},
-		{holders(framesOf("task")), "10 x goroutine frame scenarios.task (catalogue.go:307)", true},
-		{holders(framesOf("task")), "goroutine 7 frame scenarios.task (catalogue.go:307)", true},
+		{holders(frameOf("task")), "goroutine 12 frame scenarios.task (scenarios/catalogue.go:307)", true},
+		{holders(frameOf("task")), "goroutine 12 frame scenarios.startTasks (scenarios/catalogue.go:307)", false},
+		{holders(frameOf("lostCancelJob")), "goroutine 1 frame scenarios.lostCancel (scenarios/catalogue.go:372)", false},
+		{holders(framesOf("task")), "10 x goroutine frame scenarios.task (scenarios/catalogue.go:307)", true},
+		{holders(framesOf("task")), "goroutine 7 frame scenarios.task (scenarios/catalogue.go:307)", true},
 		{holders(frameOf("tasksScenario.func1"), framesOf("task")),
-			"goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:328) + 2 x goroutine frame scenarios.task (catalogue.go:307)", true},
-		{holders(frameOf("tasksScenario.func1"), framesOf("task")), "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:328)", false},
+			"goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:328) + 2 x goroutine frame scenarios.task (scenarios/catalogue.go:307)", true},
+		{holders(frameOf("tasksScenario.func1"), framesOf("task")), "goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:328)", false},
 		{holders(labelsOf), "10 x goroutine (pprof labels)", true},
 		{holders(`timer scenarios\.timerClosure\.func1\.1, created at ` + fn("timerClosure.func1")),
-			"timer scenarios.timerClosure.func1.1, created at scenarios.timerClosure.func1 (catalogue.go:463)", true},
+			"timer scenarios.timerClosure.func1.1, created at scenarios.timerClosure.func1 (scenarios/catalogue.go:463)", true},
 	} {
 		if got := regexp.MustCompile(tt.re).MatchString(tt.s); got != tt.match {
 			t.Errorf("%s matches %q: %v, want %v", tt.re, tt.s, got, tt.match)

@@ -87,7 +87,7 @@ func TestRunList(t *testing.T) {
 		Expect:      "freed after two GC cycles once the request returns",
 		Phases: []scenarios.ListedPhase{
 			{Name: "request-running", ExpectAlive: true,
-				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \([a-z]+\.go:\d+\)$`},
+				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \(scenarios/[a-z]+\.go:\d+\)$`},
 			{Name: "request-returned", ExpectAlive: false, ExpectGCCycles: 2},
 		},
 	}}}
@@ -179,12 +179,12 @@ func TestRunJSON(t *testing.T) {
 	}
 	want := map[string][]phase{
 		"request-ctx-tasks": {
-			{"request-running", true, 0, "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:N) + 2 x goroutine frame scenarios.task (catalogue.go:N)"},
-			{"request-returned", true, 0, "2 x goroutine frame scenarios.task (catalogue.go:N)"},
+			{"request-running", true, 0, "goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:N) + 2 x goroutine frame scenarios.task (scenarios/catalogue.go:N)"},
+			{"request-returned", true, 0, "2 x goroutine frame scenarios.task (scenarios/catalogue.go:N)"},
 			{"tasks-done", false, 1, ""},
 		},
 		"empty-ctx-tasks": {
-			{"request-running", true, 0, "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:N)"},
+			{"request-running", true, 0, "goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:N)"},
 			{"request-returned", false, 1, ""},
 			{"tasks-done", false, 0, ""},
 		},

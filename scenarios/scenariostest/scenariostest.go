@@ -93,7 +93,7 @@ var WrongHolder = &scenarios.Scenario{
 	Mechanism:   "a global variable holds the payload",
 	Expect:      "held by a frame of a function that does not exist (wrongly)",
 	Phases: []scenarios.Phase{
-		{Name: "request-returned", Alive: true, Holder: `^goroutine \d+ frame scenarios\.nowhere \([a-z]+\.go:\d+\)$`},
+		{Name: "request-returned", Alive: true, Holder: `^goroutine \d+ frame scenarios\.nowhere \(scenarios/[a-z]+\.go:\d+\)$`},
 		{Name: "released", Alive: false},
 	},
 	Globals: []scenarios.Global{keptGlobal},
