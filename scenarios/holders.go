@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots
@@ -40,9 +41,9 @@ type HolderDetail struct {
 type HolderRoot struct {
 	// Count is how many roots this entry stands for.
 	Count int `json:"root_count"`
-	// Kind is "frame", "goroutine", "global", "timer", "finalizer" or
-	// "other" (see the heap package's Kind constants).
-	Kind string `json:"kind"`
+	// Kind is RootFrame, RootGoroutine, RootGlobal, RootTimer,
+	// RootFinalizer or RootOther; JSON names them "frame", "goroutine"...
+	Kind heapdump.RootKind `json:"kind"`
 	// Goroutines are the ids of the goroutines of frame and goroutine
 	// roots, one per root.
 	Goroutines []uint64 `json:"goroutine_ids"`
@@ -51,11 +52,11 @@ type HolderRoot struct {
 	Position *binsym.Position `json:"position,omitempty"`
 	// CreatedBy is where the goroutine of a frame or goroutine root was
 	// created (its go statement).
-	CreatedBy *heap.Site `json:"created_by,omitempty"`
+	CreatedBy *binsym.Position `json:"created_by,omitempty"`
 	// Global is a global's symbol, or its address when it has none.
 	Global string `json:"global,omitempty"`
 	// Creator is where a timer was created.
-	Creator *heap.Site `json:"creator,omitempty"`
+	Creator *binsym.Position `json:"creator,omitempty"`
 	// Detail says more: "pprof labels" for a goroutine whose label set
 	// holds the payload, a runtime root's description.
 	Detail string `json:"detail,omitempty"`
@@ -169,10 +170,10 @@ func rootOf(h heap.Holder) HolderRoot {
 	r := HolderRoot{Count: 1, Kind: h.Kind, Global: h.Global,
 		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
 	switch h.Kind {
-	case heap.KindFrame:
+	case heapdump.RootFrame:
 		r.Goroutines = []uint64{h.Goroutine}
 		r.Detail = ""
-	case heap.KindGoroutine:
+	case heapdump.RootGoroutine:
 		r.Goroutines = []uint64{h.Goroutine}
 		switch h.Detail {
 		case heap.DetailLabels:
@@ -182,7 +183,7 @@ func rootOf(h heap.Holder) HolderRoot {
 		default:
 			r.Detail = "not started"
 		}
-	case heap.KindTimer:
+	case heapdump.RootTimer:
 		r.Detail = ""
 	}
 	if h.Function != "" {
@@ -209,7 +210,7 @@ func addRoot(roots []HolderRoot, r HolderRoot) []HolderRoot {
 
 // shape says what a root is, apart from which goroutine it belongs to.
 func (r *HolderRoot) shape() string {
-	site := func(s *heap.Site) string {
+	site := func(s *binsym.Position) string {
 		if s == nil {
 			return ""
 		}
@@ -219,7 +220,7 @@ func (r *HolderRoot) shape() string {
 	if r.Position != nil {
 		pos = r.Position.Function + " " + r.Position.File + ":" + strconv.Itoa(r.Position.Line)
 	}
-	return strings.Join([]string{r.Kind, pos, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
+	return strings.Join([]string{r.Kind.String(), pos, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
 }
 
 // key says how a payload is held: the shapes of its roots and the types
@@ -264,7 +265,7 @@ func (d *HolderDetail) text() string {
 	var parts []string
 	for i := range d.Roots {
 		r := &d.Roots[i]
-		if r.Kind == heap.KindGlobal && strings.HasPrefix(r.Global, "0x") && (i > 0 || len(d.Roots) > 1) {
+		if r.Kind == heapdump.RootGlobal && strings.HasPrefix(r.Global, "0x") && (i > 0 || len(d.Roots) > 1) {
 			continue
 		}
 		parts = append(parts, r.text())
@@ -283,19 +284,19 @@ func (r *HolderRoot) text() string {
 		g = fmt.Sprintf("goroutine %d", r.Goroutines[0])
 	}
 	switch r.Kind {
-	case heap.KindFrame:
+	case heapdump.RootFrame:
 		return n + g + " frame " + shortPosition(r.Position)
-	case heap.KindGoroutine:
+	case heapdump.RootGoroutine:
 		return n + g + " (" + r.Detail + ")"
-	case heap.KindGlobal:
+	case heapdump.RootGlobal:
 		return n + "global " + ShortFunc(r.Global)
-	case heap.KindTimer:
+	case heapdump.RootTimer:
 		s := n + "timer " + r.function()
-		if c := r.Creator; c != nil {
-			s += ", created at " + shortPosition(&binsym.Position{Function: c.Function, File: c.File, Line: c.Line})
+		if r.Creator != nil {
+			s += ", created at " + shortPosition(r.Creator)
 		}
 		return s
-	case heap.KindFinalizer:
+	case heapdump.RootFinalizer:
 		return n + "finalizer " + r.function()
 	}
 	return n + "runtime root " + r.Detail

@@ -10,38 +10,38 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func TestHolderText(t *testing.T) {
-	site := &heap.Site{Function: "github.com/ctxleak/ctxleak/scenarios.timeoutJob", File: "/src/scenarios/catalogue.go", Line: 427}
+	site := &binsym.Position{Function: "github.com/ctxleak/ctxleak/scenarios.timeoutJob", File: "/src/scenarios/catalogue.go", Line: 427}
 	for _, tt := range []struct {
 		name  string
 		roots []HolderRoot
 		want  string
 	}{
-		{"frame", []HolderRoot{{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{18},
+		{"frame", []HolderRoot{{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{18},
 			Position: &binsym.Position{Function: "github.com/ctxleak/ctxleak/scenarios.sender", File: "/src/scenarios/catalogue.go", Line: 488}}},
 			"goroutine 18 frame scenarios.sender (scenarios/catalogue.go:488)"},
-		{"frames", []HolderRoot{{Count: 10, Kind: heap.KindFrame, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+		{"frames", []HolderRoot{{Count: 10, Kind: heapdump.RootFrame, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
 			Position: &binsym.Position{Function: "github.com/ctxleak/ctxleak/scenarios.task", File: "/src/scenarios/catalogue.go", Line: 307}}},
 			"10 x goroutine frame scenarios.task (scenarios/catalogue.go:307)"},
-		{"frame without a position", []HolderRoot{{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{1}, Position: &binsym.Position{Function: "main.main"}}},
+		{"frame without a position", []HolderRoot{{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{1}, Position: &binsym.Position{Function: "main.main"}}},
 			"goroutine 1 frame main.main"},
-		{"global", []HolderRoot{{Count: 1, Kind: heap.KindGlobal, Global: "github.com/ctxleak/ctxleak/scenarios.cache"}},
+		{"global", []HolderRoot{{Count: 1, Kind: heapdump.RootGlobal, Global: "github.com/ctxleak/ctxleak/scenarios.cache"}},
 			"global scenarios.cache"},
 		{"unnamed globals are left out", []HolderRoot{
-			{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{1}, Position: &binsym.Position{Function: "main.main", File: "/src/main.go", Line: 9}},
-			{Count: 1, Kind: heap.KindGlobal, Global: "0x10024a0"}},
+			{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{1}, Position: &binsym.Position{Function: "main.main", File: "/src/main.go", Line: 9}},
+			{Count: 1, Kind: heapdump.RootGlobal, Global: "0x10024a0"}},
 			"goroutine 1 frame main.main (src/main.go:9)"},
-		{"unless alone", []HolderRoot{{Count: 1, Kind: heap.KindGlobal, Global: "0x10024a0"}}, "global 0x10024a0"},
-		{"timer", []HolderRoot{{Count: 1, Kind: heap.KindTimer, Position: &binsym.Position{Function: "context.WithDeadlineCause.func2"}, Creator: site}},
+		{"unless alone", []HolderRoot{{Count: 1, Kind: heapdump.RootGlobal, Global: "0x10024a0"}}, "global 0x10024a0"},
+		{"timer", []HolderRoot{{Count: 1, Kind: heapdump.RootTimer, Position: &binsym.Position{Function: "context.WithDeadlineCause.func2"}, Creator: site}},
 			"timer context.WithDeadlineCause.func2, created at scenarios.timeoutJob (scenarios/catalogue.go:427)"},
 		{"labels", []HolderRoot{
-			{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{1}, Position: &binsym.Position{Function: "github.com/ctxleak/ctxleak/scenarios.pprofLabelValue.func1", File: "/src/scenarios/catalogue.go", Line: 595}},
-			{Count: 10, Kind: heap.KindGoroutine, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, Detail: "pprof labels"}},
+			{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{1}, Position: &binsym.Position{Function: "github.com/ctxleak/ctxleak/scenarios.pprofLabelValue.func1", File: "/src/scenarios/catalogue.go", Line: 595}},
+			{Count: 10, Kind: heapdump.RootGoroutine, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, Detail: "pprof labels"}},
 			"goroutine 1 frame scenarios.pprofLabelValue.func1 (scenarios/catalogue.go:595) + 10 x goroutine (pprof labels)"},
-		{"one goroutine's labels", []HolderRoot{{Count: 1, Kind: heap.KindGoroutine, Goroutines: []uint64{9}, Detail: "pprof labels"}},
+		{"one goroutine's labels", []HolderRoot{{Count: 1, Kind: heapdump.RootGoroutine, Goroutines: []uint64{9}, Detail: "pprof labels"}},
 			"goroutine 9 (pprof labels)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func checkGrouping(t *testing.T, r *Runner, res Result, want struct {
 	root := d.Roots[0]
 	ids := slices.Clone(root.Goroutines)
 	slices.Sort(ids)
-	if root.Count != tasks || root.Kind != heap.KindFrame || len(slices.Compact(ids)) != tasks ||
+	if root.Count != tasks || root.Kind != heapdump.RootFrame || len(slices.Compact(ids)) != tasks ||
 		root.Position == nil || root.Position.Function != "github.com/ctxleak/ctxleak/scenarios.task" || root.CreatedBy == nil {
 		t.Errorf("root %+v; want %d frames of scenarios.task in as many goroutines", root, tasks)
 	}
