@@ -2,6 +2,7 @@ package heap
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -17,10 +18,10 @@ import (
 )
 
 // The holder tests build testdata/holders (one retention pattern per run,
-// around a 50 MiB payload), run it to write a real heap dump, and check
+// around a 2 MiB payload), run it to write a real heap dump, and check
 // what the analysis says against what the program knows of itself.
 
-const payloadSize = 50 << 20
+const payloadSize = 2 << 20
 
 var (
 	holdersOnce sync.Once
@@ -32,15 +33,26 @@ var (
 func holdersProg(t testing.TB, build string) string {
 	t.Helper()
 	holdersOnce.Do(func() {
+		// The two builds share the compiled packages and link at once.
+		builds := []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}}
+		errs := make([]error, len(builds))
+		var wg sync.WaitGroup
+		for i, b := range builds {
+			wg.Go(func() {
+				exe := filepath.Join(testDir, "holders"+b.name)
+				out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
+				if err != nil {
+					errs[i] = fmt.Errorf("go build: %v\n%s", err, out)
+				}
+			})
+		}
+		wg.Wait()
+		if holdersErr = errors.Join(errs...); holdersErr != nil {
+			return
+		}
 		holdersExe = map[string]string{}
-		for _, b := range []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}} {
-			exe := filepath.Join(testDir, "holders"+b.name)
-			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
-			if err != nil {
-				holdersErr = fmt.Errorf("go build: %v\n%s", err, out)
-				return
-			}
-			holdersExe[b.name] = exe
+		for _, b := range builds {
+			holdersExe[b.name] = filepath.Join(testDir, "holders"+b.name)
 		}
 	})
 	if holdersErr != nil {
@@ -85,18 +97,44 @@ func runPattern(t testing.TB, pattern string) *patternRun {
 	return r
 }
 
+var (
+	binariesMu sync.Mutex
+	binaries   = map[string]*binsym.Binary{} // by build, closed by TestMain
+)
+
+// holdersBinary returns the test program built as build, opened once per
+// test binary and shared: the symbols and types it derives lazily are read
+// once, not once per test.
+func holdersBinary(t testing.TB, build string) *binsym.Binary {
+	t.Helper()
+	exe := holdersProg(t, build)
+	binariesMu.Lock()
+	defer binariesMu.Unlock()
+	if b, ok := binaries[build]; ok {
+		return b
+	}
+	b, err := binsym.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binaries[build] = b
+	return b
+}
+
+// closeBinaries closes the binaries holdersBinary opened.
+func closeBinaries() {
+	for _, b := range binaries {
+		b.Close()
+	}
+}
+
 // analyze analyses the dump of r with the executable built as build
 // ("" or "stripped"), or without one for build "none".
 func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
 	t.Helper()
 	var bin *binsym.Binary
 	if build != "none" {
-		b, err := binsym.Open(holdersProg(t, build))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		bin = b
+		bin = holdersBinary(t, build)
 	}
 	a, err := Analyze(r.dump, bin)
 	if err != nil {
@@ -107,7 +145,7 @@ func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
 }
 
 // payloadGroup returns the report entry of the payload, failing if there is
-// none or it is not the 50 MiB []uint8.
+// none or it is not the payload, a []uint8 of payloadSize bytes.
 func payloadGroup(t *testing.T, a *Analysis) *Group {
 	t.Helper()
 	rep, err := a.Holders(HolderOptions{})

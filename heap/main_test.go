@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	testDir = dir
 	code := m.Run()
+	closeBinaries()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
