@@ -32,33 +32,36 @@ var (
 // holdersProg returns the test program built plainly or stripped.
 func holdersProg(t testing.TB, build string) string {
 	t.Helper()
-	holdersOnce.Do(func() {
-		// The two builds share the compiled packages and link at once.
-		builds := []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}}
-		errs := make([]error, len(builds))
-		var wg sync.WaitGroup
-		for i, b := range builds {
-			wg.Go(func() {
-				exe := filepath.Join(testDir, "holders"+b.name)
-				out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
-				if err != nil {
-					errs[i] = fmt.Errorf("go build: %v\n%s", err, out)
-				}
-			})
-		}
-		wg.Wait()
-		if holdersErr = errors.Join(errs...); holdersErr != nil {
-			return
-		}
-		holdersExe = map[string]string{}
-		for _, b := range builds {
-			holdersExe[b.name] = filepath.Join(testDir, "holders"+b.name)
-		}
-	})
+	holdersOnce.Do(buildHolders)
 	if holdersErr != nil {
 		t.Fatal(holdersErr)
 	}
 	return holdersExe[build]
+}
+
+// buildHolders builds testdata/holders into testDir, plainly and stripped.
+func buildHolders() {
+	// The two builds share the compiled packages and link at once.
+	builds := []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, b := range builds {
+		wg.Go(func() {
+			exe := filepath.Join(testDir, "holders"+b.name)
+			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("go build: %v\n%s", err, out)
+			}
+		})
+	}
+	wg.Wait()
+	if holdersErr = errors.Join(errs...); holdersErr != nil {
+		return
+	}
+	holdersExe = map[string]string{}
+	for _, b := range builds {
+		holdersExe[b.name] = filepath.Join(testDir, "holders"+b.name)
+	}
 }
 
 // patternRun is what testdata/holders printed about itself.

@@ -30,7 +30,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testDir = dir
+	// Build the test programs while the first tests run.
+	go buildOnce.Do(buildDumpProg)
+	go holdersOnce.Do(buildHolders)
 	code := m.Run()
+	// Wait for builds no test waited for before removing their directory.
+	buildOnce.Do(buildDumpProg)
+	holdersOnce.Do(buildHolders)
 	closeBinaries()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -45,21 +51,24 @@ var (
 // dumpProg returns the path of the built test program.
 func dumpProg(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		exe := filepath.Join(testDir, "dumpprog")
-		// -gcflags=-N would change the stack maps under test; build as users do.
-		cmd := exec.Command("go", "build", "-o", exe, "./testdata/dumpprog")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		buildExe = exe
-	})
+	buildOnce.Do(buildDumpProg)
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return buildExe
+}
+
+// buildDumpProg builds testdata/dumpprog into testDir.
+func buildDumpProg() {
+	exe := filepath.Join(testDir, "dumpprog")
+	// -gcflags=-N would change the stack maps under test; build as users do.
+	cmd := exec.Command("go", "build", "-o", exe, "./testdata/dumpprog")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		return
+	}
+	buildExe = exe
 }
 
 // testDump is a dump written by dumpprog and what the program printed.
