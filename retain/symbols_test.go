@@ -134,15 +134,18 @@ func strippedBinary(t *testing.T) {
 	}
 }
 
-// resetRelink forgets the relinked binary, before and after the test.
+// resetRelink forgets the relinked binary for the test, and puts back what
+// was there after it, so that later tests need not relink again.
 func resetRelink(t *testing.T) {
-	reset := func() {
+	relinked.Lock()
+	done, bin, err, took := relinked.done, relinked.bin, relinked.err, relinked.took
+	relinked.done, relinked.bin, relinked.err = false, nil, nil
+	relinked.Unlock()
+	t.Cleanup(func() {
 		relinked.Lock()
-		relinked.done, relinked.bin, relinked.err = false, nil, nil
+		relinked.done, relinked.bin, relinked.err, relinked.took = done, bin, err, took
 		relinked.Unlock()
-	}
-	reset()
-	t.Cleanup(reset)
+	})
 }
 
 // failGlobal fails a tracker on a payload held by globalHeld and returns the
