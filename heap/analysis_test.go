@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-
-	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // Analyze takes the live set from its dominator tree instead of searching
@@ -65,11 +63,7 @@ func TestOtherRootsExactAndFromReachers(t *testing.T) {
 		if c.focus != "" {
 			focus = regexp.MustCompile(c.focus)
 		}
-		bin, err := binsym.Open(d.exe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer bin.Close()
+		bin := openShared(t, d.exe)
 		report := func(exact int) ([]byte, *Report) {
 			defer func(old int) { exactOtherRoots = old }(exactOtherRoots)
 			exactOtherRoots = exact
@@ -128,11 +122,7 @@ func TestOtherRootsExactAndFromReachers(t *testing.T) {
 func TestReachers(t *testing.T) {
 	for _, args := range [][]string{{"-small"}, {"-small", "-gc=false"}} {
 		d := progDump(t, args...)
-		bin, err := binsym.Open(d.exe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer bin.Close()
+		bin := openShared(t, d.exe)
 		a, err := Analyze(d.path, bin)
 		if err != nil {
 			t.Fatal(err)
@@ -168,11 +158,7 @@ func TestReachers(t *testing.T) {
 // alone. Both must type the first object of every group the same way.
 func TestHoldersTypesPathsAsExplain(t *testing.T) {
 	d := progDump(t, "-small")
-	bin, err := binsym.Open(d.exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bin.Close()
+	bin := openShared(t, d.exe)
 	a, err := Analyze(d.path, bin)
 	if err != nil {
 		t.Fatal(err)

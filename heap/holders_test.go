@@ -100,44 +100,13 @@ func runPattern(t testing.TB, pattern string) *patternRun {
 	return r
 }
 
-var (
-	binariesMu sync.Mutex
-	binaries   = map[string]*binsym.Binary{} // by build, closed by TestMain
-)
-
-// holdersBinary returns the test program built as build, opened once per
-// test binary and shared: the symbols and types it derives lazily are read
-// once, not once per test.
-func holdersBinary(t testing.TB, build string) *binsym.Binary {
-	t.Helper()
-	exe := holdersProg(t, build)
-	binariesMu.Lock()
-	defer binariesMu.Unlock()
-	if b, ok := binaries[build]; ok {
-		return b
-	}
-	b, err := binsym.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	binaries[build] = b
-	return b
-}
-
-// closeBinaries closes the binaries holdersBinary opened.
-func closeBinaries() {
-	for _, b := range binaries {
-		b.Close()
-	}
-}
-
 // analyze analyses the dump of r with the executable built as build
 // ("" or "stripped"), or without one for build "none".
 func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
 	t.Helper()
 	var bin *binsym.Binary
 	if build != "none" {
-		bin = holdersBinary(t, build)
+		bin = openShared(t, holdersProg(t, build))
 	}
 	a, err := Analyze(r.dump, bin)
 	if err != nil {

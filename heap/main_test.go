@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // The tests build testdata/dumpprog once, run it to write real heap dumps
@@ -69,6 +71,36 @@ func buildDumpProg() {
 		return
 	}
 	buildExe = exe
+}
+
+var (
+	binariesMu sync.Mutex
+	binaries   = map[string]*binsym.Binary{} // by path, closed by TestMain
+)
+
+// openShared returns the executable at path, opened once per test binary
+// and shared by the tests, which only read it: the symbols and types it
+// derives lazily are read once, not once per test.
+func openShared(t testing.TB, path string) *binsym.Binary {
+	t.Helper()
+	binariesMu.Lock()
+	defer binariesMu.Unlock()
+	if b, ok := binaries[path]; ok {
+		return b
+	}
+	b, err := binsym.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binaries[path] = b
+	return b
+}
+
+// closeBinaries closes the executables openShared opened.
+func closeBinaries() {
+	for _, b := range binaries {
+		b.Close()
+	}
 }
 
 // testDump is a dump written by dumpprog and what the program printed.
