@@ -51,12 +51,12 @@ func ExampleAnalyzeHeap() {
 	fmt.Printf("in use %d B, request-scoped %d B, growth %d B (%.0f B per request)\n",
 		r.InuseBytes, r.RequestBytes, r.Base.GrowthBytes, r.Base.PerRequestBytes)
 	for _, s := range r.Sites {
-		fmt.Printf("%-28s %8d B  growth %+8d B  request %v\n", s.Frame, s.InuseBytes, s.Growth.Bytes, s.Request)
+		fmt.Printf("%-36s %8d B  growth %+8d B  request %v\n", s.Position, s.InuseBytes, s.Growth.Bytes, s.Request)
 	}
 	// Output:
 	// in use 3670016 B, request-scoped 2621440 B, growth 2621440 B (65536 B per request)
-	// main.handleUpload upload.go:69  2621440 B  growth +2621440 B  request true
-	// main.fillCache cache.go:40    1048576 B  growth       +0 B  request false
+	// main.handleUpload (src/upload.go:69)  2621440 B  growth +2621440 B  request true
+	// main.fillCache (src/cache.go:40)      1048576 B  growth       +0 B  request false
 }
 
 func ExampleAnalyzeGoroutines() {
@@ -74,8 +74,8 @@ func ExampleAnalyzeGoroutines() {
 	}
 	// Output:
 	// 41 goroutines, 40 captured request contexts
-	// 40 started in main.handleUpload.func1 upload.go, waiting in main.notify notify.go:85, labels [request_id], captured true
-	// 1 started in main.main main.go, waiting in main.main main.go:29, labels [], captured false
+	// 40 started in main.handleUpload.func1 (src/upload.go), waiting in main.notify (src/notify.go:85), labels [request_id], captured true
+	// 1 started in main.main (src/main.go), waiting in main.main (src/main.go:29), labels [], captured false
 }
 
 func ExampleGates() {

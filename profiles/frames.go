@@ -1,37 +1,21 @@
 package profiles
 
 import (
-	"path/filepath"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/allochelper"
 )
 
-// Frame is one call in a stack: a function and the file and line it is
-// at. Line is 0 for sites grouped by function. A frame the profile does not
-// name has Function "0x" and its address.
-type Frame struct {
-	Function string `json:"function"`
-	File     string `json:"file"`
-	Line     int64  `json:"line"`
-}
-
-// String formats f as "main.handle main.go:42": the function, then the
-// base name of the file and the line.
-func (f Frame) String() string {
-	if f.File == "" {
-		return f.Function
-	}
-	s := f.Function + " " + filepath.Base(f.File)
-	if f.Line > 0 {
-		s += ":" + strconv.FormatInt(f.Line, 10)
-	}
-	return s
-}
+// Frames of stacks are binsym.Positions: a function and the file and line
+// it is at. Line is 0 for sites grouped by function and for the function a
+// goroutine started in. A frame the profile does not name has Function
+// "0x" and its address, and no file.
 
 // Granularity says what an allocation site is.
 type Granularity string
@@ -42,15 +26,11 @@ const (
 	ByFunction Granularity = "function" // a function
 )
 
-// DefaultHelpers lists the functions that allocate on behalf of their
-// caller, so that the caller, not they, is the allocation site. An entry
-// ending in "." or "/" is a prefix (every function of a package, or of a
-// type's methods); any other entry is a whole function name. Type
-// parameters of generic functions are ignored when matching.
-var DefaultHelpers = allochelper.Names
-
-// IsHelper reports whether function is in DefaultHelpers: the runtime or a
-// function that allocates on behalf of its caller.
+// IsHelper reports whether function is the runtime or one of the functions
+// that allocate on behalf of their caller (make, append, bytes.Buffer,
+// io.ReadAll, fmt.Sprintf, context.With*, ...), so that the caller, not
+// they, is the allocation site. Type parameters of generic functions are
+// ignored when matching.
 func IsHelper(function string) bool { return allochelper.Is(function) }
 
 // DefaultRequestPath matches the functions through which a net/http
@@ -123,6 +103,38 @@ func (o Options) requestLabels() []string {
 	return DefaultRequestLabels
 }
 
+// PatternError is an expression given to MatchAny that does not compile.
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string { return fmt.Sprintf("%q: %v", e.Pattern, e.Err) }
+
+// Unwrap returns the compiler's error.
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// MatchAny compiles regular expressions into one that matches what any of
+// them matches, for Options.Focus, Ignore and Request. Empty expressions
+// are left out; none gives nil. An expression that does not compile is a
+// *PatternError.
+func MatchAny(exprs ...string) (*regexp.Regexp, error) {
+	var alts []string
+	for _, e := range exprs {
+		if e == "" {
+			continue
+		}
+		if _, err := regexp.Compile(e); err != nil {
+			return nil, &PatternError{Pattern: e, Err: err}
+		}
+		alts = append(alts, "(?:"+e+")")
+	}
+	if len(alts) == 0 {
+		return nil, nil
+	}
+	return regexp.MustCompile(strings.Join(alts, "|")), nil
+}
+
 // Location flags.
 const (
 	flagRequest uint8 = 1 << iota
@@ -169,8 +181,8 @@ type frameTable struct {
 	helper  func(string) bool
 	request *regexp.Regexp
 
-	ids    map[Frame]int32
-	frames []Frame
+	ids    map[binsym.Position]int32
+	frames []binsym.Position
 	// fnFlags caches the classification of function names.
 	fnFlags map[*profile.Function]uint8
 }
@@ -186,13 +198,13 @@ func newFrameTable(opt Options) *frameTable {
 		by:      opt.by(),
 		helper:  opt.helper(),
 		request: opt.request(),
-		ids:     make(map[Frame]int32),
+		ids:     make(map[binsym.Position]int32),
 		fnFlags: make(map[*profile.Function]uint8),
 	}
 }
 
 // intern returns the id of f.
-func (t *frameTable) intern(f Frame) int32 {
+func (t *frameTable) intern(f binsym.Position) int32 {
 	if id, ok := t.ids[f]; ok {
 		return id
 	}
@@ -203,13 +215,13 @@ func (t *frameTable) intern(f Frame) int32 {
 }
 
 // frameOf returns the frame of one line of a location.
-func (t *frameTable) frameOf(loc *profile.Location, ln profile.Line) Frame {
+func (t *frameTable) frameOf(loc *profile.Location, ln profile.Line) binsym.Position {
 	if ln.Function == nil || ln.Function.Name == "" {
-		return Frame{Function: "0x" + strconv.FormatUint(loc.Address, 16)}
+		return binsym.Position{Function: "0x" + strconv.FormatUint(loc.Address, 16)}
 	}
-	f := Frame{Function: ln.Function.Name, File: ln.Function.Filename}
+	f := binsym.Position{Function: ln.Function.Name, File: ln.Function.Filename}
 	if t.by == ByLine {
-		f.Line = ln.Line
+		f.Line = int(ln.Line)
 	}
 	return f
 }
@@ -350,8 +362,8 @@ func (t *frameTable) keep(flags uint8) bool {
 
 // stack returns the frames of a stack, leaf first, and a key that
 // identifies it.
-func (t *frameTable) stack(locs []*profile.Location) ([]Frame, string) {
-	var frames []Frame
+func (t *frameTable) stack(locs []*profile.Location) ([]binsym.Position, string) {
+	var frames []binsym.Position
 	var key strings.Builder
 	for _, l := range locs {
 		if len(l.Line) == 0 {
@@ -367,7 +379,7 @@ func (t *frameTable) stack(locs []*profile.Location) ([]Frame, string) {
 			key.WriteByte(0)
 			key.WriteString(f.File)
 			key.WriteByte(0)
-			key.WriteString(strconv.FormatInt(f.Line, 10))
+			key.WriteString(strconv.Itoa(f.Line))
 			key.WriteByte(0)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/allochelper"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/ctxleak/ctxleak/profiles/profilestest"
 )
@@ -85,7 +86,7 @@ func TestRealProfiles(t *testing.T) {
 		if top.Function != "main.handleUpload" || !payloads(top.Growth.Bytes, requests) || !top.Growth.New ||
 			!top.Request || top.RequestBytes != top.InuseBytes || int(top.Growth.PerRequestBytes)/1024 != leakPayload/1024 {
 			t.Errorf("top site = %s, %d B request-scoped, growth %+v; want main.handleUpload, %d new payloads on the request path",
-				top.Frame, top.RequestBytes, *top.Growth, requests)
+				top.Position, top.RequestBytes, *top.Growth, requests)
 		}
 	})
 
@@ -126,7 +127,7 @@ func TestRealProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sites := map[string]profiles.Site{}
+			sites := map[string]profiles.AllocSite{}
 			for _, s := range r.Sites {
 				sites[s.Function] = s
 			}
@@ -254,10 +255,10 @@ func goToolPprof(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// helpersRegexp turns DefaultHelpers into a regexp for pprof's -hide.
+// helpersRegexp turns allochelper.Names into a regexp for pprof's -hide.
 func helpersRegexp() string {
 	var alts []string
-	for _, h := range profiles.DefaultHelpers {
+	for _, h := range allochelper.Names {
 		q := regexp.QuoteMeta(h)
 		if strings.HasSuffix(h, ".") || strings.HasSuffix(h, "/") {
 			alts = append(alts, q)
