@@ -38,6 +38,8 @@ func TestRealProfiles(t *testing.T) {
 	srv.Save(t, "/debug/pprof/goroutine", file("goroutine.pb.gz"))
 	srv.Save(t, "/debug/pprof/goroutine?debug=1", file("goroutine.txt"))
 
+	// The subtests run "go tool pprof" and read the files in parallel; the
+	// server stops once they are all done.
 	load := func(t *testing.T, name string) *profiles.Profile {
 		t.Helper()
 		var l profiles.Loader
@@ -50,6 +52,7 @@ func TestRealProfiles(t *testing.T) {
 
 	for _, name := range []string{"base.pb.gz", "heap.pb.gz", "heap.txt"} {
 		t.Run("totals/"+name, func(t *testing.T) {
+			t.Parallel()
 			r, err := profiles.AnalyzeHeap([]*profiles.Profile{load(t, name)}, nil, profiles.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -67,6 +70,7 @@ func TestRealProfiles(t *testing.T) {
 	}
 
 	t.Run("growth", func(t *testing.T) {
+		t.Parallel()
 		r, err := profiles.AnalyzeHeap(
 			[]*profiles.Profile{load(t, "heap.pb.gz")}, []*profiles.Profile{load(t, "base.pb.gz")},
 			profiles.Options{Requests: requests})
@@ -91,6 +95,7 @@ func TestRealProfiles(t *testing.T) {
 	})
 
 	t.Run("sites", func(t *testing.T) {
+		t.Parallel()
 		// With the helpers hidden, pprof's flat value of each function is
 		// what ctxleak charges to the function as an allocation site.
 		r, err := profiles.AnalyzeHeap([]*profiles.Profile{load(t, "heap.pb.gz")}, nil, profiles.Options{By: profiles.ByFunction})
@@ -123,6 +128,7 @@ func TestRealProfiles(t *testing.T) {
 	// comment lines.
 	for _, name := range []string{"heap.pb.gz", "heap.txt"} {
 		t.Run("request/"+name, func(t *testing.T) {
+			t.Parallel()
 			r, err := profiles.AnalyzeHeap([]*profiles.Profile{load(t, name)}, nil, profiles.Options{By: profiles.ByFunction})
 			if err != nil {
 				t.Fatal(err)
@@ -148,6 +154,7 @@ func TestRealProfiles(t *testing.T) {
 
 	for _, name := range []string{"goroutine.pb.gz", "goroutine.txt"} {
 		t.Run("goroutines/"+name, func(t *testing.T) {
+			t.Parallel()
 			p := load(t, name)
 			r, err := profiles.AnalyzeGoroutines([]*profiles.Profile{p}, profiles.Options{})
 			if err != nil {
@@ -170,6 +177,7 @@ func TestRealProfiles(t *testing.T) {
 	}
 
 	t.Run("url", func(t *testing.T) {
+		t.Parallel()
 		l := profiles.Loader{}
 		heap, err := l.Load(context.Background(), srv.URL+"/debug/pprof/heap")
 		if err != nil {

@@ -274,6 +274,7 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 		t.Skip("builds and runs a server")
 	}
 	const requests = 200 // 200 payloads of 64 KiB: 12.5 MiB when leaked
+	bin := profilestest.Build(t)
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -284,7 +285,7 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := profilestest.Start(t, tt.args...)
+			srv := bin.Start(t, tt.args...)
 			base := filepath.Join(t.TempDir(), "base.pb.gz")
 			srv.Save(t, "/debug/pprof/heap?gc=1", base)
 			srv.Load(t, requests, 8)
