@@ -291,6 +291,20 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 			srv.Load(t, requests, 8)
 			code, stdout, stderr := ctxleak(t, "analyze", "--base", base, srv.URL+"/debug/pprof/heap",
 				"--requests", fmt.Sprint(requests), "--fail-on-growth", "4MiB", "--format", "json")
+			// The document from real profiles has the shape the golden
+			// file pins: no key the golden lacks, and the same heap keys.
+			goldenPaths := jsonPaths(t, readGolden(t, "heap.goroutine.base.requests.fail-on-growth.fail-on-retained.fail-on-goroutines.top5.json"))
+			realPaths := jsonPaths(t, stdout)
+			for p := range realPaths {
+				if !goldenPaths[p] {
+					t.Errorf("key %s is not in the golden document", p)
+				}
+			}
+			for p := range goldenPaths {
+				if strings.HasPrefix(p, "heap.") && !realPaths[p] {
+					t.Errorf("key %s is missing from the document of real profiles", p)
+				}
+			}
 			var doc struct {
 				Heap struct {
 					Base struct {
@@ -318,6 +332,47 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readGolden returns the golden file testdata/analyze/name.
+func readGolden(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "analyze", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// jsonPaths returns the key paths of a JSON document, such as
+// "heap.sites[].growth.growth_bytes".
+func jsonPaths(t *testing.T, doc string) map[string]bool {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	paths := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				paths[p] = true
+				walk(p, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix+"[]", x)
+			}
+		}
+	}
+	walk("", v)
+	return paths
 }
 
 // TestAnalyzeInputErrors checks that unreadable input, from a file or a
