@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,10 +14,10 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// The large-profile benchmarks run only when CTXLEAK_BENCH_MB names the
-// size of the gzipped heap profile to generate, in MB:
+// The large-profile benchmarks run only with CTXLEAK_LONG=1, the switch of
+// ctxleak's long tests, on a generated gzipped heap profile of 50 MB:
 //
-//	CTXLEAK_BENCH_MB=50 go test -run '^$' -bench Large -benchtime 5x ./profiles/
+//	CTXLEAK_LONG=1 go test -run '^$' -bench Large -benchtime 5x ./profiles/
 //
 // The generated profile is kept in the temporary directory for later runs.
 // Run each benchmark in a process of its own (-bench 'LargeParse$', then
@@ -28,7 +27,7 @@ import (
 // BenchmarkLargeParse is profile.Parse alone; BenchmarkLargeAnalyze reads
 // the same bytes the way ctxleak analyze does (profiles.Parse, then
 // AnalyzeHeap): the target is at most 1.5 times the first.
-const benchEnv = "CTXLEAK_BENCH_MB"
+const largeMB = 50
 
 var (
 	largeOnce    sync.Once
@@ -36,10 +35,10 @@ var (
 )
 
 func largeHeapProfile(b *testing.B) []byte {
-	mb, err := strconv.Atoi(os.Getenv(benchEnv))
-	if err != nil || mb <= 0 {
-		b.Skipf("set %s=50 to generate a 50 MB profile", benchEnv)
+	if os.Getenv("CTXLEAK_LONG") == "" {
+		b.Skip("generates a 50 MB profile: set CTXLEAK_LONG=1 to run it")
 	}
+	mb := largeMB
 	largeOnce.Do(func() {
 		// Generating takes most of a minute: keep the profile in the
 		// temporary directory for the next run.
