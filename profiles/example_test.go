@@ -2,6 +2,7 @@ package profiles_test
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/ctxleak/ctxleak/profiles"
 )
@@ -96,4 +97,43 @@ func ExampleGates() {
 	// Output:
 	// growth tripped=false: heap in use grew by +2.5 MiB against the base, within the limit of 4.0 MiB
 	// goroutines tripped=true: 40 goroutines off the request path still carry request labels, over the limit of 0
+}
+
+func ExampleReport_WriteText() {
+	heap, _ := profiles.Parse("heap.txt", []byte(heapText))
+	base, _ := profiles.Parse("base.txt", []byte(baseText))
+	opt := profiles.Options{Requests: 40}
+	r := &profiles.Report{
+		Inputs:   []profiles.Input{profiles.NewInput(heap, profiles.RoleProfile), profiles.NewInput(base, profiles.RoleBase)},
+		Settings: profiles.Settings{Top: 1, Requests: opt.Requests},
+	}
+	var err error
+	if r.Heap, err = profiles.AnalyzeHeap([]*profiles.Profile{heap}, []*profiles.Profile{base}, opt); err != nil {
+		panic(err)
+	}
+	limit := int64(1 << 20)
+	if r.Gates, err = (profiles.Gates{Growth: &limit}).Check(r.Heap, nil); err != nil {
+		panic(err)
+	}
+	if err := r.WriteText(os.Stdout, false); err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Reasons())
+	// Output:
+	// Heap in use: heap.txt (base: base.txt)
+	//   in use          3.5 MiB in 104 objects
+	//   request-scoped  2.5 MiB in 40 objects (71% of in use), allocated on request paths and still in use
+	//   growth          +2.5 MiB and +40 objects against the base (1.0 MiB in 64 objects); 1 new sites
+	//   per request     +64.0 KiB over 40 requests
+	//
+	// Allocation sites by growth: top 1 of 2
+	// +--------------------------------------+---------+---------+----------------+-------------+----------------+
+	// | site                                 |  in use | objects |         growth | per request | request-scoped |
+	// +--------------------------------------+---------+---------+----------------+-------------+----------------+
+	// | main.handleUpload (src/upload.go:69) | 2.5 MiB |      40 | +2.5 MiB (new) |   +64.0 KiB |        2.5 MiB |
+	// +--------------------------------------+---------+---------+----------------+-------------+----------------+
+	//
+	// Gates
+	//   FAIL  growth      heap in use grew by +2.5 MiB against the base (+64.0 KiB per request over 40 requests), over the limit of 1.0 MiB (growth limit 1MiB)
+	// [heap in use grew by +2.5 MiB against the base (+64.0 KiB per request over 40 requests), over the limit of 1.0 MiB (growth limit 1MiB)]
 }
