@@ -2,11 +2,13 @@ package profiles_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/internal/allochelper"
@@ -255,13 +257,27 @@ func pprofFlat(t *testing.T, args ...string) map[string]int64 {
 
 func goToolPprof(t *testing.T, args ...string) string {
 	t.Helper()
-	all := append([]string{"tool", "pprof", "-top", "-symbolize=none", "-nodefraction=0", "-edgefraction=0", "-nodecount=1000000"}, args...)
-	out, err := exec.Command("go", all...).CombinedOutput()
+	all := append([]string{"-top", "-symbolize=none", "-nodefraction=0", "-edgefraction=0", "-nodecount=1000000"}, args...)
+	bin, err := pprofBinary()
 	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(all, " "), err, out)
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, all...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof %s: %v\n%s", strings.Join(all, " "), err, out)
 	}
 	return string(out)
 }
+
+// pprofBinary is the executable "go tool pprof" runs, found once: running
+// it directly spares each call the go command's start-up.
+var pprofBinary = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "tool", "-n", "pprof").Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool -n pprof: %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+})
 
 // helpersRegexp turns allochelper.Names into a regexp for pprof's -hide.
 func helpersRegexp() string {
