@@ -80,7 +80,7 @@ func (r *Report) WriteGitHub(w io.Writer, workspace string) error {
 		}
 	}
 	if !tripped {
-		annotate("notice", nil, "ctxleak analyze", r.summaryLine())
+		annotate("notice", nil, r.title(), r.summaryLine())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -13,7 +13,7 @@ import (
 // in Markdown tables.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("### ctxleak analyze\n\n")
+	b.WriteString("### " + r.title() + "\n\n")
 	if len(r.Gates) > 0 {
 		for _, g := range r.Gates {
 			mark := "✅ pass"

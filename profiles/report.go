@@ -26,6 +26,10 @@ type Report struct {
 	// GateSetting names what set a gate's limit, such as a command-line
 	// flag and its value; nil names the gate and its limit.
 	GateSetting func(GateResult) string
+	// Title names what made the report, such as the command that ran, in
+	// the Markdown summary's heading and the GitHub notice; "" means
+	// "pprof analysis".
+	Title string
 }
 
 // Role says what a profile is to a report.
@@ -102,8 +106,16 @@ func (s Settings) requestPaths() []string {
 	return s.RequestPaths
 }
 
-// Sources returns the sources of the inputs of one kind and role.
-func (r *Report) Sources(kind Kind, role Role) []string {
+// title returns Title or its default.
+func (r *Report) title() string {
+	if r.Title == "" {
+		return "pprof analysis"
+	}
+	return r.Title
+}
+
+// sources returns the sources of the inputs of one kind and role.
+func (r *Report) sources(kind Kind, role Role) []string {
 	var out []string
 	for _, in := range r.Inputs {
 		if in.Kind == kind && in.Role == role {

@@ -45,9 +45,9 @@ func (r *Report) WriteText(w io.Writer, styled bool) error {
 
 func (r *Report) writeHeapText(p *ui.Printer) {
 	h := r.Heap
-	title := "Heap in use: " + strings.Join(r.Sources(Heap, RoleProfile), ", ")
+	title := "Heap in use: " + strings.Join(r.sources(Heap, RoleProfile), ", ")
 	if h.Base != nil {
-		title += " (base: " + strings.Join(r.Sources(Heap, RoleBase), ", ") + ")"
+		title += " (base: " + strings.Join(r.sources(Heap, RoleBase), ", ") + ")"
 	}
 	p.Print(p.Heading(title))
 	rows := [][2]string{
@@ -137,7 +137,7 @@ func (r *Report) writeHeapText(p *ui.Printer) {
 
 func (r *Report) writeGoroutinesText(p *ui.Printer) {
 	g := r.Goroutines
-	p.Print(p.Heading("Goroutines: " + strings.Join(r.Sources(Goroutine, RoleProfile), ", ")))
+	p.Print(p.Heading("Goroutines: " + strings.Join(r.sources(Goroutine, RoleProfile), ", ")))
 	captured := fmt.Sprintf("%d off the request path still carry request labels (%s)",
 		g.Captured, strings.Join(r.Settings.requestLabels(), ", "))
 	if g.Captured > 0 {

@@ -143,7 +143,7 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 		return p, nil
 	}
 
-	rep := &profiles.Report{Settings: f.settings(), GateSetting: gateFlag}
+	rep := &profiles.Report{Settings: f.settings(), GateSetting: gateFlag, Title: "ctxleak analyze"}
 	var heaps, bases, goroutines []*profiles.Profile
 	for _, src := range args {
 		p, err := load(src)

@@ -225,6 +225,14 @@ func TestAnalyzeGolden(t *testing.T) {
 		golden(t, goldenDir, "heap.top3.by-function.json", stdout)
 	})
 
+	t.Run("github pass", func(t *testing.T) {
+		code, stdout, stderr := ctxleak(t, "analyze", "heap.pb.gz", "--fail-on-retained", "16MiB", "--top", "2", "--format", "github")
+		if code != 0 || stderr != "" {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		golden(t, goldenDir, "heap.fail-on-retained.top2.github", stdout)
+	})
+
 	t.Run("labels and stacks", func(t *testing.T) {
 		code, stdout, stderr := ctxleak(t, "analyze", "goroutine.pb.gz", "--show-labels", "--full-stack", "--top", "2")
 		if code != 0 || stderr != "" {
