@@ -10,11 +10,6 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 )
 
-// Frames of stacks are binsym.Positions: a function and the file and line
-// it is at. Line is 0 for sites grouped by function and for the function a
-// goroutine started in. A frame the profile does not name has Function
-// "0x" and its address, and no file.
-
 // Location flags.
 const (
 	flagRequest uint8 = 1 << iota
@@ -54,7 +49,10 @@ func isAllocPrimitive(function string) bool {
 
 // frameTable interns frames and classifies locations. One table serves
 // several profiles: frames are keyed by name, file and line, never by the
-// profiles' location IDs.
+// profiles' location IDs. A frame is a binsym.Position; its Line is 0 for
+// sites grouped by function and for the function a goroutine started in,
+// and a frame the profile does not name has Function "0x" and its address,
+// and no file.
 type frameTable struct {
 	opt     Options
 	by      Granularity
