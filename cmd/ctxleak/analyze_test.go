@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/ctxleak/ctxleak/profiles/profilestest"
@@ -454,7 +455,9 @@ func TestAnalyzeInputErrors(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	var buf bytes.Buffer
-	p := &progress{w: &buf}
+	// A clock that moves 50ms per report, however slow the machine.
+	clock := time.Unix(0, 0)
+	p := &progress{w: &buf, now: func() time.Time { clock = clock.Add(50 * time.Millisecond); return clock }}
 	p.report(profiles.Progress{Source: "http://h/debug/pprof/heap", Phase: "download", Done: 3 << 20})
 	p.report(profiles.Progress{Source: "big.pb.gz", Phase: "read", Done: 30 << 20, Total: 60 << 20})
 	p.report(profiles.Progress{Source: "big.pb.gz", Phase: "parse"})

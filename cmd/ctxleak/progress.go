@@ -16,12 +16,17 @@ type progress struct {
 	w     io.Writer
 	last  time.Time
 	shown bool
+	// now is the clock; nil means time.Now.
+	now func() time.Time
 }
 
 func (p *progress) report(pr profiles.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
+	if p.now != nil {
+		now = p.now()
+	}
 	if p.shown && now.Sub(p.last) < 100*time.Millisecond && pr.Phase != "parse" {
 		return
 	}
