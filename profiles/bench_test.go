@@ -3,6 +3,7 @@ package profiles_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -213,6 +214,57 @@ func BenchmarkLargeAnalyzeOnly(b *testing.B) {
 	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		if _, err := profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var (
+	smallOnce    sync.Once
+	smallProfile []byte
+)
+
+// smallHeapProfile is a generated gzipped heap profile of 2 MB, shaped as
+// the large one: the benchmarks below run without CTXLEAK_LONG.
+func smallHeapProfile(b *testing.B) []byte {
+	smallOnce.Do(func() { smallProfile = generateHeapProfile(b, 2*1000*1000) })
+	b.SetBytes(int64(len(smallProfile)))
+	return smallProfile
+}
+
+// BenchmarkAnalyze reads a 2 MB profile the way ctxleak analyze does:
+// profiles.Parse, then AnalyzeHeap.
+func BenchmarkAnalyze(b *testing.B) {
+	data := smallHeapProfile(b)
+	defer reportCPU(b, cpuTime())
+	for b.Loop() {
+		p, err := profiles.Parse("small.pb.gz", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReport renders the report of a 2 MB profile as text and as
+// JSON, top 10 sites.
+func BenchmarkReport(b *testing.B) {
+	p, err := profiles.Parse("small.pb.gz", smallHeapProfile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(0) // the rendering's cost does not follow the profile's size
+	r := &profiles.Report{Inputs: []profiles.Input{profiles.NewInput(p, profiles.RoleProfile)}, Settings: profiles.Settings{Top: 10}}
+	if r.Heap, err = profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := r.WriteText(io.Discard, false); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.WriteJSON(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
