@@ -226,6 +226,14 @@ func TestAnalyzeGolden(t *testing.T) {
 		golden(t, goldenDir, "heap.top3.by-function.json", stdout)
 	})
 
+	t.Run("stacks and labels json", func(t *testing.T) {
+		code, stdout, stderr := ctxleak(t, "analyze", "heap.pb.gz", "goroutine.pb.gz", "--full-stack", "--show-labels", "--top", "1", "--format", "json")
+		if code != 0 || stderr != "" {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		golden(t, goldenDir, "heap.goroutine.full-stack.show-labels.top1.json", stdout)
+	})
+
 	t.Run("github pass", func(t *testing.T) {
 		code, stdout, stderr := ctxleak(t, "analyze", "heap.pb.gz", "--fail-on-retained", "16MiB", "--top", "2", "--format", "github")
 		if code != 0 || stderr != "" {
