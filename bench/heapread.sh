@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures reading a heap dump and building its object graph (heap.Load):
+# Measures reading a heap dump and building its object graph (heapdump.Load):
 # writes benchmark dumps with bench/heapgen (N linked 80-byte nodes, a map
 # holding half of them, a 50 MiB payload held through a context by a blocked
 # goroutine), then runs bench/heapread on each RUNS times and prints the

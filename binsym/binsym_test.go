@@ -336,7 +336,7 @@ func testFuncs(t *testing.T, b *binsym.Binary, f facts) {
 	var wantFrames []binsym.Frame
 	for i := 1; i+2 < len(v); i += 3 {
 		line, _ := strconv.Atoi(v[i+2])
-		wantFrames = append(wantFrames, binsym.Frame{Func: v[i], File: v[i+1], Line: line, Inlined: i+3 < len(v)})
+		wantFrames = append(wantFrames, binsym.Frame{Position: binsym.Position{Function: v[i], File: v[i+1], Line: line}, Inlined: i+3 < len(v)})
 	}
 	cs, ok := b.CallSite(pc)
 	if !ok || cs.Name != "main.outer" {
@@ -349,7 +349,7 @@ func testFuncs(t *testing.T, b *binsym.Binary, f facts) {
 	switch {
 	case b.HasSymbols() && !slices.Equal(frames, wantFrames):
 		t.Errorf("Frames(%#x) = %+v, want %+v", cs.PC, frames, wantFrames)
-	case !b.HasSymbols() && (len(frames) != 1 || frames[0].Func != "main.outer"):
+	case !b.HasSymbols() && (len(frames) != 1 || frames[0].Function != "main.outer"):
 		t.Errorf("Frames(%#x) without symbols = %+v, want main.outer alone", cs.PC, frames)
 	}
 }

@@ -478,11 +478,10 @@ func (b *Binary) ArgsSize(pc uint64) (int64, bool) {
 	return int64(f.args()), true
 }
 
-// A Frame is one logical call in the code at a PC, after inlining is undone.
+// A Frame is one logical call in the code at a PC, after inlining is undone:
+// where it is, and whether it was inlined into its caller.
 type Frame struct {
-	Func    string // the function's name
-	File    string
-	Line    int
+	Position
 	Inlined bool // the call was inlined into its caller
 }
 
@@ -511,22 +510,22 @@ func (b *Binary) Frames(pc uint64) []Frame {
 			ix = t.pcvalue(f, f.pcdata(pcdataInlTreeIndex), lpc)
 		}
 		if ix < 0 {
-			return append(frames, Frame{Func: f.name(), File: file, Line: line})
+			return append(frames, Frame{Position: Position{Function: f.name(), File: file, Line: line}})
 		}
 		rec, ok := b.readLink(tree+uint64(ix)*inlinedCallSize, inlinedCallSize)
 		if !ok {
-			return append(frames, Frame{Func: f.name(), File: file, Line: line})
+			return append(frames, Frame{Position: Position{Function: f.name(), File: file, Line: line}})
 		}
 		le := binary.LittleEndian
 		name := t.funcName(int32(le.Uint32(rec[4:])))
 		parent := int32(le.Uint32(rec[8:]))
-		frames = append(frames, Frame{Func: name, File: file, Line: line, Inlined: true})
+		frames = append(frames, Frame{Position: Position{Function: name, File: file, Line: line}, Inlined: true})
 		if parent < 0 {
 			break // corrupt: end with the physical function
 		}
 		lpc = f.entry + uint64(parent)
 	}
-	return append(frames, Frame{Func: f.name(), File: "?"})
+	return append(frames, Frame{Position: Position{Function: f.name(), File: "?"}})
 }
 
 // String formats f as "name file:line".

@@ -9,38 +9,42 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // Analyze takes the live set from its dominator tree instead of searching
 // the graph as Load does: both must agree, node by node and in Stats.
 func TestAnalyzeLiveAgreesWithLoad(t *testing.T) {
 	d := progDump(t)
-	g := d.load(t, Options{})
+	g, err := heapdump.Load(d.path, heapdump.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
 	a, err := Analyze(d.path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if a.Stats != g.Stats {
-		t.Errorf("Analyze stats %+v, Load stats %+v", a.Stats, g.Stats)
+	gs, as := g.Stats(), a.stats
+	if as.Objects != gs.Objects || as.Bytes != gs.Bytes || as.LiveObjects != gs.LiveObjects || as.LiveBytes != gs.LiveBytes ||
+		as.DeadObjects != gs.DeadObjects || as.DeadBytes != gs.DeadBytes {
+		t.Errorf("Analyze stats %+v, Load stats %+v", as, gs)
 	}
-	if len(a.Start) != len(g.Start) {
-		t.Fatalf("Analyze graph has %d nodes, Load's %d", len(a.Start)-1, len(g.Start)-1)
+	if a.g.NumNodes() != g.NumNodes() {
+		t.Fatalf("Analyze graph has %d nodes, Load's %d", a.g.NumNodes(), g.NumNodes())
 	}
 	live := 0
-	for v := range uint32(len(g.Start) - 1) {
-		if a.Live(v) != g.Live(v) {
-			t.Fatalf("node %d: live %v after Analyze, %v after Load", v, a.Live(v), g.Live(v))
-		}
-		if a.Live(v) != a.tree.Reachable(v) {
-			t.Fatalf("node %d: live %v, reachable in the dominator tree %v", v, a.Live(v), a.tree.Reachable(v))
+	for v := range heapdump.NodeID(g.NumNodes()) {
+		if a.reachable(v) != g.Live(v) {
+			t.Fatalf("node %d: reachable %v in the dominator tree of Analyze, live %v after Load", v, a.reachable(v), g.Live(v))
 		}
 		if g.Live(v) {
 			live++
 		}
 	}
-	if live == 0 || uint64(live) == g.Stats.Objects {
-		t.Errorf("%d live nodes of %d objects: the dump should have both live and dead ones", live, g.Stats.Objects)
+	if live == 0 || uint64(live) == gs.Objects {
+		t.Errorf("%d live nodes of %d objects: the dump should have both live and dead ones", live, gs.Objects)
 	}
 }
 
@@ -78,7 +82,7 @@ func TestOtherRootsExactAndFromReachers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			rep, err := a.Holders(HolderOptions{MinSize: c.minSize, Top: c.top, Focus: focus})
+			rep, err := a.Holders(MinSize(c.minSize), Top(c.top), Focus(focus))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,8 +93,8 @@ func TestOtherRootsExactAndFromReachers(t *testing.T) {
 			if exact > 0 && a.reach != nil {
 				t.Fatalf("%v: reachers computed with exactOtherRoots = %d", c.args, exact)
 			}
-			for i := range a.Roots {
-				r := uint32(a.NumObjects + i)
+			for i := range a.g.NumRoots() {
+				r := heapdump.NodeID(a.g.NumObjects() + i)
 				if got, want := a.isRuntimeGlobalRoot(r), isRuntimeGlobal(a.holder(r)); got != want {
 					t.Fatalf("root %d (%+v): isRuntimeGlobalRoot %v, isRuntimeGlobal %v", r, a.holder(r), got, want)
 				}
@@ -140,17 +144,17 @@ func TestReachers(t *testing.T) {
 		defer a.Close()
 		x := a.reachersOf()
 		checked := map[bool]int{}
-		for v := range uint32(a.NumObjects) {
-			var users []uint32 // roots reaching v, but for the runtime's globals
-			for _, r := range a.reachersOfObject(v, noNode) {
-				if r.root != noNode && !isRuntimeGlobal(a.holder(r.root)) {
+		for v := range heapdump.NodeID(a.g.NumObjects()) {
+			var users []heapdump.NodeID // roots reaching v, but for the runtime's globals
+			for _, r := range a.reachersOfObject(v, heapdump.NoNode) {
+				if r.root != heapdump.NoNode && !isRuntimeGlobal(a.holder(r.root)) {
 					users = append(users, r.root)
 				}
 			}
 			// Ask with each root that reaches v, and with a root that does not.
-			asks := append(slices.Clone(users), a.SuperRoot)
+			asks := append(slices.Clone(users), a.g.SuperRoot())
 			for _, r := range asks {
-				want := slices.ContainsFunc(users, func(u uint32) bool { return u != r })
+				want := slices.ContainsFunc(users, func(u heapdump.NodeID) bool { return u != r })
 				if got := x.other(v, r); got != want {
 					t.Fatalf("%v: object %d, root %d: other %v, want %v (roots reaching: %v)", args, v, r, got, want, users)
 				}
@@ -178,7 +182,7 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	rep, err := a.Holders(HolderOptions{MinSize: 1})
+	rep, err := a.Holders(MinSize(1))
 	if err != nil {
 		t.Fatal(err)
 	}

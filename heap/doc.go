@@ -1,28 +1,27 @@
-// Package heap reads Go heap dumps, as written by runtime/debug.WriteHeapDump
-// in Go 1.22 to 1.26 (header "go1.7 heap dump"), and builds their object
-// graph.
+// Package heap says who holds the memory of a Go heap dump: which root (a
+// goroutine's frame, a global, a timer, a goroutine's pprof labels...)
+// keeps each large object alive, through which typed path, and how much it
+// retains.
 //
-// Load reads a dump in one pass. It keeps every record but the objects'
-// contents: goroutines and their frames with the pointer slots the
-// runtime's stack maps chose, the data and bss segments, types, itabs,
-// finalizers, OS threads, defers, panics, memstats and the memory profile
-// with its alloc samples (see Dump). Objects are indexed by address, so an
-// interior pointer resolves to the object that contains it, and the graph
-// is laid out in compressed sparse row form for a dominator computation:
-// objects, then one node per root (a goroutine frame, a global, a
-// finalizer...), then a super-root (see Graph).
+// Analyze reads a dump with package heapdump, with the help of the
+// executable that wrote it (package binsym: source lines, argument sizes,
+// symbols, types), and computes the dominator tree of its object graph. A
+// node's retained size is what would be freed if it became unreachable; an
+// object no single root dominates is shared, and the report lists the other
+// roots that reach it.
 //
-// Liveness is what the runtime wrote: frames are never scanned
-// conservatively, so a goroutine that no longer uses its context does not
-// hold it. Live means reachable from a root; dead objects and the fake
-// objects the runtime writes for the unused tail of spans only count in
-// Stats.
+// Holders builds the report (Report): the live objects of at least MinSize
+// bytes and the holdings of roots that retain as much in small objects,
+// grouped by how they are held, largest first; it renders as text
+// (WriteText), JSON and a pprof profile (WriteProfile). Explain describes the
+// holders of chosen objects, as package retain does for a test.
 //
-// The contents of the few objects a report needs (interface type words,
-// closure code pointers) are read back from the file on demand with
-// ObjectRecord and FrameContents.
+// Options are values, as in Analyze(path, bin, Globals(syms...)) or
+// a.Holders(MinSize(1<<20), Top(10)).
 //
-// Malformed input gives a *FormatError naming the byte offset and the kind
-// of record; the reader never panics and never allocates from a length it
-// has not checked against the size of the file.
+// The files call one another one way, each only those before it:
+// options.go (the Options); analysis.go (the Analysis, its dominator tree);
+// path.go (searches of the graph) and types.go (typing the objects on a
+// path), which do not call each other; holder.go (holders and groups);
+// report.go (the report); text.go and pprof.go (rendering it).
 package heap

@@ -1,30 +1,32 @@
 package heap_test
 
 import (
-	"fmt"
 	"log"
+	"os"
+	"regexp"
 
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
 )
 
-// Load a dump, then list the goroutine frames that hold objects of 1 MiB or
-// more directly.
-func ExampleLoad() {
-	g, err := heap.Load("heap.dump", heap.Options{})
+// Analyze a dump with the executable that wrote it, then print the ten
+// largest holdings of 1 MiB or more under a request handler.
+func ExampleAnalyze() {
+	bin, err := binsym.Open("server")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer g.Close()
-	fmt.Printf("%d live objects, %d bytes\n", g.Stats.LiveObjects, g.Stats.LiveBytes)
-	for i, r := range g.Roots {
-		if r.Kind != heap.RootFrame {
-			continue
-		}
-		f := g.Frames[r.Frame]
-		for _, s := range g.RootSlots(i) {
-			if size := g.NodeSize(s.Node); size >= 1<<20 {
-				fmt.Printf("goroutine %d, %s: %#x, %d bytes\n", g.Goroutines[r.Goroutine].ID, f.Func, g.ObjectAddr(s.Node), size)
-			}
-		}
+	defer bin.Close()
+	a, err := heap.Analyze("heap.dump", bin)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	rep, err := a.Holders(heap.MinSize(1<<20), heap.Top(10), heap.Focus(regexp.MustCompile(`ServeHTTP`)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := rep.WriteText(os.Stdout, heap.PlainStyle{}); err != nil {
+		log.Fatal(err)
 	}
 }

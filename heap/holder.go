@@ -1,23 +1,15 @@
 package heap
 
 import (
+	"errors"
 	"fmt"
-	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/allochelper"
-)
-
-// Kinds of holder, as Holder.Kind names them.
-const (
-	KindFrame     = "frame"     // a goroutine's stack frame
-	KindGoroutine = "goroutine" // a goroutine itself: its runtime.g (pprof labels) or unstarted closure
-	KindGlobal    = "global"    // a package-level variable
-	KindTimer     = "timer"     // a timer in the runtime's timer heap, and its closure
-	KindFinalizer = "finalizer" // an object with a finalizer, or a queued finalizer
-	KindOther     = "other"     // any other root the runtime names
 )
 
 // maxOtherRoots is how many of the other roots that reach a shared object
@@ -46,32 +38,38 @@ type Group struct {
 	Objects       uint64 `json:"objects"`
 	// Count is the number of objects held this way.
 	Count int `json:"count"`
+}
 
-	key string
+// held is a Group being built, with what the report needs to group it and
+// to list the other roots of a shared object.
+type held struct {
+	*Group
+	key string // how the object is held: the same for a group's members
 	// For a shared object: the top-most object of its dominator chain,
 	// the nearest root, and whether OtherRoots are yet to be listed.
-	top, nearest uint32
+	top, nearest heapdump.NodeID
 	rootsPending bool
-	// avoid is, plus one, the timer or runtime.g node a classified holder
-	// starts from (0 for none), and object the group's object: the other
+	// avoid is the timer or runtime.g node a classified holder starts
+	// from (NoNode for none), and object the group's object: the other
 	// holders of object are the roots that reach it not through avoid.
-	avoid, object uint32
+	avoid, object heapdump.NodeID
 }
 
 // Holder is a root of the heap graph, described for people.
 type Holder struct {
-	// Kind is one of KindFrame, KindGoroutine, KindGlobal, KindTimer,
-	// KindFinalizer or KindOther.
-	Kind string `json:"kind"`
+	// Kind is heapdump.RootFrame, heapdump.RootGoroutine, heapdump.RootGlobal, RootTimer,
+	// heapdump.RootFinalizer (for a queued finalizer too, with Detail "queued to
+	// run") or heapdump.RootOther.
+	Kind heapdump.RootKind `json:"kind"`
 	// Goroutine, Status and CreatedBy describe the goroutine of a frame
 	// or goroutine holder.
-	Goroutine uint64 `json:"goroutine,omitempty"`
-	Status    string `json:"status,omitempty"`
-	CreatedBy *Site  `json:"created_by,omitempty"`
+	Goroutine uint64           `json:"goroutine,omitempty"`
+	Status    string           `json:"status,omitempty"`
+	CreatedBy *binsym.Position `json:"created_by,omitempty"`
 	// Function is the frame's function, or a timer's or finalizer's
 	// closure, with its Location (file and line).
-	Function string `json:"function,omitempty"`
-	Location *Site  `json:"location,omitempty"`
+	Function string           `json:"function,omitempty"`
+	Location *binsym.Position `json:"location,omitempty"`
 	// Unsure is set when the executable was not there to tell the frame's
 	// own slots from the arguments of its callee, named by Callee: the
 	// holder is then Function or Callee.
@@ -81,7 +79,7 @@ type Holder struct {
 	Global string `json:"global,omitempty"`
 	// Creator is where a timer was created (the allocation site of the
 	// timer, when the dump has it).
-	Creator *Site `json:"creator,omitempty"`
+	Creator *binsym.Position `json:"creator,omitempty"`
 	// Detail says more in words: the runtime structure a timer or
 	// goroutine holder was reached through, an other root's description.
 	Detail string `json:"detail,omitempty"`
@@ -115,53 +113,98 @@ type Object struct {
 	// runtime and allocation helpers; AllocStack is the whole stack,
 	// innermost first. Both are empty when the dump has no sample for the
 	// object (see runtime.MemProfileRate).
-	AllocSite  *Site  `json:"alloc_site,omitempty"`
-	AllocStack []Site `json:"alloc_stack,omitempty"`
+	AllocSite  *binsym.Position  `json:"alloc_site,omitempty"`
+	AllocStack []binsym.Position `json:"alloc_stack,omitempty"`
 }
 
-// Site is a function and a source position.
-type Site struct {
-	Function string `json:"function"`
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
-}
-
-// String formats s as "function (dir/file.go:line)", with the last two
-// elements of the file's path.
-func (s Site) String() string {
-	if s.File == "" {
-		return s.Function
+// Explain returns the holder of the object at each address: the root that
+// keeps it alive, the typed path to it and what it retains. The result is
+// parallel to addrs; an entry is nil when no object contains the address
+// or no root reaches it (the object is garbage).
+func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
+	out := make([]*Group, len(addrs))
+	var objs []heapdump.NodeID
+	var at []int
+	for i, addr := range addrs {
+		v, ok := a.g.Find(addr)
+		if !ok || !a.reachable(v) {
+			continue
+		}
+		objs = append(objs, v)
+		at = append(at, i)
 	}
-	return s.Function + " (" + s.Position() + ")"
-}
-
-// Position formats where s is as "dir/file.go:line", with the last two
-// elements of the file's path, or "" when the file is unknown.
-func (s Site) Position() string {
-	if s.File == "" {
-		return ""
+	groups, err := a.describe(objs, false)
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("%s:%d", shortFile(s.File), s.Line)
-}
-
-// shortFile keeps the last two elements of a file path.
-func shortFile(file string) string {
-	dir, base := path.Split(file)
-	if dir == "" {
-		return base
+	for k, g := range groups {
+		out[at[k]] = g.Group
 	}
-	return path.Join(path.Base(dir), base)
+	return out, nil
 }
 
-// rootNode returns the Roots entry of root node r.
-func (a *Analysis) rootNode(r uint32) *Root { return &a.Roots[int(r)-a.NumObjects] }
+// exactOtherRoots is the number of shared objects up to which describe, for
+// grouped output, still lists the other roots of every one of them; tests
+// change it.
+var exactOtherRoots = 16
+
+// describe builds one ungrouped group per object: its holder, path, type
+// and sizes. Paths are found root by root, one search for all the objects
+// a root holds.
+//
+// When grouped is set, the caller merges the groups by key, keeping the
+// OtherRoots of the first group of each key only, and may show only some of
+// them. Then, past exactOtherRoots shared objects, describe finds whether
+// other roots reach each one (which the key depends on) from the reachers,
+// computed once, and leaves the listing of those roots to the caller
+// (otherRoots, on the groups it shows): one search back from each shared
+// object costs as much as the objects that reach it, which makes a search
+// per object quadratic on a long list shared with a map.
+func (a *Analysis) describe(objs []heapdump.NodeID, grouped bool) ([]*held, error) {
+	out := make([]*held, len(objs))
+	byRoot := map[heapdump.NodeID][]int{}
+	var roots []heapdump.NodeID
+	for i, v := range objs {
+		r, _ := a.holdingRoot(v)
+		if _, ok := byRoot[r]; !ok {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], i)
+	}
+	slices.Sort(roots)
+	if grouped && len(byRoot[a.g.SuperRoot()]) > exactOtherRoots && a.reach == nil {
+		a.reach = a.reachersOf()
+	}
+	lazy := grouped && a.reach != nil
+	for _, r := range roots {
+		idx := byRoot[r]
+		targets := make([]heapdump.NodeID, len(idx))
+		for k, i := range idx {
+			targets[k] = objs[i]
+		}
+		paths := a.shortestPaths(r, targets)
+		a.types.newSearch()
+		for k, i := range idx {
+			p := paths[k]
+			if p == nil {
+				return nil, errors.New("heap: internal error: no path from the dominating root")
+			}
+			g, err := a.group(p, lazy)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = g
+		}
+	}
+	return out, nil
+}
 
 // group describes the object at the end of p, a path from a root node or
 // from the super-root. When lazy is set, it finds whether other roots reach
 // a shared object from a.reach and leaves listing them to otherRoots.
-func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
-	g := &Group{Count: 1}
-	if p[0] == a.SuperRoot {
+func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
+	g := &held{Group: &Group{Count: 1}, avoid: heapdump.NoNode}
+	if p[0] == a.g.SuperRoot() {
 		g.Shared = true
 		p = p[1:]
 	}
@@ -177,11 +220,8 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 	}
 	last := steps[len(steps)-1]
 	g.Object = Object{Type: last.Type, Addr: last.Addr, Size: last.Size}
-	if b, ok := a.AllocSite(obj); ok {
-		g.Object.AllocStack = make([]Site, len(b.Stack))
-		for i, f := range b.Stack {
-			g.Object.AllocStack[i] = Site{Function: f.Func, File: f.File, Line: int(f.Line)}
-		}
+	if b, ok := a.g.AllocSite(obj); ok {
+		g.Object.AllocStack = slices.Clone(b.Stack)
 		g.Object.AllocSite = firstSite(g.Object.AllocStack, allochelper.Is)
 	}
 	g.RetainedBytes = a.retained[obj]
@@ -195,7 +235,7 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 			// from now. Every root that holds another timer of the same
 			// P, or the goroutine, reaches the object through it: the
 			// other holders are those that reach it some other way.
-			g.avoid, g.object = steps[0].node+1, obj
+			g.avoid, g.object = steps[0].node, obj
 			a.otherRoots(g, !lazy)
 			others = g.OtherRootsTotal > 0
 			g.Shared = others
@@ -206,7 +246,7 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 			a.otherRoots(g, true)
 			others = g.OtherRootsTotal > 0
 		}
-		if !others && (g.Root.Kind != KindGlobal || isRuntimeGlobal(g.Root)) {
+		if !others && (g.Root.Kind != heapdump.RootGlobal || isRuntimeGlobal(g.Root)) {
 			g.Shared = false // shared only with the runtime's structures
 		}
 	}
@@ -219,22 +259,22 @@ func (a *Analysis) group(p []uint32, lazy bool) (*Group, error) {
 // labels do, but for the runtime's own globals (allp, m0, allgs...), which
 // reach much of the heap. All are listed when all is set, else the first
 // maxOtherRoots.
-func (a *Analysis) otherRoots(g *Group, all bool) {
+func (a *Analysis) otherRoots(g *held, all bool) {
 	g.rootsPending = false
-	from, avoid := g.top, noNode
-	if g.avoid != 0 {
-		from, avoid = g.object, g.avoid-1
+	from, avoid := g.top, heapdump.NoNode
+	if g.avoid != heapdump.NoNode {
+		from, avoid = g.object, g.avoid
 	}
 	for _, r := range a.reachersOfObject(from, avoid) {
 		var h Holder
-		if r.root == noNode {
-			if g.avoid != 0 && r.g == g.avoid-1 {
+		if r.root == heapdump.NoNode {
+			if g.avoid != heapdump.NoNode && r.g == g.avoid {
 				continue // the goroutine that holds it
 			}
-			h = Holder{Kind: KindGoroutine, Detail: DetailLabels}
+			h = Holder{Kind: heapdump.RootGoroutine, Detail: DetailLabels}
 			a.describeGoroutine(&h, r.gIndex)
 		} else {
-			if r.root == g.nearest && avoid == noNode {
+			if r.root == g.nearest && avoid == heapdump.NoNode {
 				continue
 			}
 			h = a.holder(r.root)
@@ -258,7 +298,7 @@ const (
 
 // firstSite returns the first site of stack whose function skip does not
 // reject, or the first site when all are rejected.
-func firstSite(stack []Site, skip func(string) bool) *Site {
+func firstSite(stack []binsym.Position, skip func(string) bool) *binsym.Position {
 	for i := range stack {
 		if !skip(stack[i].Function) {
 			return &stack[i]
@@ -277,7 +317,7 @@ var anyIndex = regexp.MustCompile(`\[\d+\]`)
 // groupKey says how an object is held: the holder's kind and function or
 // global, and the types along the path (and the fields, but not the
 // indices, that lead from one to the next).
-func groupKey(g *Group) string {
+func groupKey(g *held) string {
 	var b strings.Builder
 	r := g.Root
 	fmt.Fprintf(&b, "%s|%s|%s|%v", r.Kind, r.Function, r.Global, g.Shared)
@@ -288,37 +328,37 @@ func groupKey(g *Group) string {
 }
 
 // holder describes root node r.
-func (a *Analysis) holder(r uint32) Holder {
-	root := a.rootNode(r)
+func (a *Analysis) holder(r heapdump.NodeID) Holder {
+	root := a.g.Root(r)
 	h := Holder{RetainedBytes: a.retained[r], Objects: a.RetainedObjects(r)}
 	switch root.Kind {
-	case RootFrame, RootGoroutine:
+	case heapdump.RootFrame, heapdump.RootGoroutine:
 		a.describeGoroutine(&h, root.Goroutine)
-		if root.Kind == RootGoroutine {
-			h.Kind = KindGoroutine
+		if root.Kind == heapdump.RootGoroutine {
+			h.Kind = heapdump.RootGoroutine
 			h.Detail = DetailUnstarted
 			break
 		}
-		h.Kind = KindFrame
-		f := &a.Frames[root.Frame]
+		h.Kind = heapdump.RootFrame
+		f := &a.d.Frames[root.Frame]
 		h.Function = f.Func
 		h.Location = a.callSite(f.Func, f.PC)
 		if root.Unsure && root.Frame > 0 {
 			h.Unsure = true
-			h.Callee = a.Frames[root.Frame-1].Func
+			h.Callee = a.d.Frames[root.Frame-1].Func
 		}
-	case RootGlobal:
-		h.Kind = KindGlobal
+	case heapdump.RootGlobal:
+		h.Kind = heapdump.RootGlobal
 		h.Global = root.Symbol
 		if h.Global == "" {
 			h.Global = fmt.Sprintf("%#x", root.Addr)
 		}
 		h.Detail = root.Segment.String() + " segment"
-	case RootFinalizer, RootQueuedFinalizer:
-		h.Kind = KindFinalizer
-		fin := a.Finalizers
-		if root.Kind == RootQueuedFinalizer {
-			fin = a.QueuedFinalizers
+	case heapdump.RootFinalizer, heapdump.RootQueuedFinalizer:
+		h.Kind = heapdump.RootFinalizer // a queued one says so in Detail
+		fin := a.d.Finalizers
+		if root.Kind == heapdump.RootQueuedFinalizer {
+			fin = a.d.QueuedFinalizers
 			h.Detail = "queued to run"
 		}
 		if root.Index >= 0 && root.Index < len(fin) {
@@ -327,7 +367,7 @@ func (a *Analysis) holder(r uint32) Holder {
 			}
 		}
 	default:
-		h.Kind = KindOther
+		h.Kind = heapdump.RootOther
 		h.Detail = root.Desc
 	}
 	return h
@@ -335,10 +375,10 @@ func (a *Analysis) holder(r uint32) Holder {
 
 // describeGoroutine fills in the goroutine of a frame or goroutine holder.
 func (a *Analysis) describeGoroutine(h *Holder, gi int) {
-	if gi < 0 || gi >= len(a.Goroutines) {
+	if gi < 0 || gi >= len(a.d.Goroutines) {
 		return
 	}
-	gr := &a.Goroutines[gi]
+	gr := &a.d.Goroutines[gi]
 	h.Goroutine = gr.ID
 	h.Status = gr.Status.String()
 	if gr.WaitReason != "" {
@@ -346,34 +386,9 @@ func (a *Analysis) describeGoroutine(h *Holder, gi int) {
 	}
 	if a.Binary != nil {
 		if f, ok := a.Binary.CallSite(gr.GoPC); ok {
-			h.CreatedBy = &Site{Function: f.Name, File: f.File, Line: f.Line}
+			h.CreatedBy = &binsym.Position{Function: f.Name, File: f.File, Line: f.Line}
 		}
 	}
-}
-
-// callSite returns the source position of a frame's PC (a return address).
-func (a *Analysis) callSite(fn string, pc uint64) *Site {
-	if a.Binary == nil {
-		return nil
-	}
-	f, ok := a.Binary.CallSite(pc)
-	if !ok {
-		return nil
-	}
-	return &Site{Function: fn, File: f.File, Line: f.Line}
-}
-
-// funcSite names the function at code pointer pc (a closure's or a
-// finalizer's entry) with its source position.
-func (a *Analysis) funcSite(pc uint64) *Site {
-	if a.Binary == nil || pc == 0 {
-		return nil
-	}
-	f, ok := a.Binary.Func(pc)
-	if !ok || f.Entry != pc {
-		return nil
-	}
-	return &Site{Function: f.Name, File: f.File, Line: f.Line}
 }
 
 // classify recognizes holders that the runtime's own structures stand for
@@ -384,12 +399,12 @@ func (a *Analysis) funcSite(pc uint64) *Site {
 // the g or the timer on.
 func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 	for i, s := range steps {
-		gi, ok := a.goroutineAt(a.ObjectAddr(s.node))
+		gi, ok := a.goroutineAt(a.g.ObjectAddr(s.node))
 		if !ok {
 			continue
 		}
 		*h = Holder{
-			Kind:          KindGoroutine,
+			Kind:          heapdump.RootGoroutine,
 			Detail:        DetailG,
 			RetainedBytes: s.RetainedBytes,
 			Objects:       s.Objects,
@@ -407,19 +422,18 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 		}
 		timer := steps[i-1]
 		*h = Holder{
-			Kind:          KindTimer,
+			Kind:          heapdump.RootTimer,
 			Function:      s.closure.Function,
 			Location:      s.closure,
 			Detail:        "a timer in the runtime's timer heap",
 			RetainedBytes: timer.RetainedBytes,
 			Objects:       timer.Objects,
 		}
-		if b, ok := a.AllocSite(timer.node); ok {
-			stack := make([]Site, len(b.Stack))
-			for k, f := range b.Stack {
-				stack[k] = Site{Function: f.Func, File: f.File, Line: int(f.Line)}
+		if b, ok := a.g.AllocSite(timer.node); ok {
+			if s := firstSite(b.Stack, isTimerMachinery); s != nil {
+				c := *s // not a pointer into the dump's records
+				h.Creator = &c
 			}
-			h.Creator = firstSite(stack, isTimerMachinery)
 		}
 		steps[i-1].Via = ""
 		if steps[i-1].Type == "" {
@@ -445,7 +459,7 @@ func (a *Analysis) isTimer(h *Holder, steps []typedStep) bool {
 			return true
 		}
 	}
-	return h.Kind == KindGlobal && h.Global == "runtime.allp"
+	return h.Kind == heapdump.RootGlobal && h.Global == "runtime.allp"
 }
 
 // isTimerMachinery reports whether a function of a timer's allocation stack
@@ -458,34 +472,4 @@ func isTimerMachinery(fn string) bool {
 		}
 	}
 	return false
-}
-
-// goroutineAt returns the goroutine whose runtime.g is at addr.
-func (a *Analysis) goroutineAt(addr uint64) (int, bool) {
-	if a.gByAddr == nil {
-		a.gByAddr = make(map[uint64]int, len(a.Goroutines))
-		for i, g := range a.Goroutines {
-			a.gByAddr[g.Addr] = i
-		}
-	}
-	i, ok := a.gByAddr[addr]
-	return i, ok
-}
-
-// word reads the pointer-sized word at off of b in the dump's byte order,
-// or 0 when it is out of range or the dump gave no pointer size.
-func (a *Analysis) word(b []byte, off int64) uint64 {
-	ps := int64(a.params.ptrSize)
-	if ps == 0 || off < 0 || off+ps > int64(len(b)) {
-		return 0
-	}
-	return a.params.word(b[off:])
-}
-
-// typeName is the name a report gives t, "" for nil.
-func typeName(t *binsym.Type) string {
-	if t == nil {
-		return ""
-	}
-	return t.Name
 }

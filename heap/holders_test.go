@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // The holder tests build testdata/holders (one retention pattern per run,
@@ -34,7 +36,7 @@ func holdersProg(t testing.TB, build string) string {
 	holdersOnce.Do(func() {
 		holdersExe = map[string]string{}
 		for _, b := range []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}} {
-			exe := filepath.Join(testDir, "holders"+b.name)
+			exe := filepath.Join(dumptest.TempDir(t), "holders"+b.name)
 			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
 			if err != nil {
 				holdersErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -72,7 +74,7 @@ func runPattern(t testing.TB, pattern string) *patternRun {
 	if r, ok := patternRuns[pattern]; ok {
 		return r
 	}
-	dump := filepath.Join(testDir, "holders-"+pattern+".dump")
+	dump := filepath.Join(dumptest.TempDir(t), "holders-"+pattern+".dump")
 	out, err := exec.Command(exe, pattern, dump).Output()
 	if err != nil {
 		t.Fatalf("holders %s: %v", pattern, err)
@@ -110,7 +112,7 @@ func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
 // none or it is not the 50 MiB []uint8.
 func payloadGroup(t *testing.T, a *Analysis) *Group {
 	t.Helper()
-	rep, err := a.Holders(HolderOptions{})
+	rep, err := a.Holders()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,30 +148,30 @@ func containsInOrder(have, want []string) bool {
 func TestHolders(t *testing.T) {
 	for _, tt := range []struct {
 		pattern  string
-		kind     string
+		kind     heapdump.RootKind
 		function string // regexp on Root.Function
 		global   string
 		types    []string // in order along the path
 	}{
 		// The ctx is an argument of waitThenUse, in its caller's outargs area:
 		// the callee, not the caller, holds it.
-		{"goroutine", KindFrame, `^main\.waitThenUse$`, "",
+		{"goroutine", heapdump.RootFrame, `^main\.waitThenUse$`, "",
 			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
-		{"without-cancel", KindFrame, `^main\.background$`, "",
+		{"without-cancel", heapdump.RootFrame, `^main\.background$`, "",
 			[]string{"context.withoutCancelCtx", "context.valueCtx", "main.Upload", "[]uint8"}},
-		{"blocked-sender", KindFrame, `^main\.sender$`, "",
+		{"blocked-sender", heapdump.RootFrame, `^main\.sender$`, "",
 			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
-		{"lost-cancel", KindGlobal, "", "main.appCtx",
+		{"lost-cancel", heapdump.RootGlobal, "", "main.appCtx",
 			[]string{"context.cancelCtx", "context.cancelCtx", "context.valueCtx", "main.Upload", "[]uint8"}},
-		{"timeout", KindTimer, `^context\.WithDeadlineCause\.func\d+$`, "",
+		{"timeout", heapdump.RootTimer, `^context\.WithDeadlineCause\.func\d+$`, "",
 			[]string{"context.timerCtx", "context.valueCtx", "main.Upload", "[]uint8"}},
-		{"afterfunc", KindGlobal, "", "main.appCtx",
+		{"afterfunc", heapdump.RootGlobal, "", "main.appCtx",
 			[]string{"context.cancelCtx", "context.afterFuncCtx", "closure main.main.func1", "context.valueCtx", "[]uint8"}},
-		{"timer-closure", KindTimer, `scheduleRetry\.func\d+$`, "",
+		{"timer-closure", heapdump.RootTimer, `scheduleRetry\.func\d+$`, "",
 			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
-		{"global-cache", KindGlobal, "", "main.cache",
+		{"global-cache", heapdump.RootGlobal, "", "main.cache",
 			[]string{"map[string]context.Context", "context.valueCtx", "main.Upload", "[]uint8"}},
-		{"http-request", KindFrame, `^main\.main\.func\d+\.1$`, "",
+		{"http-request", heapdump.RootFrame, `^main\.main\.func\d+\.1$`, "",
 			[]string{"context.valueCtx", "main.Upload", "[]uint8"}},
 	} {
 		t.Run(tt.pattern, func(t *testing.T) {
@@ -192,10 +194,10 @@ func TestHolders(t *testing.T) {
 			if r.Goroutine != 0 && root.Goroutine != r.Goroutine {
 				t.Errorf("holder goroutine %d, want %d", root.Goroutine, r.Goroutine)
 			}
-			if root.Kind == KindFrame && (root.Location == nil || root.CreatedBy == nil) {
+			if root.Kind == heapdump.RootFrame && (root.Location == nil || root.CreatedBy == nil) {
 				t.Errorf("frame holder without location or creation site: %+v", root)
 			}
-			if root.Kind == KindTimer && (root.Creator == nil || root.Creator.Function != "main.main") {
+			if root.Kind == heapdump.RootTimer && (root.Creator == nil || root.Creator.Function != "main.main") {
 				t.Errorf("timer creator %v, want main.main", root.Creator)
 			}
 			if g.Object.Addr != fmt.Sprintf("%#x", r.PayloadAddr) {
@@ -210,8 +212,8 @@ func TestHolders(t *testing.T) {
 			if !within(root.RetainedBytes, payloadSize, 0.01) && !g.Shared {
 				t.Errorf("holder retains %d bytes, want within 1%% of %d", root.RetainedBytes, payloadSize)
 			}
-			if !within(a.Stats.LiveBytes, r.HeapAlloc, 0.01) {
-				t.Errorf("live bytes %d, HeapAlloc %d: more than 1%% apart", a.Stats.LiveBytes, r.HeapAlloc)
+			if !within(a.stats.LiveBytes, r.HeapAlloc, 0.01) {
+				t.Errorf("live bytes %d, HeapAlloc %d: more than 1%% apart", a.stats.LiveBytes, r.HeapAlloc)
 			}
 		})
 	}
@@ -227,7 +229,7 @@ func within(got, want uint64, frac float64) bool {
 func TestHoldersDeadContext(t *testing.T) {
 	r := runPattern(t, "dead-ctx")
 	a := r.analyze(t, "")
-	rep, err := a.Holders(HolderOptions{})
+	rep, err := a.Holders()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +245,11 @@ func TestHoldersDeadContext(t *testing.T) {
 	}
 	// The GC that ran before the dump freed the payload's span; if it is
 	// still in the dump, it must not be live.
-	if v, ok := a.Find(r.PayloadAddr); ok && a.Live(v) {
+	if v, ok := a.g.Find(r.PayloadAddr); ok && a.reachable(v) {
 		t.Errorf("the dead payload is live")
 	}
-	if !within(a.Stats.LiveBytes, r.HeapAlloc, 0.01) {
-		t.Errorf("live bytes %d, HeapAlloc %d", a.Stats.LiveBytes, r.HeapAlloc)
+	if !within(a.stats.LiveBytes, r.HeapAlloc, 0.01) {
+		t.Errorf("live bytes %d, HeapAlloc %d", a.stats.LiveBytes, r.HeapAlloc)
 	}
 }
 
@@ -256,7 +258,7 @@ func TestHoldersPprofLabels(t *testing.T) {
 	r := runPattern(t, "pprof-label")
 	a := r.analyze(t, "")
 	g := payloadGroup(t, a)
-	if g.Root.Kind != KindGoroutine || g.Root.Goroutine != r.Goroutine {
+	if g.Root.Kind != heapdump.RootGoroutine || g.Root.Goroutine != r.Goroutine {
 		t.Errorf("holder %+v, want goroutine %d", g.Root, r.Goroutine)
 	}
 	if types := pathTypes(g); !containsInOrder(types, []string{"runtime.g", "runtime/pprof.labelMap", "string"}) {
@@ -268,11 +270,13 @@ func TestHoldersPprofLabels(t *testing.T) {
 // types; only globals lose their names.
 func TestHoldersStripped(t *testing.T) {
 	for _, tt := range []struct {
-		pattern, kind, function string
+		pattern  string
+		kind     heapdump.RootKind
+		function string
 	}{
-		{"goroutine", KindFrame, "main.waitThenUse"},
-		{"timeout", KindTimer, "context.WithDeadlineCause.func2"},
-		{"global-cache", KindGlobal, ""},
+		{"goroutine", heapdump.RootFrame, "main.waitThenUse"},
+		{"timeout", heapdump.RootTimer, "context.WithDeadlineCause.func2"},
+		{"global-cache", heapdump.RootGlobal, ""},
 	} {
 		t.Run(tt.pattern, func(t *testing.T) {
 			a := runPattern(t, tt.pattern).analyze(t, "stripped")
@@ -280,7 +284,7 @@ func TestHoldersStripped(t *testing.T) {
 			if g.Root.Kind != tt.kind || g.Root.Function != tt.function {
 				t.Errorf("holder %s %q, want %s %q", g.Root.Kind, g.Root.Function, tt.kind, tt.function)
 			}
-			if tt.kind == KindGlobal && !strings.HasPrefix(g.Root.Global, "0x") {
+			if tt.kind == heapdump.RootGlobal && !strings.HasPrefix(g.Root.Global, "0x") {
 				t.Errorf("global named %q without a symbol table", g.Root.Global)
 			}
 			if types := pathTypes(g); !containsInOrder(types, []string{"context.valueCtx", "main.Upload", "[]uint8"}) {
@@ -334,24 +338,25 @@ func TestAnalyzeWrongBinary(t *testing.T) {
 func TestHoldersOptions(t *testing.T) {
 	a := runPattern(t, "goroutine").analyze(t, "")
 	for _, tt := range []struct {
-		opt  HolderOptions
+		name string
+		opts []Option
 		want int
 	}{
-		{HolderOptions{}, 1},
-		{HolderOptions{Focus: regexp.MustCompile(`waitThenUse`)}, 1},
-		{HolderOptions{Focus: regexp.MustCompile(`newPayload`)}, 1},
-		{HolderOptions{Focus: regexp.MustCompile(`valueCtx`)}, 1},
-		{HolderOptions{Focus: regexp.MustCompile(`^nothing$`)}, 0},
-		{HolderOptions{MinSize: payloadSize + 1}, 1}, // the frame's holding: the payload and its context
-		{HolderOptions{MinSize: 2 * payloadSize}, 0},
-		{HolderOptions{MinSize: 1 << 10, Top: 1}, 1},
+		{"none", nil, 1},
+		{"focus waitThenUse", []Option{Focus(regexp.MustCompile(`waitThenUse`))}, 1},
+		{"focus newPayload", []Option{Focus(regexp.MustCompile(`newPayload`))}, 1},
+		{"focus valueCtx", []Option{Focus(regexp.MustCompile(`valueCtx`))}, 1},
+		{"focus nothing", []Option{Focus(regexp.MustCompile(`^nothing$`))}, 0},
+		{"min size payload+1", []Option{MinSize(payloadSize + 1)}, 1}, // the frame's holding: the payload and its context
+		{"min size 2 payloads", []Option{MinSize(2 * payloadSize)}, 0},
+		{"min size 1KiB, top 1", []Option{MinSize(1 << 10), Top(1)}, 1},
 	} {
-		rep, err := a.Holders(tt.opt)
+		rep, err := a.Holders(tt.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Groups) != tt.want {
-			t.Errorf("%+v: %d groups, want %d", tt.opt, len(rep.Groups), tt.want)
+			t.Errorf("%s: %d groups, want %d", tt.name, len(rep.Groups), tt.want)
 		}
 	}
 }
@@ -375,7 +380,7 @@ func TestDumpMode(t *testing.T) {
 // is all in the large objects).
 func TestHoldersNested(t *testing.T) {
 	a := runPattern(t, "nested").analyze(t, "")
-	rep, err := a.Holders(HolderOptions{})
+	rep, err := a.Holders()
 	if err != nil {
 		t.Fatal(err)
 	}

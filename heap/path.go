@@ -3,7 +3,7 @@ package heap
 import (
 	"slices"
 
-	"github.com/ctxleak/ctxleak/heap/internal/dom"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // shortestPaths returns, for each target, a shortest path of nodes from
@@ -15,26 +15,26 @@ import (
 // target runs through it, so the search from it finds the reference chain
 // that matters; from the super-root it finds the nearest of the roots that
 // share the target.
-func (a *Analysis) shortestPaths(from uint32, targets []uint32) [][]uint32 {
+func (a *Analysis) shortestPaths(from heapdump.NodeID, targets []heapdump.NodeID) [][]heapdump.NodeID {
 	if a.parent == nil {
-		a.parent = make([]uint32, len(a.Start)-1)
+		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
 	}
 	// parent[v] is v's predecessor plus one on the search tree, 0 while v
 	// is unseen; the queue lists what to clear for the next search.
 	parent := a.parent
-	want := make(map[uint32]bool, len(targets))
+	want := make(map[heapdump.NodeID]bool, len(targets))
 	for _, t := range targets {
 		want[t] = true
 	}
 	parent[from] = from + 1
-	queue := []uint32{from}
+	queue := []heapdump.NodeID{from}
 	left := len(want)
 	if want[from] {
 		left--
 	}
 	for head := 0; head < len(queue) && left > 0; head++ {
 		u := queue[head]
-		for _, w := range a.Succ[a.Start[u]:a.Start[u+1]] {
+		for _, w := range a.g.Succ(u) {
 			if parent[w] != 0 {
 				continue
 			}
@@ -45,12 +45,12 @@ func (a *Analysis) shortestPaths(from uint32, targets []uint32) [][]uint32 {
 			}
 		}
 	}
-	paths := make([][]uint32, len(targets))
+	paths := make([][]heapdump.NodeID, len(targets))
 	for i, t := range targets {
 		if parent[t] == 0 {
 			continue
 		}
-		var p []uint32
+		var p []heapdump.NodeID
 		for v := t; ; v = parent[v] - 1 {
 			p = append(p, v)
 			if v == from {
@@ -70,52 +70,52 @@ func (a *Analysis) shortestPaths(from uint32, targets []uint32) [][]uint32 {
 // backwards from it: a root node, or a goroutine whose runtime.g holds it
 // through the goroutine's pprof labels (g is its object node).
 type reacher struct {
-	root   uint32 // the root node, or noNode for a goroutine's labels
-	g      uint32 // the runtime.g object of a labels reacher
-	gIndex int    // its index in Goroutines
+	root   heapdump.NodeID // the root node, or NoNode for a goroutine's labels
+	g      heapdump.NodeID // the runtime.g object of a labels reacher
+	gIndex int             // its index in Goroutines
 }
 
 // reachersOfObject returns what keeps object v alive: the root nodes from
-// which it is reachable on paths that do not pass through node avoid (noNode
+// which it is reachable on paths that do not pass through node avoid (NoNode
 // for none), walking the reverse graph (built on first use) back from v. A
 // goroutine's runtime.g ends the walk: when its pprof labels lead to v, the
 // goroutine is what holds v, not the frames and globals that reach every g;
 // when another of its fields does (its M, the M's P and the P's timers), it
 // is the runtime's own structure. The cost is that of the walk: the objects
 // that reach v and their edges.
-func (a *Analysis) reachersOfObject(v, avoid uint32) []reacher {
+func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	if a.preds == nil {
-		a.preds = reverse(a.Start, a.Succ)
-		a.seen = make([]uint64, (len(a.Start)-1+63)/64)
+		a.preds = reverse(a.g)
+		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
 	}
 	p, seen := a.preds, a.seen
-	mark := func(w uint32) bool {
+	mark := func(w heapdump.NodeID) bool {
 		if seen[w/64]&(1<<(w%64)) != 0 {
 			return false
 		}
 		seen[w/64] |= 1 << (w % 64)
 		return true
 	}
-	marked := []uint32{v}
+	marked := []heapdump.NodeID{v}
 	mark(v)
-	if avoid != noNode && mark(avoid) {
+	if avoid != heapdump.NoNode && mark(avoid) {
 		marked = append(marked, avoid)
 	}
-	queue := []uint32{v}
+	queue := []heapdump.NodeID{v}
 	var out []reacher
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
-		for _, w := range p.Succ[p.Start[u]:p.Start[u+1]] {
-			if w == a.SuperRoot || !mark(w) {
+		for _, w := range p.succ[p.start[u]:p.start[u+1]] {
+			if w == a.g.SuperRoot() || !mark(w) {
 				continue
 			}
 			marked = append(marked, w)
 			switch gi, isG := a.gObject(w); {
-			case !a.isObject(w):
-				out = append(out, reacher{root: w, g: noNode})
+			case !a.g.IsObject(w):
+				out = append(out, reacher{root: w, g: heapdump.NoNode})
 			case isG:
 				if a.labelsPoint(w, u) {
-					out = append(out, reacher{root: noNode, g: w, gIndex: gi})
+					out = append(out, reacher{root: heapdump.NoNode, g: w, gIndex: gi})
 				}
 			default:
 				queue = append(queue, w)
@@ -131,14 +131,14 @@ func (a *Analysis) reachersOfObject(v, avoid uint32) []reacher {
 
 // gObject reports whether object v is the runtime.g of a goroutine, and
 // which.
-func (a *Analysis) gObject(v uint32) (int, bool) {
-	if !a.isObject(v) {
+func (a *Analysis) gObject(v heapdump.NodeID) (int, bool) {
+	if !a.g.IsObject(v) {
 		return 0, false
 	}
 	if a.gNodes == nil {
-		a.gNodes = make([]uint64, (a.NumObjects+63)/64)
-		for _, g := range a.Goroutines {
-			if u, ok := a.Find(g.Addr); ok {
+		a.gNodes = make([]uint64, (a.g.NumObjects()+63)/64)
+		for _, g := range a.d.Goroutines {
+			if u, ok := a.g.Find(g.Addr); ok {
 				a.gNodes[u/64] |= 1 << (u % 64)
 			}
 		}
@@ -146,12 +146,12 @@ func (a *Analysis) gObject(v uint32) (int, bool) {
 	if a.gNodes[v/64]&(1<<(v%64)) == 0 {
 		return 0, false
 	}
-	return a.goroutineAt(a.ObjectAddr(v))
+	return a.goroutineAt(a.g.ObjectAddr(v))
 }
 
 // labelsPoint reports whether the pprof labels of the runtime.g object g
 // point into object u. It needs the executable for runtime.g's layout.
-func (a *Analysis) labelsPoint(g, u uint32) bool {
+func (a *Analysis) labelsPoint(g, u heapdump.NodeID) bool {
 	if a.labelsOff == 0 {
 		a.labelsOff = -1
 		if a.Binary != nil {
@@ -164,15 +164,15 @@ func (a *Analysis) labelsPoint(g, u uint32) bool {
 			}
 		}
 	}
-	ps := int64(a.Params.PtrSize)
+	ps := int64(a.d.Params.PtrSize)
 	if a.labelsOff < 0 {
 		return false
 	}
-	rec, err := a.ObjectRecord(g, int(a.labelsOff+ps))
+	rec, err := a.g.ObjectRecord(g, int(a.labelsOff+ps))
 	if err != nil {
 		return false
 	}
-	w, ok := a.Find(a.word(rec.Contents, a.labelsOff))
+	w, ok := a.g.Find(a.g.Word(rec.Contents, a.labelsOff))
 	return ok && w == u
 }
 
@@ -181,8 +181,8 @@ func (a *Analysis) labelsPoint(g, u uint32) bool {
 // much of the heap: enough to tell whether a root other than a given one
 // reaches an object, for every object at once.
 type reachers struct {
-	first []uint32 // a root node that reaches the node, plus one; 0 for none
-	more  []uint64 // bitmap: another root reaches the node too
+	first []heapdump.NodeID // a root node that reaches the node, plus one; 0 for none
+	more  []uint64          // bitmap: another root reaches the node too
 }
 
 // reachersOf computes the reachers of every node with a search from each
@@ -195,18 +195,18 @@ type reachers struct {
 // and, if that was the same root, the second from the other; so everything
 // below a node with two roots has two, and a search need not go there.
 func (a *Analysis) reachersOf() *reachers {
-	n := len(a.Start) - 1
-	x := &reachers{first: make([]uint32, n), more: make([]uint64, (n+63)/64)}
-	var queue []uint32
-	for i := range a.Roots {
-		r := uint32(a.NumObjects + i)
+	n := a.g.NumNodes()
+	x := &reachers{first: make([]heapdump.NodeID, n), more: make([]uint64, (n+63)/64)}
+	var queue []heapdump.NodeID
+	for i := range a.g.NumRoots() {
+		r := heapdump.NodeID(a.g.NumObjects() + i)
 		if a.isRuntimeGlobalRoot(r) {
 			continue
 		}
 		queue = append(queue[:0], r)
 		for head := 0; head < len(queue); head++ {
 			u := queue[head]
-			for _, w := range a.Succ[a.Start[u]:a.Start[u+1]] {
+			for _, w := range a.g.Succ(u) {
 				switch f := x.first[w]; {
 				case f == 0:
 					x.first[w] = r + 1
@@ -225,7 +225,7 @@ func (a *Analysis) reachersOf() *reachers {
 }
 
 // other reports whether a root other than root reaches node v.
-func (x *reachers) other(v, root uint32) bool {
+func (x *reachers) other(v, root heapdump.NodeID) bool {
 	if x.more[v/64]&(1<<(v%64)) != 0 {
 		return true
 	}
@@ -233,22 +233,33 @@ func (x *reachers) other(v, root uint32) bool {
 	return f != 0 && f-1 != root
 }
 
-// reverse builds the reverse of a graph in compressed sparse row form.
-func reverse(start, succ []uint32) *dom.Graph {
-	n := len(start) - 1
+// reverseGraph is a graph with every edge reversed, in compressed sparse
+// row form: the predecessors of node v are succ[start[v]:start[v+1]].
+type reverseGraph struct {
+	start []uint32
+	succ  []heapdump.NodeID
+}
+
+// reverse builds the reverse of g.
+func reverse(g *heapdump.Graph) *reverseGraph {
+	n := g.NumNodes()
 	rstart := make([]uint32, n+2)
-	for _, w := range succ {
-		rstart[w+2]++
+	edges := 0
+	for u := range heapdump.NodeID(n) {
+		for _, w := range g.Succ(u) {
+			rstart[w+2]++
+		}
+		edges += len(g.Succ(u))
 	}
 	for i := 2; i < len(rstart); i++ {
 		rstart[i] += rstart[i-1]
 	}
-	rsucc := make([]uint32, len(succ))
-	for u := 0; u < n; u++ {
-		for _, w := range succ[start[u]:start[u+1]] {
-			rsucc[rstart[w+1]] = uint32(u)
+	rsucc := make([]heapdump.NodeID, edges)
+	for u := range heapdump.NodeID(n) {
+		for _, w := range g.Succ(u) {
+			rsucc[rstart[w+1]] = u
 			rstart[w+1]++
 		}
 	}
-	return &dom.Graph{Start: rstart[:n+1], Succ: rsucc}
+	return &reverseGraph{start: rstart[:n+1], succ: rsucc}
 }

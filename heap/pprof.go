@@ -3,6 +3,8 @@ package heap
 import (
 	"io"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/google/pprof/profile"
 )
 
@@ -23,7 +25,7 @@ func (r *Report) WriteProfile(w io.Writer) error {
 		Comments:          []string{"ctxleak holders " + r.Dump},
 	}
 	locs := map[string]*profile.Location{}
-	loc := func(name string, site *Site) *profile.Location {
+	loc := func(name string, site *binsym.Position) *profile.Location {
 		key := name
 		if site != nil {
 			key += "\x00" + site.File
@@ -55,7 +57,7 @@ func (r *Report) WriteProfile(w io.Writer) error {
 			if s.Via != "" {
 				name += " (" + s.Via + ")"
 			}
-			var site *Site
+			var site *binsym.Position
 			if i == len(g.Path)-1 {
 				site = g.Object.AllocSite
 			}
@@ -65,7 +67,7 @@ func (r *Report) WriteProfile(w io.Writer) error {
 		s := &profile.Sample{
 			Location: stack,
 			Value:    []int64{int64(g.RetainedBytes), int64(g.Objects)},
-			Label:    map[string][]string{"holder": {g.Root.Kind}},
+			Label:    map[string][]string{"holder": {g.Root.Kind.String()}},
 		}
 		if g.Root.Goroutine != 0 {
 			s.NumLabel = map[string][]int64{"goroutine": {int64(g.Root.Goroutine)}}
@@ -79,9 +81,9 @@ func (r *Report) WriteProfile(w io.Writer) error {
 // that goroutines running the same function merge.
 func rootName(h Holder) string {
 	switch h.Kind {
-	case KindFrame:
+	case heapdump.RootFrame:
 		return "frame " + h.Function
-	case KindGoroutine:
+	case heapdump.RootGoroutine:
 		if h.CreatedBy != nil {
 			return "goroutine created by " + h.CreatedBy.Function
 		}

@@ -5,23 +5,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
-
-// DefaultMinSize is the size from which Holders reports an object.
-const DefaultMinSize = 1 << 20
-
-// HolderOptions choose what Holders reports.
-type HolderOptions struct {
-	// MinSize is the smallest object, or the smallest amount a root's
-	// direct holding retains, that gets an entry. Zero means
-	// DefaultMinSize.
-	MinSize uint64
-	// Top keeps the first Top groups; zero keeps them all.
-	Top int
-	// Focus, if set, keeps the groups whose holder, path or allocation
-	// site it matches.
-	Focus *regexp.Regexp
-}
 
 // Report is the holder report of a heap dump.
 type Report struct {
@@ -48,7 +35,8 @@ type Report struct {
 	GroupsTotal int      `json:"groups_total"`
 }
 
-// Holders builds the holder report. Its entries are
+// Holders builds the holder report, with the options given to Analyze and
+// then opts (MinSize, Top, Focus). Its entries are
 //   - every live object of at least MinSize bytes (a payload), held by the
 //     root that dominates it;
 //   - every object a root holds directly (its immediate dominator is a
@@ -58,19 +46,18 @@ type Report struct {
 //
 // Entries held the same way (same holder function or global, same types
 // along the path) are grouped, largest retained first.
-func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
-	if opt.MinSize == 0 {
-		opt.MinSize = DefaultMinSize
-	}
+func (a *Analysis) Holders(opts ...Option) (*Report, error) {
+	opt := a.opts
+	opt.apply(opts)
 	rep := &Report{
-		Dump:        a.path,
-		GoVersion:   a.Params.GoVersion,
-		LiveBytes:   a.Stats.LiveBytes,
-		LiveObjects: a.Stats.LiveObjects,
-		DeadBytes:   a.Stats.DeadBytes,
-		DeadObjects: a.Stats.DeadObjects,
-		Goroutines:  len(a.Goroutines),
-		MinSize:     opt.MinSize,
+		Dump:        a.g.Name(),
+		GoVersion:   a.d.Params.GoVersion,
+		LiveBytes:   a.stats.LiveBytes,
+		LiveObjects: a.stats.LiveObjects,
+		DeadBytes:   a.stats.DeadBytes,
+		DeadObjects: a.stats.DeadObjects,
+		Goroutines:  len(a.d.Goroutines),
+		MinSize:     opt.minSize,
 		Unknown:     a.Unknown,
 	}
 	if a.Binary != nil {
@@ -78,21 +65,22 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	}
 
 	// Large objects, and what each top-level holding owes to them.
-	var objs []uint32
-	inLarge := map[uint32]uint64{}
-	for v := range a.objectsOfSize(opt.MinSize) {
-		if !a.tree.Reachable(v) {
+	var objs []heapdump.NodeID
+	inLarge := map[heapdump.NodeID]uint64{}
+	for v := range a.g.ObjectsOfSize(opt.minSize) {
+		if !a.reachable(v) {
 			continue
 		}
 		objs = append(objs, v)
 		// Only the outermost large objects of a holding count against
 		// it: the retained size of an outer one includes the inner ones.
 		top, nested := v, false
-		for u := range a.tree.Chain(v) {
-			if !a.isObject(u) {
+		for w := range a.tree.Chain(uint32(v)) {
+			u := heapdump.NodeID(w)
+			if !a.g.IsObject(u) {
 				break
 			}
-			nested = nested || (u != v && a.NodeSize(u) >= opt.MinSize)
+			nested = nested || (u != v && a.g.Size(u) >= opt.minSize)
 			top = u
 		}
 		if !nested {
@@ -102,16 +90,16 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	// Top-level holdings that retain much beyond those. A holding that
 	// retains less than MinSize in all has nothing beyond them either: the
 	// first test spares most objects the map lookup.
-	for v := uint32(0); int(v) < a.NumObjects; v++ {
-		d := a.tree.Idom(v)
-		if d == noNode || a.isObject(d) {
+	for v := heapdump.NodeID(0); int(v) < a.g.NumObjects(); v++ {
+		d := a.Idom(v)
+		if d == heapdump.NoNode || a.g.IsObject(d) {
 			continue
 		}
-		if d == a.SuperRoot {
+		if d == a.g.SuperRoot() {
 			rep.SharedBytes += a.retained[v]
 			rep.SharedObjects += uint64(a.objects[v])
 		}
-		if r := a.retained[v]; r >= opt.MinSize && r-min(r, inLarge[v]) >= opt.MinSize && a.NodeSize(v) < opt.MinSize {
+		if r := a.retained[v]; r >= opt.minSize && r-min(r, inLarge[v]) >= opt.minSize && a.g.Size(v) < opt.minSize {
 			objs = append(objs, v)
 		}
 	}
@@ -119,32 +107,31 @@ func (a *Analysis) Holders(opt HolderOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Groups = mergeGroups(groups)
-	rep.GroupsTotal = len(rep.Groups)
-	if opt.Focus != nil {
-		rep.Groups = slices.DeleteFunc(rep.Groups, func(g *Group) bool { return !g.matches(opt.Focus) })
+	merged := mergeGroups(groups)
+	rep.GroupsTotal = len(merged)
+	if opt.focus != nil {
+		merged = slices.DeleteFunc(merged, func(g *held) bool { return !g.matches(opt.focus) })
 	}
-	if opt.Top > 0 && len(rep.Groups) > opt.Top {
-		rep.Groups = rep.Groups[:opt.Top]
+	if opt.top > 0 && len(merged) > opt.top {
+		merged = merged[:opt.top]
 	}
 	// Neither the order nor Focus depend on the other roots of a shared
 	// group: list them for the groups kept only.
-	for _, g := range rep.Groups {
+	rep.Groups = make([]*Group, len(merged))
+	for i, g := range merged {
 		if g.rootsPending {
 			a.otherRoots(g, false)
 		}
+		rep.Groups[i] = g.Group
 	}
 	return rep, nil
 }
 
-// noNode is the dominator of an unreachable node.
-const noNode = ^uint32(0)
-
 // mergeGroups merges groups with the same key, adding up their counts and
 // sizes, and orders them by retained bytes, then count, then key.
-func mergeGroups(groups []*Group) []*Group {
-	byKey := map[string]*Group{}
-	var out []*Group
+func mergeGroups(groups []*held) []*held {
+	byKey := map[string]*held{}
+	var out []*held
 	for _, g := range groups {
 		if m, ok := byKey[g.key]; ok {
 			m.Count += g.Count
@@ -155,7 +142,7 @@ func mergeGroups(groups []*Group) []*Group {
 		byKey[g.key] = g
 		out = append(out, g)
 	}
-	slices.SortStableFunc(out, func(x, y *Group) int {
+	slices.SortStableFunc(out, func(x, y *held) int {
 		return cmp.Or(
 			cmp.Compare(y.RetainedBytes, x.RetainedBytes),
 			cmp.Compare(y.Count, x.Count),
@@ -168,12 +155,12 @@ func mergeGroups(groups []*Group) []*Group {
 // on its path, or its allocation stack.
 func (g *Group) matches(re *regexp.Regexp) bool {
 	r := g.Root
-	for _, s := range []string{r.Kind, r.Function, r.Global, r.Callee, r.Detail} {
+	for _, s := range []string{r.Kind.String(), r.Function, r.Global, r.Callee, r.Detail} {
 		if s != "" && re.MatchString(s) {
 			return true
 		}
 	}
-	for _, s := range []*Site{r.Location, r.CreatedBy, r.Creator} {
+	for _, s := range []*binsym.Position{r.Location, r.CreatedBy, r.Creator} {
 		if s != nil && re.MatchString(s.String()) {
 			return true
 		}

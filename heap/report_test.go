@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/google/pprof/profile"
 )
 
@@ -22,9 +24,9 @@ func sampleReport() *Report {
 		{Via: ".val", Type: "main.Upload", Addr: "0xc000010030", Size: 48, RetainedBytes: 52428848, Objects: 2},
 		{Via: ".Body", Type: "[]uint8", Addr: "0xc000400000", Size: 52428800, RetainedBytes: 52428800, Objects: 1},
 	}
-	site := &Site{Function: "main.newPayload", File: "/src/app/upload.go", Line: 41}
+	site := &binsym.Position{Function: "main.newPayload", File: "/src/app/upload.go", Line: 41}
 	object := Object{Type: "[]uint8", Addr: "0xc000400000", Size: 52428800, AllocSite: site,
-		AllocStack: []Site{{Function: "runtime.makeslice", File: "/go/src/runtime/slice.go", Line: 117}, *site}}
+		AllocStack: []binsym.Position{{Function: "runtime.makeslice", File: "/go/src/runtime/slice.go", Line: 117}, *site}}
 	return &Report{
 		Dump: "app.heapdump", Binary: "./app", GoVersion: "go1.26.8",
 		LiveBytes: 160 << 20, LiveObjects: 12345, DeadBytes: 8 << 10, DeadObjects: 99, Goroutines: 14,
@@ -32,16 +34,16 @@ func sampleReport() *Report {
 		GroupsTotal: 4,
 		Groups: []*Group{
 			{
-				Root: Holder{Kind: KindFrame, Goroutine: 812, Status: "chan receive",
-					CreatedBy: &Site{Function: "main.(*server).handle", File: "/src/app/handler.go", Line: 77},
-					Function:  "main.(*thumbnailer).loop", Location: &Site{Function: "main.(*thumbnailer).loop", File: "/src/app/thumb.go", Line: 30},
+				Root: Holder{Kind: heapdump.RootFrame, Goroutine: 812, Status: "chan receive",
+					CreatedBy: &binsym.Position{Function: "main.(*server).handle", File: "/src/app/handler.go", Line: 77},
+					Function:  "main.(*thumbnailer).loop", Location: &binsym.Position{Function: "main.(*thumbnailer).loop", File: "/src/app/thumb.go", Line: 30},
 					RetainedBytes: 52428896, Objects: 3},
 				Path: upload, Object: object, RetainedBytes: 52428800, Objects: 1, Count: 1,
 			},
 			{
-				Root: Holder{Kind: KindTimer, Function: "context.WithDeadlineCause.func2",
-					Location: &Site{Function: "context.WithDeadlineCause.func2", File: "/go/src/context/context.go", Line: 652},
-					Creator:  &Site{Function: "main.fetch", File: "/src/app/fetch.go", Line: 12},
+				Root: Holder{Kind: heapdump.RootTimer, Function: "context.WithDeadlineCause.func2",
+					Location: &binsym.Position{Function: "context.WithDeadlineCause.func2", File: "/go/src/context/context.go", Line: 652},
+					Creator:  &binsym.Position{Function: "main.fetch", File: "/src/app/fetch.go", Line: 12},
 					Detail:   "a timer in the runtime's timer heap", RetainedBytes: 10 << 20, Objects: 60},
 				Path: []Step{
 					{Type: "runtime.timer", Addr: "0xc000020000", Size: 112, RetainedBytes: 10 << 20, Objects: 60},
@@ -51,14 +53,14 @@ func sampleReport() *Report {
 				RetainedBytes: 10 << 20, Objects: 5, Count: 5,
 			},
 			{
-				Root:   Holder{Kind: KindGlobal, Global: "main.cache", Detail: "bss segment", RetainedBytes: 0},
-				Shared: true, OtherRoots: []Holder{{Kind: KindGlobal, Global: "main.stop"}}, OtherRootsTotal: 1,
+				Root:   Holder{Kind: heapdump.RootGlobal, Global: "main.cache", Detail: "bss segment", RetainedBytes: 0},
+				Shared: true, OtherRoots: []Holder{{Kind: heapdump.RootGlobal, Global: "main.stop"}}, OtherRootsTotal: 1,
 				Path:   []Step{{Via: "(the variable)", Type: "map[string]context.Context", Addr: "0xc000030000", Size: 48, RetainedBytes: 3 << 20, Objects: 9000}},
 				Object: Object{Type: "map[string]context.Context", Addr: "0xc000030000", Size: 48}, RetainedBytes: 3 << 20, Objects: 9000, Count: 1,
 			},
 			{
-				Root: Holder{Kind: KindGoroutine, Goroutine: 9, Status: "select", Detail: "its runtime.g: pprof labels or other per-goroutine state",
-					CreatedBy: &Site{Function: "main.serve.func1", File: "/src/app/serve.go", Line: 20}, RetainedBytes: 2 << 20, Objects: 4},
+				Root: Holder{Kind: heapdump.RootGoroutine, Goroutine: 9, Status: "select", Detail: "its runtime.g: pprof labels or other per-goroutine state",
+					CreatedBy: &binsym.Position{Function: "main.serve.func1", File: "/src/app/serve.go", Line: 20}, RetainedBytes: 2 << 20, Objects: 4},
 				Path:   []Step{{Type: "runtime.g", Addr: "0xc000040000", Size: 456, RetainedBytes: 2 << 20, Objects: 4}, {Via: ".labels", Type: "runtime/pprof.labelMap", Addr: "0xc000050000", Size: 24, RetainedBytes: 2 << 20, Objects: 3}},
 				Object: Object{Type: "string", Addr: "0xc000600000", Size: 2 << 20}, RetainedBytes: 2 << 20, Objects: 1, Count: 1,
 			},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 )
 
@@ -120,29 +122,29 @@ func (h Holder) lines() []string {
 	}
 	var out []string
 	switch h.Kind {
-	case KindFrame:
-		fn := h.Function + h.Location.at()
+	case heapdump.RootFrame:
+		fn := h.Function + at(h.Location)
 		if h.Unsure {
 			fn += ", or the arguments of its callee " + h.Callee
 		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s", h.Goroutine, h.Status, fn))
 		out = append(out, h.createdBy()+"the frame "+retains)
-	case KindGoroutine:
+	case heapdump.RootGoroutine:
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
 		out = append(out, h.createdBy()+"it "+retains)
-	case KindGlobal:
+	case heapdump.RootGlobal:
 		out = append(out, fmt.Sprintf("held by global %s (%s), which %s", h.Global, h.Detail, retains))
-	case KindTimer:
-		out = append(out, fmt.Sprintf("held by a timer that will run %s%s", h.Function, h.Location.at()))
+	case heapdump.RootTimer:
+		out = append(out, fmt.Sprintf("held by a timer that will run %s%s", h.Function, at(h.Location)))
 		created := "created at an unknown place"
 		if h.Creator != nil {
 			created = "created at " + h.Creator.String()
 		}
 		out = append(out, fmt.Sprintf("%s; the timer %s", created, retains))
-	case KindFinalizer:
+	case heapdump.RootFinalizer:
 		fn := "a finalizer"
 		if h.Function != "" {
-			fn = "finalizer " + h.Function + h.Location.at()
+			fn = "finalizer " + h.Function + at(h.Location)
 		}
 		if h.Detail != "" {
 			fn += " (" + h.Detail + ")"
@@ -158,18 +160,18 @@ func (h Holder) lines() []string {
 // "global main.cache", "timer main.retry.func1".
 func (h Holder) Short() string {
 	switch h.Kind {
-	case KindFrame:
+	case heapdump.RootFrame:
 		return fmt.Sprintf("goroutine %d frame %s", h.Goroutine, h.Function)
-	case KindGoroutine:
+	case heapdump.RootGoroutine:
 		return fmt.Sprintf("goroutine %d", h.Goroutine)
-	case KindGlobal:
+	case heapdump.RootGlobal:
 		return "global " + h.Global
-	case KindTimer:
+	case heapdump.RootTimer:
 		return "timer " + h.Function
-	case KindFinalizer:
+	case heapdump.RootFinalizer:
 		return "finalizer " + h.Function
 	}
-	return h.Kind + " " + h.Detail
+	return h.Kind.String() + " " + h.Detail
 }
 
 // createdBy says where the holder's goroutine was created, ending in "; ".
@@ -181,11 +183,11 @@ func (h Holder) createdBy() string {
 }
 
 // at formats a site's position as " (dir/file.go:12)", or "" for none.
-func (s *Site) at() string {
+func at(s *binsym.Position) string {
 	if s == nil || s.File == "" {
 		return ""
 	}
-	return " (" + s.Position() + ")"
+	return " (" + s.FileLine() + ")"
 }
 
 // writePath draws the steps of a path, one a line.

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // typedStep is a Step with what typing it found out.
 type typedStep struct {
 	Step
-	node uint32
+	node heapdump.NodeID
 	// t is the type of the memory from base on in the object (base is
 	// not 0 for an interior pointer or after a malloc header), nil when
 	// unknown.
@@ -21,7 +22,7 @@ type typedStep struct {
 	// mapType is set on a map's runtime object: the map type it belongs to.
 	mapType *binsym.Type
 	// closure names the function of a func value object.
-	closure *Site
+	closure *binsym.Position
 }
 
 // typer types the objects along a path. Objects carry no type in a dump;
@@ -39,13 +40,13 @@ type typer struct {
 	// memo keeps the typed objects of the paths of one search from a root
 	// (see newSearch), with their records: those paths follow one search
 	// tree, so a step that is on several of them is the same on all.
-	memo map[uint32]memoStep
+	memo map[heapdump.NodeID]memoStep
 }
 
 // memoStep is a typed object on a path and its record, whole.
 type memoStep struct {
 	s   typedStep
-	rec *ObjectRecord
+	rec *heapdump.ObjectRecord
 }
 
 // newSearch forgets the steps of the paths of the previous search.
@@ -61,10 +62,10 @@ const (
 
 // steps types the objects of path p, which starts at a root node and
 // belongs to the search tree of the current search (see newSearch).
-func (t *typer) steps(p []uint32) ([]typedStep, error) {
+func (t *typer) steps(p []heapdump.NodeID) ([]typedStep, error) {
 	a := t.a
 	steps := make([]typedStep, 0, len(p)-1)
-	var prev *ObjectRecord
+	var prev *heapdump.ObjectRecord
 	for i := 1; i < len(p); i++ {
 		v := p[i]
 		if m, ok := t.memo[v]; ok {
@@ -77,7 +78,7 @@ func (t *typer) steps(p []uint32) ([]typedStep, error) {
 		if last {
 			limit = 64 // the last object: only its first words are needed
 		}
-		rec, err := a.ObjectRecord(v, limit)
+		rec, err := a.g.ObjectRecord(v, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +110,7 @@ func (t *typer) steps(p []uint32) ([]typedStep, error) {
 				s.t, s.base, s.Type = gt, 0, gt.Name
 			}
 		}
-		if code := a.word(rec.Contents, 0); code != 0 {
+		if code := a.g.Word(rec.Contents, 0); code != 0 {
 			if site := a.funcSite(code); site != nil {
 				s.closure = site
 				s.t, s.base = a.Binary.ClosureType(code), 0
@@ -119,7 +120,7 @@ func (t *typer) steps(p []uint32) ([]typedStep, error) {
 		steps = append(steps, s)
 		if !last {
 			if t.memo == nil {
-				t.memo = map[uint32]memoStep{}
+				t.memo = map[heapdump.NodeID]memoStep{}
 			}
 			t.memo[v] = memoStep{s, rec}
 		}
@@ -129,12 +130,12 @@ func (t *typer) steps(p []uint32) ([]typedStep, error) {
 }
 
 // header returns the type in the malloc header of rec, if it has one.
-func (t *typer) header(rec *ObjectRecord) (*binsym.Type, bool) {
+func (t *typer) header(rec *heapdump.ObjectRecord) (*binsym.Type, bool) {
 	a := t.a
 	if a.Binary == nil || rec.Size < minHeaderObject || rec.Size > maxHeaderObject || len(rec.PtrOffsets) == 0 {
 		return nil, false
 	}
-	ty := a.Binary.TypeAt(a.word(rec.Contents, 0))
+	ty := a.Binary.TypeAt(a.g.Word(rec.Contents, 0))
 	if ty == nil || ty.Size <= 0 || ty.Size > int64(rec.Size)-mallocHeader {
 		return nil, false
 	}
@@ -151,10 +152,10 @@ type target struct {
 }
 
 // fromObject types rec, which the object prev (typed by ps) points to.
-func (t *typer) fromObject(prev *ObjectRecord, ps *typedStep, rec *ObjectRecord) target {
+func (t *typer) fromObject(prev *heapdump.ObjectRecord, ps *typedStep, rec *heapdump.ObjectRecord) target {
 	a := t.a
 	for _, off := range prev.PtrOffsets {
-		w := a.word(prev.Contents, int64(off))
+		w := a.g.Word(prev.Contents, int64(off))
 		if w < rec.Addr || w >= rec.Addr+rec.Size {
 			continue
 		}
@@ -163,7 +164,7 @@ func (t *typer) fromObject(prev *ObjectRecord, ps *typedStep, rec *ObjectRecord)
 			t:       ps.t,
 			off:     o - ps.base,
 			mapType: ps.mapType,
-			word:    func(d int64) uint64 { return a.word(prev.Contents, o+d) },
+			word:    func(d int64) uint64 { return a.g.Word(prev.Contents, o+d) },
 			isPtr: func(d int64) bool {
 				_, found := slices.BinarySearch(prev.PtrOffsets, uint64(o+d))
 				return found
@@ -176,33 +177,33 @@ func (t *typer) fromObject(prev *ObjectRecord, ps *typedStep, rec *ObjectRecord)
 }
 
 // fromRoot types rec, which root node r points to.
-func (t *typer) fromRoot(r, v uint32, rec *ObjectRecord) (target, error) {
+func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (target, error) {
 	a := t.a
-	root := a.rootNode(r)
-	succ := a.Succ[a.Start[r]:a.Start[r+1]]
+	root := a.g.Root(r)
+	succ := a.g.Succ(r)
 	k := slices.Index(succ, v)
 	if k < 0 {
 		return target{}, nil
 	}
-	slot := a.RootSlots(int(r) - a.NumObjects)[k]
+	slot := a.g.RootSlots(r)[k]
 	interior := int64(slot.Value - rec.Addr)
 	switch {
 	case slot.Frame >= 0:
-		contents, err := a.FrameContents(slot.Frame)
+		contents, err := a.g.FrameContents(slot.Frame)
 		if err != nil {
 			return target{}, err
 		}
 		o := int64(slot.Offset)
 		c := container{
 			off:  o,
-			word: func(d int64) uint64 { return a.word(contents, o+d) },
+			word: func(d int64) uint64 { return a.g.Word(contents, o+d) },
 			isPtr: func(d int64) bool {
-				return slices.ContainsFunc(a.Frames[slot.Frame].Slots, func(s Slot) bool { return int64(s.Offset) == o+d })
+				return slices.ContainsFunc(a.d.Frames[slot.Frame].Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
 			},
 		}
 		tt := t.target(c, rec, interior)
 		switch {
-		case root.Kind == RootFrame && root.Unsure && root.Frame > 0:
+		case root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0:
 			tt.via = "local or argument"
 		case slot.Frame != root.Frame:
 			tt.via = "argument"
@@ -213,7 +214,7 @@ func (t *typer) fromRoot(r, v uint32, rec *ObjectRecord) (target, error) {
 			tt.via += fmt.Sprintf(" at +%d", o)
 		}
 		return tt, nil
-	case root.Kind == RootGlobal:
+	case root.Kind == heapdump.RootGlobal:
 		seg := a.segmentAt(slot.Addr)
 		if seg == nil {
 			return target{}, nil
@@ -221,7 +222,7 @@ func (t *typer) fromRoot(r, v uint32, rec *ObjectRecord) (target, error) {
 		o := int64(slot.Addr - seg.Addr)
 		c := container{
 			off:  int64(slot.Addr - root.Addr),
-			word: func(d int64) uint64 { return a.word(seg.Contents, o+d) },
+			word: func(d int64) uint64 { return a.g.Word(seg.Contents, o+d) },
 			isPtr: func(d int64) bool {
 				_, found := slices.BinarySearch(seg.PtrOffsets, uint64(o+d))
 				return found
@@ -255,9 +256,9 @@ type container struct {
 
 // target types rec, which the pointer of c points into, interior bytes
 // from its start.
-func (t *typer) target(c container, rec *ObjectRecord, interior int64) target {
+func (t *typer) target(c container, rec *heapdump.ObjectRecord, interior int64) target {
 	a := t.a
-	ps := int64(a.Params.PtrSize)
+	ps := int64(a.d.Params.PtrSize)
 	tt := target{base: interior}
 	typed := false // the pointer is a known field of c.t
 	if c.t != nil {
@@ -328,7 +329,7 @@ func knownPointee(container *binsym.Type, path string, bin *binsym.Binary) *bins
 
 // backing returns the type of a slice's backing array object rec, whose
 // elements of type elem start at byte from.
-func (t *typer) backing(elem *binsym.Type, rec *ObjectRecord, from int64) *binsym.Type {
+func (t *typer) backing(elem *binsym.Type, rec *heapdump.ObjectRecord, from int64) *binsym.Type {
 	if elem.Size <= 0 {
 		return nil
 	}
@@ -337,10 +338,10 @@ func (t *typer) backing(elem *binsym.Type, rec *ObjectRecord, from int64) *binsy
 
 // mapData types what a (swiss) map's dirPtr points to: its only group when
 // the map is small (dirLen is 0), else its directory of tables.
-func (t *typer) mapData(c container, rec *ObjectRecord, tt target) target {
+func (t *typer) mapData(c container, rec *heapdump.ObjectRecord, tt target) target {
 	mt := c.mapType
 	name := typeName(mt)
-	dirLen := int64(c.word(int64(t.a.Params.PtrSize)))
+	dirLen := int64(c.word(int64(t.a.d.Params.PtrSize)))
 	if dirLen != 0 {
 		tt.name = name + " directory"
 		tt.mapType = mt
@@ -439,7 +440,7 @@ func (t *typer) dynamic(w uint64) *binsym.Type {
 		return nil
 	}
 	typeAddr := w
-	if ta, ok := a.Itabs[w]; ok {
+	if ta, ok := a.d.Itabs[w]; ok {
 		typeAddr = ta
 	} else if ta, ok := a.Binary.ItabType(w); ok {
 		typeAddr = ta
@@ -452,9 +453,9 @@ func (t *typer) dynamic(w uint64) *binsym.Type {
 }
 
 // segmentAt returns the data or bss segment that holds addr.
-func (a *Analysis) segmentAt(addr uint64) *Segment {
-	for i := range a.Segments {
-		s := &a.Segments[i]
+func (a *Analysis) segmentAt(addr uint64) *heapdump.Segment {
+	for i := range a.d.Segments {
+		s := &a.d.Segments[i]
 		if addr >= s.Addr && addr < s.Addr+uint64(len(s.Contents)) {
 			return s
 		}
@@ -466,12 +467,13 @@ func (a *Analysis) segmentAt(addr uint64) *Segment {
 // globals (runtime.allp, runtime.m0...), which reach much of the heap for
 // reasons of no interest to a report.
 func isRuntimeGlobal(h Holder) bool {
-	return h.Kind == KindGlobal && strings.HasPrefix(h.Global, "runtime.")
+	return h.Kind == heapdump.RootGlobal && strings.HasPrefix(h.Global, "runtime.")
 }
 
-// isRuntimeGlobalRoot is isRuntimeGlobal(a.holder(r)) for root node r,
-// without describing the holder.
-func (a *Analysis) isRuntimeGlobalRoot(r uint32) bool {
-	root := a.rootNode(r)
-	return root.Kind == RootGlobal && strings.HasPrefix(root.Symbol, "runtime.")
+// typeName is the name a report gives t, "" for nil.
+func typeName(t *binsym.Type) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func init() { explain = explainHolders }
@@ -88,17 +89,17 @@ type analysis struct {
 	// unnamed is set when a global the groups name (a holder, or another
 	// root that reaches a shared object) is known only by its address.
 	unnamed  bool
-	segments []heap.Segment // the dump's data and bss segments
+	segments []heapdump.Segment // the dump's data and bss segments
 }
 
 // analyze reads the dump and explains the objects at addrs.
-func analyze(dumpPath string, bin *binsym.Binary, addrs []uint64, opts ...heap.AnalyzeOption) (analysis, error) {
+func analyze(dumpPath string, bin *binsym.Binary, addrs []uint64, opts ...heap.Option) (analysis, error) {
 	a, err := heap.Analyze(dumpPath, bin, opts...)
 	if err != nil {
 		return analysis{}, err
 	}
 	defer a.Close()
-	res := analysis{segments: a.Segments}
+	res := analysis{segments: a.Graph().Dump().Segments}
 	res.groups, err = a.Explain(addrs)
 	if err != nil {
 		return analysis{}, err
@@ -108,7 +109,7 @@ func analyze(dumpPath string, bin *binsym.Binary, addrs []uint64, opts ...heap.A
 			continue
 		}
 		for _, h := range append([]heap.Holder{g.Root}, g.OtherRoots...) {
-			if h.Kind == heap.KindGlobal && strings.HasPrefix(h.Global, "0x") {
+			if h.Kind == heapdump.RootGlobal && strings.HasPrefix(h.Global, "0x") {
 				res.unnamed = true
 			}
 		}

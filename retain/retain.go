@@ -8,7 +8,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // TB is the part of testing.TB a Tracker uses; *testing.T and *testing.B
@@ -238,5 +238,5 @@ func site(pc uintptr) string {
 		return ""
 	}
 	fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-	return heap.Site{File: fr.File, Line: fr.Line}.Position()
+	return binsym.Position{File: fr.File, Line: fr.Line}.FileLine()
 }

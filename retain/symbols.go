@@ -19,7 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // `go test` links the test binary with -s -w: it has no symbol table, so a
@@ -50,7 +50,7 @@ var relinked struct {
 // from a relinked copy of it with symbols, after checking them against the
 // data and bss segments of a heap dump the process wrote, segs. The relink
 // runs once per process; its result, or its failure, is kept.
-func testGlobals(segs []heap.Segment, bin *binsym.Binary) ([]binsym.Symbol, error) {
+func testGlobals(segs []heapdump.Segment, bin *binsym.Binary) ([]binsym.Symbol, error) {
 	relinked.Lock()
 	defer relinked.Unlock()
 	if !relinked.done {
@@ -157,7 +157,7 @@ func relinkArgs(bi *debug.BuildInfo, out string) (args, env []string) {
 // sections, to check against a heap dump's, all at link-time addresses.
 type relinkedBinary struct {
 	syms  []binsym.Symbol
-	masks map[heap.SegmentKind]ptrMask
+	masks map[heapdump.SegmentKind]ptrMask
 }
 
 // ptrMask is where a data or bss segment starts, how long it is, and the
@@ -194,7 +194,7 @@ func readRelinked(path, relinkedPath string) (*relinkedBinary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("has no symbols: %v", err)
 	}
-	rb := &relinkedBinary{masks: map[heap.SegmentKind]ptrMask{}}
+	rb := &relinkedBinary{masks: map[heapdump.SegmentKind]ptrMask{}}
 	named := map[string]uint64{}
 	for _, s := range all {
 		switch s.Name {
@@ -214,11 +214,11 @@ func readRelinked(path, relinkedPath string) (*relinkedBinary, error) {
 		return nil, fmt.Errorf("has %s at %#x, which cannot be the running process's %#x", selfSymbol, self, want)
 	}
 	for _, seg := range []struct {
-		kind                heap.SegmentKind
+		kind                heapdump.SegmentKind
 		start, end, program string
 	}{
-		{heap.SegmentData, "runtime.data", "runtime.edata", "runtime.gcdata"},
-		{heap.SegmentBSS, "runtime.bss", "runtime.ebss", "runtime.gcbss"},
+		{heapdump.SegmentData, "runtime.data", "runtime.edata", "runtime.gcdata"},
+		{heapdump.SegmentBSS, "runtime.bss", "runtime.ebss", "runtime.gcbss"},
 	} {
 		start, end, prog := named[seg.start], named[seg.end], named[seg.program]
 		if start == 0 || end < start || prog == 0 {
@@ -245,7 +245,7 @@ const (
 // same words. The dump's pointer slots come from the running binary's own
 // pointer masks, so equal masks mean the globals that hold pointers (all
 // those in .data and .bss) are where the relinked binary has them.
-func (rb *relinkedBinary) check(segs []heap.Segment, bias uint64) error {
+func (rb *relinkedBinary) check(segs []heapdump.Segment, bias uint64) error {
 	if len(segs) == 0 {
 		return errors.New("the heap dump has no data or bss segment")
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func TestDecodeGCProg(t *testing.T) {
@@ -82,27 +82,27 @@ func TestRelinkArgs(t *testing.T) {
 }
 
 func TestCheckSegments(t *testing.T) {
-	rb := &relinkedBinary{masks: map[heap.SegmentKind]ptrMask{
-		heap.SegmentData: {addr: 0x1000, size: 64, ptrs: []uint64{0, 16}},
-		heap.SegmentBSS:  {addr: 0x2000, size: 32, ptrs: []uint64{8}},
+	rb := &relinkedBinary{masks: map[heapdump.SegmentKind]ptrMask{
+		heapdump.SegmentData: {addr: 0x1000, size: 64, ptrs: []uint64{0, 16}},
+		heapdump.SegmentBSS:  {addr: 0x2000, size: 32, ptrs: []uint64{8}},
 	}}
-	seg := func(kind heap.SegmentKind, addr uint64, size int, ptrs ...uint64) heap.Segment {
-		return heap.Segment{Kind: kind, Addr: addr, Contents: make([]byte, size), PtrOffsets: ptrs}
+	seg := func(kind heapdump.SegmentKind, addr uint64, size int, ptrs ...uint64) heapdump.Segment {
+		return heapdump.Segment{Kind: kind, Addr: addr, Contents: make([]byte, size), PtrOffsets: ptrs}
 	}
-	good := []heap.Segment{seg(heap.SegmentData, 0x1000, 64, 0, 16), seg(heap.SegmentBSS, 0x2000, 32, 8)}
+	good := []heapdump.Segment{seg(heapdump.SegmentData, 0x1000, 64, 0, 16), seg(heapdump.SegmentBSS, 0x2000, 32, 8)}
 	if err := rb.check(good, 0); err != nil {
 		t.Errorf("matching segments: %v", err)
 	}
-	moved := []heap.Segment{seg(heap.SegmentData, 0x5000, 64, 0, 16), seg(heap.SegmentBSS, 0x6000, 32, 8)}
+	moved := []heapdump.Segment{seg(heapdump.SegmentData, 0x5000, 64, 0, 16), seg(heapdump.SegmentBSS, 0x6000, 32, 8)}
 	if err := rb.check(moved, 0x4000); err != nil {
 		t.Errorf("segments of a PIE at bias 0x4000: %v", err)
 	}
-	for name, segs := range map[string][]heap.Segment{
+	for name, segs := range map[string][]heapdump.Segment{
 		"none":          nil,
-		"elsewhere":     {seg(heap.SegmentData, 0x1008, 64, 0, 16)},
-		"longer":        {seg(heap.SegmentData, 0x1000, 72, 0, 16)},
-		"other pointer": {seg(heap.SegmentData, 0x1000, 64, 0, 24)},
-		"fewer":         {seg(heap.SegmentBSS, 0x2000, 32)},
+		"elsewhere":     {seg(heapdump.SegmentData, 0x1008, 64, 0, 16)},
+		"longer":        {seg(heapdump.SegmentData, 0x1000, 72, 0, 16)},
+		"other pointer": {seg(heapdump.SegmentData, 0x1000, 64, 0, 24)},
+		"fewer":         {seg(heapdump.SegmentBSS, 0x2000, 32)},
 	} {
 		if err := rb.check(segs, 0); err == nil {
 			t.Errorf("%s: check accepted segments that differ", name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots
@@ -41,9 +42,9 @@ type HolderDetail struct {
 type HolderRoot struct {
 	// Count is how many roots this entry stands for.
 	Count int `json:"count"`
-	// Kind is "frame", "goroutine", "global", "timer", "finalizer" or
-	// "other" (see the heap package's Kind constants).
-	Kind string `json:"kind"`
+	// Kind is RootFrame, RootGoroutine, RootGlobal, RootTimer,
+	// RootFinalizer or RootOther; JSON names them "frame", "goroutine"...
+	Kind heapdump.RootKind `json:"kind"`
 	// Goroutines are the ids of the goroutines of frame and goroutine
 	// roots, one per root.
 	Goroutines []uint64 `json:"goroutines,omitempty"`
@@ -53,11 +54,11 @@ type HolderRoot struct {
 	Location string `json:"location,omitempty"`
 	// CreatedBy is where the goroutine of a frame or goroutine root was
 	// created (its go statement).
-	CreatedBy *heap.Site `json:"created_by,omitempty"`
+	CreatedBy *binsym.Position `json:"created_by,omitempty"`
 	// Global is a global's symbol, or its address when it has none.
 	Global string `json:"global,omitempty"`
 	// Creator is where a timer was created.
-	Creator *heap.Site `json:"creator,omitempty"`
+	Creator *binsym.Position `json:"creator,omitempty"`
 	// Detail says more: "pprof labels" for a goroutine whose label set
 	// holds the payload, a runtime root's description.
 	Detail string `json:"detail,omitempty"`
@@ -166,10 +167,10 @@ func rootOf(h heap.Holder) HolderRoot {
 	r := HolderRoot{Count: 1, Kind: h.Kind, Function: h.Function, Global: h.Global,
 		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
 	switch h.Kind {
-	case heap.KindFrame:
+	case heapdump.RootFrame:
 		r.Goroutines = []uint64{h.Goroutine}
 		r.Detail = ""
-	case heap.KindGoroutine:
+	case heapdump.RootGoroutine:
 		r.Goroutines = []uint64{h.Goroutine}
 		switch h.Detail {
 		case heap.DetailLabels:
@@ -179,7 +180,7 @@ func rootOf(h heap.Holder) HolderRoot {
 		default:
 			r.Detail = "not started"
 		}
-	case heap.KindTimer:
+	case heapdump.RootTimer:
 		r.Detail = ""
 	}
 	if h.Location != nil && h.Location.File != "" {
@@ -203,13 +204,13 @@ func addRoot(roots []HolderRoot, r HolderRoot) []HolderRoot {
 
 // shape says what a root is, apart from which goroutine it belongs to.
 func (r *HolderRoot) shape() string {
-	site := func(s *heap.Site) string {
+	site := func(s *binsym.Position) string {
 		if s == nil {
 			return ""
 		}
 		return s.String()
 	}
-	return strings.Join([]string{r.Kind, r.Function, r.Location, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
+	return strings.Join([]string{r.Kind.String(), r.Function, r.Location, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
 }
 
 // key says how a payload is held: the shapes of its roots and the types
@@ -253,7 +254,7 @@ func (d *HolderDetail) text() string {
 	var parts []string
 	for i := range d.Roots {
 		r := &d.Roots[i]
-		if r.Kind == heap.KindGlobal && strings.HasPrefix(r.Global, "0x") && (i > 0 || len(d.Roots) > 1) {
+		if r.Kind == heapdump.RootGlobal && strings.HasPrefix(r.Global, "0x") && (i > 0 || len(d.Roots) > 1) {
 			continue
 		}
 		parts = append(parts, r.text())
@@ -272,13 +273,13 @@ func (r *HolderRoot) text() string {
 		g = fmt.Sprintf("goroutine %d", r.Goroutines[0])
 	}
 	switch r.Kind {
-	case heap.KindFrame:
+	case heapdump.RootFrame:
 		return n + g + " frame " + ShortFunc(r.Function) + fileLine(r.Location)
-	case heap.KindGoroutine:
+	case heapdump.RootGoroutine:
 		return n + g + " (" + r.Detail + ")"
-	case heap.KindGlobal:
+	case heapdump.RootGlobal:
 		return n + "global " + ShortFunc(r.Global)
-	case heap.KindTimer:
+	case heapdump.RootTimer:
 		s := n + "timer " + ShortFunc(r.Function)
 		if r.Creator != nil {
 			s += ", created at " + ShortFunc(r.Creator.Function)
@@ -287,7 +288,7 @@ func (r *HolderRoot) text() string {
 			}
 		}
 		return s
-	case heap.KindFinalizer:
+	case heapdump.RootFinalizer:
 		return n + "finalizer " + ShortFunc(r.Function)
 	}
 	return n + "runtime root " + r.Detail

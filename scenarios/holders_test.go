@@ -9,38 +9,39 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func TestHolderText(t *testing.T) {
-	site := &heap.Site{Function: "github.com/ctxleak/ctxleak/scenarios.timeoutJob", File: "/src/scenarios/catalogue.go", Line: 427}
+	site := &binsym.Position{Function: "github.com/ctxleak/ctxleak/scenarios.timeoutJob", File: "/src/scenarios/catalogue.go", Line: 427}
 	for _, tt := range []struct {
 		name  string
 		roots []HolderRoot
 		want  string
 	}{
-		{"frame", []HolderRoot{{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{18},
+		{"frame", []HolderRoot{{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{18},
 			Function: "github.com/ctxleak/ctxleak/scenarios.sender", Location: "/src/scenarios/catalogue.go:488"}},
 			"goroutine 18 frame scenarios.sender (catalogue.go:488)"},
-		{"frames", []HolderRoot{{Count: 10, Kind: heap.KindFrame, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+		{"frames", []HolderRoot{{Count: 10, Kind: heapdump.RootFrame, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
 			Function: "github.com/ctxleak/ctxleak/scenarios.task", Location: "/src/scenarios/catalogue.go:307"}},
 			"10 x goroutine frame scenarios.task (catalogue.go:307)"},
-		{"frame without a position", []HolderRoot{{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{1}, Function: "main.main"}},
+		{"frame without a position", []HolderRoot{{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{1}, Function: "main.main"}},
 			"goroutine 1 frame main.main"},
-		{"global", []HolderRoot{{Count: 1, Kind: heap.KindGlobal, Global: "github.com/ctxleak/ctxleak/scenarios.cache"}},
+		{"global", []HolderRoot{{Count: 1, Kind: heapdump.RootGlobal, Global: "github.com/ctxleak/ctxleak/scenarios.cache"}},
 			"global scenarios.cache"},
 		{"unnamed globals are left out", []HolderRoot{
-			{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{1}, Function: "main.main", Location: "/src/main.go:9"},
-			{Count: 1, Kind: heap.KindGlobal, Global: "0x10024a0"}},
+			{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{1}, Function: "main.main", Location: "/src/main.go:9"},
+			{Count: 1, Kind: heapdump.RootGlobal, Global: "0x10024a0"}},
 			"goroutine 1 frame main.main (main.go:9)"},
-		{"unless alone", []HolderRoot{{Count: 1, Kind: heap.KindGlobal, Global: "0x10024a0"}}, "global 0x10024a0"},
-		{"timer", []HolderRoot{{Count: 1, Kind: heap.KindTimer, Function: "context.WithDeadlineCause.func2", Creator: site}},
+		{"unless alone", []HolderRoot{{Count: 1, Kind: heapdump.RootGlobal, Global: "0x10024a0"}}, "global 0x10024a0"},
+		{"timer", []HolderRoot{{Count: 1, Kind: heapdump.RootTimer, Function: "context.WithDeadlineCause.func2", Creator: site}},
 			"timer context.WithDeadlineCause.func2, created at scenarios.timeoutJob (catalogue.go:427)"},
 		{"labels", []HolderRoot{
-			{Count: 1, Kind: heap.KindFrame, Goroutines: []uint64{1}, Function: "github.com/ctxleak/ctxleak/scenarios.pprofLabelValue.func1", Location: "/src/scenarios/catalogue.go:595"},
-			{Count: 10, Kind: heap.KindGoroutine, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, Detail: "pprof labels"}},
+			{Count: 1, Kind: heapdump.RootFrame, Goroutines: []uint64{1}, Function: "github.com/ctxleak/ctxleak/scenarios.pprofLabelValue.func1", Location: "/src/scenarios/catalogue.go:595"},
+			{Count: 10, Kind: heapdump.RootGoroutine, Goroutines: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, Detail: "pprof labels"}},
 			"goroutine 1 frame scenarios.pprofLabelValue.func1 (catalogue.go:595) + 10 x goroutine (pprof labels)"},
-		{"one goroutine's labels", []HolderRoot{{Count: 1, Kind: heap.KindGoroutine, Goroutines: []uint64{9}, Detail: "pprof labels"}},
+		{"one goroutine's labels", []HolderRoot{{Count: 1, Kind: heapdump.RootGoroutine, Goroutines: []uint64{9}, Detail: "pprof labels"}},
 			"goroutine 9 (pprof labels)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestHolderGrouping(t *testing.T) {
 			root := d.Roots[0]
 			ids := slices.Clone(root.Goroutines)
 			slices.Sort(ids)
-			if root.Count != tasks || root.Kind != heap.KindFrame || len(slices.Compact(ids)) != tasks ||
+			if root.Count != tasks || root.Kind != heapdump.RootFrame || len(slices.Compact(ids)) != tasks ||
 				root.Function != "github.com/ctxleak/ctxleak/scenarios.task" || root.CreatedBy == nil {
 				t.Errorf("root %+v; want %d frames of scenarios.task in as many goroutines", root, tasks)
 			}

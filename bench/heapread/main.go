@@ -15,7 +15,7 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 func main() {
@@ -47,17 +47,17 @@ func run(stdout io.Writer, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	t0 := time.Now()
-	g, err := heap.Load(fs.Arg(0), heap.Options{})
+	g, err := heapdump.Load(fs.Arg(0), heapdump.Options{})
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	s := g.Stats() // the first call finds what is live, which Load used to do
 	elapsed := time.Since(t0)
-	s := g.Stats
 	fmt.Fprintf(stdout, "objects %d (%d bytes), live %d (%d bytes), dead %d (%d bytes)\n",
 		s.Objects, s.Bytes, s.LiveObjects, s.LiveBytes, s.DeadObjects, s.DeadBytes)
 	fmt.Fprintf(stdout, "edges %d, dangling %d, roots %d, goroutines %d, frames %d\n",
-		s.Edges, s.Dangling, len(g.Roots), len(g.Goroutines), len(g.Frames))
+		s.Edges, s.Dangling, g.NumRoots(), len(g.Dump().Goroutines), len(g.Dump().Frames))
 	fmt.Fprintf(stdout, "load %.3fs\n", elapsed.Seconds())
 	if *memprofile != "" {
 		f, err := os.Create(*memprofile)

@@ -19,7 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/analyze")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/analyze and ../../testdata/go1.*")
 
 // fixtures writes a base heap profile, a heap profile and a goroutine
 // profile, built in memory the way the Go runtime writes them, to dir:

@@ -125,7 +125,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		return usageErrorf("%v", err)
 	}
 	defer an.Close()
-	rep, err := an.Holders(heap.HolderOptions{MinSize: uint64(f.minSize), Top: f.top, Focus: focus})
+	rep, err := an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
 	if err != nil {
 		return fmt.Errorf("%s: %w", dump, err)
 	}

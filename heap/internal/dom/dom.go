@@ -9,8 +9,10 @@
 // of the sizes in it is the object's retained size.
 //
 // The package is built for heap graphs of tens of millions of nodes: New
-// takes the graph in compressed sparse row form, recurses nowhere (a linked
-// list of millions of nodes is fine), allocates nothing per node, and runs in
+// reads any Input that gives a node's successors as a slice (a Graph, in
+// compressed sparse row form, or heap's graph with its own node type),
+// recurses nowhere (a linked list of millions of nodes is fine), allocates
+// nothing per node, and runs in
 // O(m log n) time. Its memory is 20 bytes a node, which end up holding its
 // results: the immediate dominators and the preorder, and then the first
 // results of Retained and RetainedObjects, which a Tree keeps for them until
@@ -31,6 +33,16 @@ const None = ^uint32(0)
 
 // MaxNodes is the largest number of nodes New accepts.
 const MaxNodes = 1<<31 - 1
+
+// Input is a directed graph as New reads it: nodes 0 to Len()-1 of a type
+// N, each with its successors. Self edges, duplicate edges and nodes
+// unreachable from the root are fine. Graph is one; a heap graph is
+// another.
+type Input[N ~uint32] interface {
+	Len() int
+	// Succs returns the successors of v, which New does not modify.
+	Succs(v N) []N
+}
 
 // Graph is a directed graph in compressed sparse row form. Its nodes are
 // 0 to Len()-1; the successors of node v are Succ[Start[v]:Start[v+1]].
@@ -54,7 +66,28 @@ func (g Graph) Succs(v uint32) []uint32 {
 }
 
 // check reports whether g is well formed and root is one of its nodes, so that
-// the algorithm can index every array without further checks.
+// the algorithm can index every array without further checks. A Graph is
+// checked whole; the edges of any other input are checked by the search, as
+// it reads them, which spares a pass over the graph.
+func check[N ~uint32](in Input[N], root N) error {
+	if g, ok := any(in).(Graph); ok {
+		return g.check(uint32(root))
+	}
+	n := in.Len()
+	if n <= 0 {
+		return errors.New("dom: graph has no nodes")
+	}
+	if n > MaxNodes {
+		return fmt.Errorf("dom: graph has %d nodes, more than the %d supported", n, MaxNodes)
+	}
+	if int64(root) >= int64(n) {
+		return fmt.Errorf("dom: root %d is not a node of a graph of %d nodes", root, n)
+	}
+	return nil
+}
+
+// check is check for a graph in compressed sparse row form, whose Succs
+// would panic before the edges could be checked.
 func (g Graph) check(root uint32) error {
 	if len(g.Start) == 0 {
 		return errors.New("dom: graph has no nodes (empty Start)")

@@ -1,13 +1,16 @@
 package dom
 
 import (
+	"fmt"
 	"math/bits"
 	"unsafe"
 )
 
 // New computes the dominator tree of g from root. It returns an error, and
-// never panics, when g is malformed (Start decreasing or past Succ, an edge to
-// a node that does not exist) or root is not one of its nodes. g is only read.
+// never panics, when g is malformed (an edge to a node that does not exist:
+// in a Graph, anywhere, and Start decreasing or past Succ; in any other
+// Input, from a node root reaches, the only ones New reads) or root is not
+// one of its nodes. g is only read.
 //
 // The algorithm is the simple version of Lengauer and Tarjan's (path
 // compression without balancing, O(m log n)), worked in depth-first preorder
@@ -21,11 +24,11 @@ import (
 // step to step and then by the results of New, Retained and RetainedObjects,
 // and 4 bytes a non-tree edge (12 when there are more non-tree edges than
 // nodes).
-func New(g Graph, root uint32) (*Tree, error) {
-	if err := g.check(root); err != nil {
+func New[N ~uint32](g Input[N], root N) (*Tree, error) {
+	if err := check(g, root); err != nil {
 		return nil, err
 	}
-	n := len(g.Start) - 1
+	n := g.Len()
 
 	// Five arrays of n words, each playing several parts in turn. c and d are
 	// the two halves of one []uint64, kept for the first Retained to return;
@@ -44,7 +47,10 @@ func New(g Graph, root uint32) (*Tree, error) {
 	// collect the edges that are not tree edges, sorted by target. From here
 	// on nodes are named by their number.
 	var in edges
-	r := search(g.Start, g.Succ, root, a, e, c, d, &in)
+	r, err := search(g, uint32(root), a, e, c, d, &in)
+	if err != nil {
+		return nil, err
+	}
 	order := e[:r:r]
 	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
 
@@ -114,7 +120,7 @@ func New(g Graph, root uint32) (*Tree, error) {
 		out[v] = order[idom[i]]
 	}
 
-	t := &Tree{root: root, idom: out, order: order}
+	t := &Tree{root: uint32(root), idom: out, order: order}
 	t.spare.Store(&cd)
 	t.spareObjects.Store(&b)
 	return t, nil
@@ -125,9 +131,18 @@ func New(g Graph, root uint32) (*Tree, error) {
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
 // root goes into in (see edges). It does not recurse: cursor[i] keeps the
-// place in the edges of node i while the search is below it. It returns the
-// number of nodes numbered.
-func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint32, in *edges) int {
+// place in the successors of node i while the search is below it, and a small
+// cache keeps the successors of the nodes most recently left, so that most
+// returns to a node do not ask g again. It returns the number of nodes
+// numbered, or an error for an edge to a node past the last.
+func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) (int, error) {
+	last := uint32(len(pre) - 1)
+	// left[i%len(left)] holds the successors of node number i while the
+	// search is below it, unless a later number took the place.
+	var left [256]struct {
+		succ []N
+		num  uint32
+	}
 	for i := range pre {
 		pre[i] = None
 	}
@@ -136,25 +151,30 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 	parent[0] = None
 	n := uint32(1)
 	cur, src := uint32(0), None
-	e, end := start[root], start[root+1]
+	succ, e := g.Succs(N(root)), 0
 	for {
-		for e < end {
-			w := succ[e]
+		for e < len(succ) {
+			w := uint32(succ[e])
 			e++
+			if w > last {
+				return 0, fmt.Errorf("dom: an edge from node %d points to node %d, past the last node %d", order[cur], w, last)
+			}
 			pw := pre[w]
 			if pw == None {
 				pre[w] = n
 				order[n] = w
 				parent[n] = cur
-				ws, we := start[w], start[w+1]
-				if ws == we { // a leaf: nothing to search below it
+				ws := g.Succs(N(w))
+				if len(ws) == 0 { // a leaf: nothing to search below it
 					n++
 					continue
 				}
-				cursor[cur] = e
+				cursor[cur] = uint32(e)
+				c := &left[cur%uint32(len(left))]
+				c.succ, c.num = succ, cur
 				cur = n
 				n++
-				e, end = ws, we
+				succ, e = ws, 0
 				continue
 			}
 			if pw != cur && pw != 0 {
@@ -166,10 +186,15 @@ func search(start, succ []uint32, root uint32, pre, order, parent, cursor []uint
 			}
 		}
 		if cur == 0 {
-			return int(n)
+			return int(n), nil
 		}
 		cur = parent[cur]
-		e, end = cursor[cur], start[order[cur]+1]
+		if c := &left[cur%uint32(len(left))]; c.num == cur && c.succ != nil {
+			succ = c.succ
+		} else {
+			succ = g.Succs(N(order[cur]))
+		}
+		e = int(cursor[cur])
 	}
 }
 

@@ -1,4 +1,4 @@
-package heap
+package heapdump
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // Record tags and field kinds, as in src/runtime/heapdump.go.
@@ -944,21 +946,27 @@ func (p *parser) memProf() error {
 	if nstk > uint64(r.remaining()/3) {
 		return r.errorf(nOff, "stack depth %d past end of file", nstk)
 	}
-	b.Stack = make([]StackFrame, nstk)
+	b.Stack = make([]binsym.Position, nstk)
 	for i := range b.Stack {
 		fn, err := r.bytes("function name")
 		if err != nil {
 			return err
 		}
-		b.Stack[i].Func = p.intern(fn)
+		b.Stack[i].Function = p.intern(fn)
 		file, err := r.bytes("file name")
 		if err != nil {
 			return err
 		}
 		b.Stack[i].File = p.intern(file)
-		if err := p.ints(&b.Stack[i].Line); err != nil {
+		lineOff := r.off()
+		var line uint64
+		if err := p.ints(&line); err != nil {
 			return err
 		}
+		if line > math.MaxInt32 {
+			return r.errorf(lineOff, "line %d out of range", line)
+		}
+		b.Stack[i].Line = int(line)
 	}
 	if err := p.ints(&b.Allocs, &b.Frees); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package heap
+package heapdump
 
 import "fmt"
 
@@ -12,20 +12,19 @@ type ObjectRecord struct {
 	PtrOffsets []uint64 // offsets of the pointer fields, ascending
 }
 
-// ObjectRecord re-reads the record of object i from the file. It returns at
+// ObjectRecord re-reads the record of object v from the file. It returns at
 // most limit bytes of contents, all of them if limit <= 0. The graph keeps
 // the file offset of every run of up to 1024 consecutive records, so this
 // reads from the start of the run to the object. It is safe for concurrent
 // use.
-func (g *Graph) ObjectRecord(i uint32, limit int) (*ObjectRecord, error) {
-	if int(i) >= g.NumObjects {
-		return nil, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, i, g.NumObjects)
+func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
+	if int(v) >= g.numObjects {
+		return nil, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, v, g.numObjects)
 	}
+	i := uint32(v)
 	gr := &g.idx.groups[g.idx.groupOf(i)]
 	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: make([]byte, min(16<<10, g.size+16)), base: gr.file, pin: -1}
-	p := *g.params
-	p.r = r
-	p.wOff = -1
+	p := &parser{r: r, ptrSize: uint64(g.words.size), order: g.words.order, haveParams: true, wOff: -1}
 	want := g.idx.addr(i)
 	for k := gr.first; ; k++ {
 		off := r.off()
@@ -74,13 +73,13 @@ func (g *Graph) ObjectRecord(i uint32, limit int) (*ObjectRecord, error) {
 	}
 }
 
-// FrameContents re-reads the contents of Frames[i] from the file: Size
+// FrameContents re-reads the contents of Dump().Frames[i] from the file: Size
 // bytes starting at the frame's SP. It is safe for concurrent use.
 func (g *Graph) FrameContents(i int) ([]byte, error) {
-	if i < 0 || i >= len(g.Frames) {
-		return nil, fmt.Errorf("%s: frame %d out of range (%d frames)", g.path, i, len(g.Frames))
+	if i < 0 || i >= len(g.dump.Frames) {
+		return nil, fmt.Errorf("%s: frame %d out of range (%d frames)", g.path, i, len(g.dump.Frames))
 	}
-	f := &g.Frames[i]
+	f := &g.dump.Frames[i]
 	b := make([]byte, f.Size)
 	r := &reader{ra: g.ra, path: g.path, size: g.size, pin: -1, rec: recordNames[tagStackFrame]}
 	if err := r.readAt(b, f.contents); err != nil {

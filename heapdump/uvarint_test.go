@@ -1,4 +1,4 @@
-package heap
+package heapdump
 
 import (
 	"encoding/binary"

@@ -1,9 +1,11 @@
-package heap
+package heapdump
 
 import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // Dump holds every record of a heap dump except the objects, which the
@@ -205,12 +207,5 @@ type Bucket struct {
 	Size   uint64 // allocation size
 	Allocs uint64
 	Frees  uint64
-	Stack  []StackFrame // innermost first
-}
-
-// StackFrame is one frame of an allocation stack.
-type StackFrame struct {
-	Func string
-	File string
-	Line uint64
+	Stack  []binsym.Position // innermost first
 }

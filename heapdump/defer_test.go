@@ -1,4 +1,4 @@
-package heap
+package heapdump
 
 import (
 	"os"
@@ -66,11 +66,11 @@ func TestDeferRecordRoots(t *testing.T) {
 		t.Fatalf("no object at the payload's address %#x", addrs[1])
 	}
 	found := false
-	for i, r := range g.Roots {
-		if r.Kind != RootFrame || g.Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heap.deferHolder" {
+	for i, r := range g.roots {
+		if r.Kind != RootFrame || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
 			continue
 		}
-		for _, s := range g.RootSlots(i) {
+		for _, s := range g.RootSlots(g.roots[i].Node) {
 			if s.Field == "defer" && s.Node == closure {
 				found = true
 			}
@@ -79,15 +79,15 @@ func TestDeferRecordRoots(t *testing.T) {
 	if !found {
 		t.Fatal("deferHolder's frame root has no defer slot for the closure")
 	}
-	if succ := g.Succ[g.Start[closure]:g.Start[closure+1]]; len(succ) != 1 || succ[0] != payload {
+	if succ := g.Succ(closure); len(succ) != 1 || succ[0] != payload {
 		t.Errorf("the closure points to nodes %v, want the payload %d", succ, payload)
 	}
 }
 
 func hasDefer(g *Graph, fn string) bool {
-	for _, d := range g.Defers {
-		for _, f := range g.Frames {
-			if f.SP == d.SP && f.Func == "github.com/ctxleak/ctxleak/heap."+fn && d.Fn != 0 {
+	for _, d := range g.Dump().Defers {
+		for _, f := range g.Dump().Frames {
+			if f.SP == d.SP && f.Func == "github.com/ctxleak/ctxleak/heapdump."+fn && d.Fn != 0 {
 				return true
 			}
 		}

@@ -1,4 +1,4 @@
-package heap
+package dumptest
 
 import (
 	"encoding/binary"
@@ -6,7 +6,37 @@ import (
 	"slices"
 )
 
-// This file is a second, independent reading of the dump format for the
+// Record tags and field kinds, as in src/runtime/heapdump.go: written out
+// again here, apart from the reader's, so that the walker stays an
+// independent reading of the format.
+const (
+	tagEOF = iota
+	tagObject
+	tagOtherRoot
+	tagType
+	tagGoroutine
+	tagStackFrame
+	tagParams
+	tagFinalizer
+	tagItab
+	tagOSThread
+	tagMemStats
+	tagQueuedFinalizer
+	tagData
+	tagBSS
+	tagDefer
+	tagPanic
+	tagMemProf
+	tagAllocSample
+
+	fieldKindEol = 0
+	fieldKindPtr = 1
+)
+
+// Header is the first line of every dump.
+const Header = "go1.7 heap dump\n"
+
+// The walker is a second, independent reading of the dump format for the
 // tests: a walker that splits a dump into records by their shape alone,
 // and an encoder that writes records back. Tests use it to find record
 // boundaries to cut and corrupt, to cross-check the parser, and to build
@@ -35,29 +65,30 @@ var recordShapes = map[uint64]string{
 	tagAllocSample:     "uu",
 }
 
-// rawRecord is a record as the walker sees it.
-type rawRecord struct {
-	tag    uint64
-	off    int64 // offset of the tag
-	end    int64 // offset after the record
-	fields []rawField
+// Record is a record as the walker sees it.
+type Record struct {
+	Tag    uint64
+	Off    int64 // offset of the tag
+	End    int64 // offset after the record
+	Fields []Field
 }
 
-// rawField is one field of a record: its offset and value (for a string
+// Field is one field of a record: its offset and value (for a string
 // or contents: the offset of the length and the bytes after it).
-type rawField struct {
-	off   int64
-	u     uint64
-	s     []byte
-	ptrs  []uint64 // field list offsets
-	stack [][3]any // memprof frames: func, file, line
+type Field struct {
+	Off   int64
+	U     uint64
+	S     []byte
+	Ptrs  []uint64 // field list offsets
+	Stack [][3]any // memprof frames: func, file, line
 }
 
-func walkDump(b []byte) ([]rawRecord, error) {
-	if len(b) < len(header) || string(b[:len(header)]) != header {
+// Walk splits dump b into records by their shape alone.
+func Walk(b []byte) ([]Record, error) {
+	if len(b) < len(Header) || string(b[:len(Header)]) != Header {
 		return nil, fmt.Errorf("no header")
 	}
-	pos := len(header)
+	pos := len(Header)
 	uv := func() (uint64, error) {
 		v, n := binary.Uvarint(b[pos:])
 		if n <= 0 {
@@ -75,25 +106,25 @@ func walkDump(b []byte) ([]rawRecord, error) {
 		pos += int(n)
 		return s, nil
 	}
-	var recs []rawRecord
+	var recs []Record
 	for {
-		rec := rawRecord{off: int64(pos)}
+		rec := Record{Off: int64(pos)}
 		tag, err := uv()
 		if err != nil {
 			return nil, err
 		}
 		shape, ok := recordShapes[tag]
 		if !ok {
-			return nil, fmt.Errorf("unknown tag %d at %d", tag, rec.off)
+			return nil, fmt.Errorf("unknown tag %d at %d", tag, rec.Off)
 		}
-		rec.tag = tag
+		rec.Tag = tag
 		for _, c := range shape {
-			f := rawField{off: int64(pos)}
+			f := Field{Off: int64(pos)}
 			switch c {
 			case 'u':
-				f.u, err = uv()
+				f.U, err = uv()
 			case 's':
-				f.s, err = str()
+				f.S, err = str()
 			case 'f':
 				for err == nil {
 					var kind uint64
@@ -102,7 +133,7 @@ func walkDump(b []byte) ([]rawRecord, error) {
 					}
 					var o uint64
 					o, err = uv()
-					f.ptrs = append(f.ptrs, o)
+					f.Ptrs = append(f.Ptrs, o)
 				}
 			case 'k':
 				var n uint64
@@ -115,15 +146,15 @@ func walkDump(b []byte) ([]rawRecord, error) {
 							line, err = uv()
 						}
 					}
-					f.stack = append(f.stack, [3]any{string(fn), string(file), line})
+					f.Stack = append(f.Stack, [3]any{string(fn), string(file), line})
 				}
 			}
 			if err != nil {
 				return nil, err
 			}
-			rec.fields = append(rec.fields, f)
+			rec.Fields = append(rec.Fields, f)
 		}
-		rec.end = int64(pos)
+		rec.End = int64(pos)
 		recs = append(recs, rec)
 		if tag == tagEOF {
 			return recs, nil
@@ -131,47 +162,51 @@ func walkDump(b []byte) ([]rawRecord, error) {
 	}
 }
 
-// encoder writes dump records.
-type encoder struct{ b []byte }
+// Encoder writes dump records into B.
+type Encoder struct{ B []byte }
 
-func newEncoder() *encoder { return &encoder{b: []byte(header)} }
+// NewEncoder returns an Encoder holding the dump header.
+func NewEncoder() *Encoder { return &Encoder{B: []byte(Header)} }
 
-func (e *encoder) u(vs ...uint64) *encoder {
+// U appends uvarints.
+func (e *Encoder) U(vs ...uint64) *Encoder {
 	for _, v := range vs {
-		e.b = binary.AppendUvarint(e.b, v)
+		e.B = binary.AppendUvarint(e.B, v)
 	}
 	return e
 }
 
-func (e *encoder) s(s []byte) *encoder {
-	e.u(uint64(len(s)))
-	e.b = append(e.b, s...)
+// S appends a length-prefixed string.
+func (e *Encoder) S(s []byte) *Encoder {
+	e.U(uint64(len(s)))
+	e.B = append(e.B, s...)
 	return e
 }
 
-func (e *encoder) fields(offs []uint64) *encoder {
+// Fields appends a field list of pointer offsets.
+func (e *Encoder) Fields(offs []uint64) *Encoder {
 	for _, o := range offs {
-		e.u(fieldKindPtr, o)
+		e.U(fieldKindPtr, o)
 	}
-	return e.u(fieldKindEol)
+	return e.U(fieldKindEol)
 }
 
-// record re-encodes a walked record.
-func (e *encoder) record(r rawRecord) *encoder {
-	e.u(r.tag)
-	for i, c := range recordShapes[r.tag] {
-		f := r.fields[i]
+// Record re-encodes a walked record.
+func (e *Encoder) Record(r Record) *Encoder {
+	e.U(r.Tag)
+	for i, c := range recordShapes[r.Tag] {
+		f := r.Fields[i]
 		switch c {
 		case 'u':
-			e.u(f.u)
+			e.U(f.U)
 		case 's':
-			e.s(f.s)
+			e.S(f.S)
 		case 'f':
-			e.fields(f.ptrs)
+			e.Fields(f.Ptrs)
 		case 'k':
-			e.u(uint64(len(f.stack)))
-			for _, fr := range f.stack {
-				e.s([]byte(fr[0].(string))).s([]byte(fr[1].(string))).u(fr[2].(uint64))
+			e.U(uint64(len(f.Stack)))
+			for _, fr := range f.Stack {
+				e.S([]byte(fr[0].(string))).S([]byte(fr[1].(string))).U(fr[2].(uint64))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package heap
+package heapdump
 
 import (
 	"encoding/binary"
@@ -6,13 +6,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // rootsReaching returns the roots that have a slot pointing into object obj.
-func rootsReaching(g *Graph, obj uint32) []int {
+func rootsReaching(g *Graph, obj NodeID) []int {
 	var rs []int
-	for i := range g.Roots {
-		for _, s := range g.RootSlots(i) {
+	for i := range g.roots {
+		for _, s := range g.RootSlots(g.roots[i].Node) {
 			if s.Node == obj {
 				rs = append(rs, i)
 				break
@@ -22,7 +25,7 @@ func rootsReaching(g *Graph, obj uint32) []int {
 	return rs
 }
 
-func find(t *testing.T, g *Graph, addr uint64) uint32 {
+func find(t *testing.T, g *Graph, addr uint64) NodeID {
 	t.Helper()
 	i, ok := g.Find(addr)
 	if !ok {
@@ -35,21 +38,21 @@ func TestLiveBytesMatchHeapAlloc(t *testing.T) {
 	d := progDump(t)
 	g := d.load(t, Options{})
 	want := d.val(t, "heap_alloc")
-	got := g.Stats.LiveBytes
+	got := g.Stats().LiveBytes
 	if diff := math.Abs(float64(got) - float64(want)); diff > 0.01*float64(want) {
 		t.Errorf("live bytes %d, HeapAlloc after runtime.GC() %d: off by %.2f%%", got, want, 100*diff/float64(want))
 	}
-	if g.MemStats == nil {
+	if g.Dump().MemStats == nil {
 		t.Fatal("no memstats record")
 	}
-	if ms := g.MemStats.HeapAlloc; math.Abs(float64(got)-float64(ms)) > 0.01*float64(ms) {
+	if ms := g.Dump().MemStats.HeapAlloc; math.Abs(float64(got)-float64(ms)) > 0.01*float64(ms) {
 		t.Errorf("live bytes %d, memstats record's HeapAlloc %d", got, ms)
 	}
-	if g.Stats.LiveObjects+g.Stats.DeadObjects != g.Stats.Objects || g.Stats.LiveBytes+g.Stats.DeadBytes != g.Stats.Bytes {
-		t.Errorf("stats do not add up: %+v", g.Stats)
+	if g.Stats().LiveObjects+g.Stats().DeadObjects != g.Stats().Objects || g.Stats().LiveBytes+g.Stats().DeadBytes != g.Stats().Bytes {
+		t.Errorf("stats do not add up: %+v", g.Stats())
 	}
 	t.Logf("live %d bytes in %d objects; HeapAlloc %d; dead %d bytes in %d objects",
-		got, g.Stats.LiveObjects, want, g.Stats.DeadBytes, g.Stats.DeadObjects)
+		got, g.Stats().LiveObjects, want, g.Stats().DeadBytes, g.Stats().DeadObjects)
 }
 
 // A goroutine blocked in waitHeld(ctx, ch), called from loopHeld, holds
@@ -69,20 +72,20 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 		if len(rs) != 1 {
 			t.Fatalf("%d roots point to the held ctx, want 1", len(rs))
 		}
-		r := g.Roots[rs[0]]
-		f := g.Frames[r.Frame]
+		r := g.roots[rs[0]]
+		f := g.Dump().Frames[r.Frame]
 		if r.Kind != RootFrame || f.Func != "main.waitHeld" || r.Unsure {
 			t.Fatalf("ctx held by %v root, frame %s, unsure %v; want the frame of main.waitHeld", r.Kind, f.Func, r.Unsure)
 		}
-		if gr := g.Goroutines[r.Goroutine]; gr.WaitReason != "chan receive" || gr.GoPC == 0 {
+		if gr := g.Dump().Goroutines[r.Goroutine]; gr.WaitReason != "chan receive" || gr.GoPC == 0 {
 			t.Errorf("goroutine %+v", gr)
 		}
 		args, _ := outArgs(f.Entry)
-		for _, s := range g.RootSlots(rs[0]) {
+		for _, s := range g.RootSlots(g.roots[rs[0]].Node) {
 			if s.Node != ctx {
 				continue
 			}
-			caller := g.Frames[s.Frame]
+			caller := g.Dump().Frames[s.Frame]
 			// amd64: the outargs area starts at the caller's SP.
 			if caller.Func != "main.loopHeld" || caller.Depth != f.Depth+1 || s.Offset >= uint64(args) || s.Addr != caller.SP+s.Offset {
 				t.Errorf("ctx slot at offset %d of %s (depth %d), want in [0, %d) of main.loopHeld", s.Offset, caller.Func, caller.Depth, args)
@@ -99,9 +102,9 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 			t.Logf("main.waitHeld: %d bytes of arguments; ctx data word at offset %d of main.loopHeld's frame (SP %#x, %d bytes)",
 				args, s.Offset, caller.SP, caller.Size)
 			itab := binary.LittleEndian.Uint64(b[s.Offset-8:])
-			typ, ok := g.Itabs[itab]
-			if !ok || !strings.HasPrefix(g.Types[typ].Name, "context.") {
-				t.Errorf("word before the ctx slot is %#x, not an itab of a context type (%q)", itab, g.Types[typ].Name)
+			typ, ok := g.Dump().Itabs[itab]
+			if !ok || !strings.HasPrefix(g.Dump().Types[typ].Name, "context.") {
+				t.Errorf("word before the ctx slot is %#x, not an itab of a context type (%q)", itab, g.Dump().Types[typ].Name)
 			}
 		}
 	})
@@ -112,8 +115,8 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 		if len(rs) != 1 {
 			t.Fatalf("%d roots point to the held ctx, want 1", len(rs))
 		}
-		r := g.Roots[rs[0]]
-		if f := g.Frames[r.Frame]; f.Func != "main.loopHeld" || !r.Unsure || g.Frames[r.Frame-1].Func != "main.waitHeld" {
+		r := g.roots[rs[0]]
+		if f := g.Dump().Frames[r.Frame]; f.Func != "main.loopHeld" || !r.Unsure || g.Dump().Frames[r.Frame-1].Func != "main.waitHeld" {
 			t.Errorf("ctx held by frame %s, unsure %v; want main.loopHeld, unsure, with callee main.waitHeld", f.Func, r.Unsure)
 		}
 	})
@@ -135,7 +138,7 @@ func TestDeadContextHasNoRoot(t *testing.T) {
 		t.Error("held payload is not live")
 	}
 	found := false
-	for _, f := range g.Frames {
+	for _, f := range g.Dump().Frames {
 		if f.Func == "main.waitDead" {
 			found = true
 		}
@@ -151,18 +154,18 @@ func TestGlobalRoots(t *testing.T) {
 	t.Run("with symbols", func(t *testing.T) {
 		g := d.load(t, Options{GlobalSymbol: globalSymbols(t, d.exe)})
 		rs := rootsReaching(g, find(t, g, payloadAddr))
-		if len(rs) != 1 || g.Roots[rs[0]].Symbol != "main.global" || g.Roots[rs[0]].Kind != RootGlobal {
+		if len(rs) != 1 || g.roots[rs[0]].Symbol != "main.global" || g.roots[rs[0]].Kind != RootGlobal {
 			t.Fatalf("payload reached from roots %v, want the global main.global", rs)
 		}
-		r := g.Roots[rs[0]]
-		for _, s := range g.RootSlots(rs[0]) {
+		r := g.roots[rs[0]]
+		for _, s := range g.RootSlots(g.roots[rs[0]].Node) {
 			if s.Addr < r.Addr || s.Addr != g.segmentAddr(r.Segment)+s.Offset {
 				t.Errorf("slot %+v of root %+v", s, r)
 			}
 		}
 		// One root node per symbol.
 		seen := map[string]bool{}
-		for _, r := range g.Roots {
+		for _, r := range g.roots {
 			if r.Kind == RootGlobal && r.Symbol != "" {
 				if seen[r.Symbol] {
 					t.Errorf("two roots for %s", r.Symbol)
@@ -177,8 +180,8 @@ func TestGlobalRoots(t *testing.T) {
 		if len(rs) != 1 {
 			t.Fatalf("payload reached from roots %v", rs)
 		}
-		r := g.Roots[rs[0]]
-		slots := g.RootSlots(rs[0])
+		r := g.roots[rs[0]]
+		slots := g.RootSlots(g.roots[rs[0]].Node)
 		if r.Symbol != "" || len(slots) != 1 || r.Addr != slots[0].Addr {
 			t.Errorf("root %+v with slots %+v, want one slot at the root's address", r, slots)
 		}
@@ -186,7 +189,7 @@ func TestGlobalRoots(t *testing.T) {
 }
 
 func (g *Graph) segmentAddr(k SegmentKind) uint64 {
-	for _, s := range g.Segments {
+	for _, s := range g.Dump().Segments {
 		if s.Kind == k {
 			return s.Addr
 		}
@@ -201,8 +204,8 @@ func (g *Graph) segmentAddr(k SegmentKind) uint64 {
 func TestFinalizerRoots(t *testing.T) {
 	d := progDump(t)
 	g := d.load(t, Options{})
-	if len(g.QueuedFinalizers) != 2 {
-		t.Fatalf("%d queued finalizers, want 2", len(g.QueuedFinalizers))
+	if len(g.Dump().QueuedFinalizers) != 2 {
+		t.Fatalf("%d queued finalizers, want 2", len(g.Dump().QueuedFinalizers))
 	}
 	for _, name := range []string{"finalized_payload0", "finalized_payload1"} {
 		p := find(t, g, d.val(t, name))
@@ -210,15 +213,15 @@ func TestFinalizerRoots(t *testing.T) {
 			t.Errorf("%s is not live", name)
 		}
 		held := 0
-		for i, r := range g.Roots {
+		for i, r := range g.roots {
 			if r.Kind != RootQueuedFinalizer {
 				continue
 			}
-			obj := g.RootSlots(i)[0].Node
-			if g.RootSlots(i)[0].Field != "object" || g.ObjectAddr(obj) != r.Addr {
-				t.Errorf("queued finalizer root %+v, slots %+v", r, g.RootSlots(i))
+			obj := g.RootSlots(g.roots[i].Node)[0].Node
+			if g.RootSlots(g.roots[i].Node)[0].Field != "object" || g.ObjectAddr(obj) != r.Addr {
+				t.Errorf("queued finalizer root %+v, slots %+v", r, g.RootSlots(g.roots[i].Node))
 			}
-			if slices.Contains(g.Succ[g.Start[obj]:g.Start[obj+1]], p) {
+			if slices.Contains(g.Succ(obj), p) {
 				held++
 			}
 		}
@@ -236,9 +239,9 @@ func TestAllocSite(t *testing.T) {
 		t.Fatal("no alloc site for the held payload")
 	}
 	// The stack starts in the runtime's allocator.
-	stk := slices.DeleteFunc(slices.Clone(b.Stack), func(f StackFrame) bool { return strings.HasPrefix(f.Func, "runtime.") })
-	if len(stk) < 2 || stk[0].Func != "main.makePayload" || !strings.HasSuffix(stk[0].File, "dumpprog/main.go") ||
-		stk[0].Line == 0 || stk[1].Func != "main.startHeld" || b.Size != 3<<20 || b.Allocs != 1 {
+	stk := slices.DeleteFunc(slices.Clone(b.Stack), func(f binsym.Position) bool { return strings.HasPrefix(f.Function, "runtime.") })
+	if len(stk) < 2 || stk[0].Function != "main.makePayload" || !strings.HasSuffix(stk[0].File, "dumpprog/main.go") ||
+		stk[0].Line == 0 || stk[1].Function != "main.startHeld" || b.Size != 3<<20 || b.Allocs != 1 {
 		t.Errorf("alloc site %+v", b)
 	}
 }
@@ -248,18 +251,18 @@ func TestAllocSite(t *testing.T) {
 func TestObjectsAgreeWithRecords(t *testing.T) {
 	d := progDump(t, "-gc=false")
 	g := d.load(t, Options{})
-	recs, err := walkDump(d.bytes(t))
+	recs, err := dumptest.Walk(d.bytes(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := uint32(0)
+	i := NodeID(0)
 	for _, r := range recs {
-		if r.tag != tagObject {
+		if r.Tag != tagObject {
 			continue
 		}
-		addr, size := r.fields[0].u, uint64(len(r.fields[1].s))
-		if a := g.ObjectAddr(i); a != addr || g.NodeSize(i) != size {
-			t.Fatalf("object %d: %#x size %d, record says %#x size %d", i, a, g.NodeSize(i), addr, size)
+		addr, size := r.Fields[0].U, uint64(len(r.Fields[1].S))
+		if a := g.ObjectAddr(i); a != addr || g.Size(i) != size {
+			t.Fatalf("object %d: %#x size %d, record says %#x size %d", i, a, g.Size(i), addr, size)
 		}
 		for _, a := range []uint64{addr, addr + size/2, addr + size - 1} {
 			if j, ok := g.Find(a); !ok || j != i {
@@ -267,13 +270,13 @@ func TestObjectsAgreeWithRecords(t *testing.T) {
 			}
 		}
 		// Edges: the pointer fields that point into objects, in order.
-		var want []uint32
-		for _, o := range r.fields[2].ptrs {
-			if j, ok := g.Find(binary.LittleEndian.Uint64(r.fields[1].s[o:])); ok {
+		var want []NodeID
+		for _, o := range r.Fields[2].Ptrs {
+			if j, ok := g.Find(binary.LittleEndian.Uint64(r.Fields[1].S[o:])); ok {
 				want = append(want, j)
 			}
 		}
-		if got := g.Succ[g.Start[i]:g.Start[i+1]]; !slices.Equal(got, want) {
+		if got := g.Succ(i); !slices.Equal(got, want) {
 			t.Fatalf("object %d at %#x: edges %v, want %v", i, addr, got, want)
 		}
 		if i%97 == 0 || size > maxBuffered {
@@ -281,8 +284,8 @@ func TestObjectsAgreeWithRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec.Addr != addr || rec.Size != size || string(rec.Contents) != string(r.fields[1].s) || !slices.Equal(rec.PtrOffsets, r.fields[2].ptrs) {
-				t.Fatalf("ObjectRecord(%d) differs from the record at offset %d", i, r.off)
+			if rec.Addr != addr || rec.Size != size || string(rec.Contents) != string(r.Fields[1].S) || !slices.Equal(rec.PtrOffsets, r.Fields[2].Ptrs) {
+				t.Fatalf("ObjectRecord(%d) differs from the record at offset %d", i, r.Off)
 			}
 			if rec, err := g.ObjectRecord(i, 8); err != nil || len(rec.Contents) != 8 {
 				t.Fatalf("ObjectRecord(%d, 8): %v, %d bytes", i, err, len(rec.Contents))
@@ -290,19 +293,19 @@ func TestObjectsAgreeWithRecords(t *testing.T) {
 		}
 		i++
 	}
-	if int(i) != g.NumObjects {
-		t.Fatalf("%d object records, graph has %d objects", i, g.NumObjects)
+	if int(i) != g.NumObjects() {
+		t.Fatalf("%d object records, graph has %d objects", i, g.NumObjects())
 	}
 	// Addresses between objects resolve to nothing.
-	addrs := make([]uint64, g.NumObjects)
+	addrs := make([]uint64, g.NumObjects())
 	for i := range addrs {
-		addrs[i] = g.ObjectAddr(uint32(i))
+		addrs[i] = g.ObjectAddr(NodeID(i))
 	}
 	slices.Sort(addrs)
 	gaps := 0
 	for k := 0; k+1 < len(addrs); k++ {
 		i, _ := g.Find(addrs[k])
-		end := addrs[k] + g.NodeSize(i)
+		end := addrs[k] + g.Size(i)
 		if end < addrs[k+1] {
 			gaps++
 			if j, ok := g.Find(end); ok {
@@ -322,25 +325,25 @@ func TestObjectsAgreeWithRecords(t *testing.T) {
 func TestGraphShape(t *testing.T) {
 	d := progDump(t)
 	g := d.load(t, Options{OutArgs: argsSizes(t, d.exe), GlobalSymbol: globalSymbols(t, d.exe)})
-	nodes := g.NumObjects + len(g.Roots) + 1
-	if len(g.Start) != nodes+1 || int(g.SuperRoot) != nodes-1 || int(g.Start[nodes]) != len(g.Succ) {
+	nodes := g.NumObjects() + g.NumRoots() + 1
+	if len(g.start) != nodes+1 || int(g.SuperRoot()) != nodes-1 || int(g.start[nodes]) != len(g.succ) {
 		t.Fatalf("%d objects, %d roots: len(Start) %d, super-root %d, Start[N] %d, len(Succ) %d",
-			g.NumObjects, len(g.Roots), len(g.Start), g.SuperRoot, g.Start[nodes], len(g.Succ))
+			g.NumObjects(), g.NumRoots(), len(g.start), g.SuperRoot(), g.start[nodes], len(g.succ))
 	}
 	for v := 0; v < nodes; v++ {
-		if g.Start[v] > g.Start[v+1] {
+		if g.start[v] > g.start[v+1] {
 			t.Fatalf("Start not monotonic at %d", v)
 		}
 	}
-	for _, s := range g.Succ[:g.Start[g.NumObjects]] {
-		if int(s) >= g.NumObjects {
+	for _, s := range g.succ[:g.start[g.NumObjects()]] {
+		if int(s) >= g.NumObjects() {
 			t.Fatalf("object edge to node %d", s)
 		}
 	}
-	for i := range g.Roots {
-		v := g.NumObjects + i
-		slots := g.RootSlots(i)
-		succ := g.Succ[g.Start[v]:g.Start[v+1]]
+	for i := range g.roots {
+		v := g.NumObjects() + i
+		slots := g.RootSlots(g.roots[i].Node)
+		succ := g.Succ(NodeID(v))
 		if len(slots) == 0 || len(slots) != len(succ) {
 			t.Fatalf("root %d: %d slots, %d successors", i, len(slots), len(succ))
 		}
@@ -349,30 +352,30 @@ func TestGraphShape(t *testing.T) {
 				t.Fatalf("root %d slot %d", i, k)
 			}
 		}
-		if g.NodeSize(uint32(v)) != 0 {
+		if g.Size(NodeID(v)) != 0 {
 			t.Fatal("root node with a size")
 		}
 	}
-	super := g.Succ[g.Start[g.SuperRoot]:]
-	if len(super) != len(g.Roots) {
-		t.Fatalf("super-root has %d successors, want %d", len(super), len(g.Roots))
+	super := g.Succ(g.SuperRoot())
+	if len(super) != g.NumRoots() {
+		t.Fatalf("super-root has %d successors, want %d", len(super), g.NumRoots())
 	}
 	sizes := make([]uint64, nodes)
-	g.FillNodeSizes(sizes)
+	g.FillSizes(sizes)
 	var total uint64
 	for v, s := range sizes {
-		if s != g.NodeSize(uint32(v)) {
-			t.Fatalf("FillNodeSizes[%d] = %d, NodeSize %d", v, s, g.NodeSize(uint32(v)))
+		if s != g.Size(NodeID(v)) {
+			t.Fatalf("FillNodeSizes[%d] = %d, NodeSize %d", v, s, g.Size(NodeID(v)))
 		}
 		total += s
 	}
-	if total != g.Stats.Bytes {
-		t.Errorf("sizes add up to %d, Stats.Bytes %d", total, g.Stats.Bytes)
+	if total != g.Stats().Bytes {
+		t.Errorf("sizes add up to %d, Stats.Bytes %d", total, g.Stats().Bytes)
 	}
 	// Every goroutine's frames are in order, and every root kind the
 	// program creates shows up.
 	kinds := map[RootKind]int{}
-	for _, r := range g.Roots {
+	for _, r := range g.roots {
 		kinds[r.Kind]++
 	}
 	for _, k := range []RootKind{RootFrame, RootGlobal, RootFinalizer, RootQueuedFinalizer} {
@@ -380,15 +383,15 @@ func TestGraphShape(t *testing.T) {
 			t.Errorf("no %v roots", k)
 		}
 	}
-	for _, gr := range g.Goroutines {
-		for k, f := range g.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames] {
-			if f.Depth != k || g.Goroutines[f.Goroutine].ID != gr.ID {
+	for _, gr := range g.Dump().Goroutines {
+		for k, f := range g.Dump().Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames] {
+			if f.Depth != k || g.Dump().Goroutines[f.Goroutine].ID != gr.ID {
 				t.Fatalf("goroutine %d frame %d: %+v", gr.ID, k, f)
 			}
 		}
 	}
-	if g.Params.PtrSize != 8 || g.Params.GOARCH == "" || !strings.HasPrefix(g.Params.GoVersion, "go1.") || len(g.Threads) == 0 || len(g.Types) == 0 {
-		t.Errorf("params %+v, %d threads, %d types", g.Params, len(g.Threads), len(g.Types))
+	if g.Dump().Params.PtrSize != 8 || g.Dump().Params.GOARCH == "" || !strings.HasPrefix(g.Dump().Params.GoVersion, "go1.") || len(g.Dump().Threads) == 0 || len(g.Dump().Types) == 0 {
+		t.Errorf("params %+v, %d threads, %d types", g.Dump().Params, len(g.Dump().Threads), len(g.Dump().Types))
 	}
 }
 
@@ -405,12 +408,12 @@ func TestPrefetchAndParallelResolve(t *testing.T) {
 	}{{0, 1}, {0, 1 << 40}, {1 << 40, 1}} {
 		prefetchMin, parallelMinEdges = tc.prefetch, tc.parallel
 		got := d.load(t, opts)
-		if !slices.Equal(got.Start, want.Start) || !slices.Equal(got.Succ, want.Succ) || got.Stats != want.Stats ||
-			!slices.Equal(got.Roots, want.Roots) || !slices.Equal(got.rootSlots, want.rootSlots) || len(got.Frames) != len(want.Frames) {
+		if !slices.Equal(got.start, want.start) || !slices.Equal(got.succ, want.succ) || got.Stats() != want.Stats() ||
+			!slices.Equal(got.roots, want.roots) || !slices.Equal(got.rootSlots, want.rootSlots) || len(got.Dump().Frames) != len(want.Dump().Frames) {
 			t.Errorf("prefetchMin %d, parallelMinEdges %d: graph differs", tc.prefetch, tc.parallel)
 		}
-		for i := range got.Frames {
-			if !slices.Equal(got.Frames[i].Slots, want.Frames[i].Slots) {
+		for i := range got.Dump().Frames {
+			if !slices.Equal(got.Dump().Frames[i].Slots, want.Dump().Frames[i].Slots) {
 				t.Errorf("frame %d differs", i)
 			}
 		}

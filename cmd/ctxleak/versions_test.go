@@ -1,0 +1,124 @@
+package main
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// versionsDir holds one directory of heap dump fixtures per supported Go
+// release (go1.22 ... go1.26), written by testdata/fixture built with that
+// release; testdata/regen.sh rebuilds them, testdata/README.md says how.
+const versionsDir = "../../testdata"
+
+// versionsGolden names the golden report after the flags that make it.
+const versionsGolden = "holders-min-size-128KiB.golden"
+
+// TestGoVersions runs "ctxleak holders" on the dump each supported Go
+// release wrote and compares the report with the golden file next to it.
+// Every report must name the three holders the fixture program sets up: a
+// blocked goroutine's frame, a global and a timer. -update rewrites the
+// goldens from the stored dumps (after the same checks).
+func TestGoVersions(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(versionsDir, "go1.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"go1.22", "go1.23", "go1.24", "go1.25", "go1.26"}
+	if len(dirs) != len(want) {
+		t.Fatalf("fixtures %q, want one directory for each of %q", dirs, want)
+	}
+	for i, dir := range dirs {
+		if filepath.Base(dir) != want[i] {
+			t.Fatalf("fixtures %q, want one directory for each of %q", dirs, want)
+		}
+		t.Run(want[i], func(t *testing.T) {
+			t.Parallel()
+			testGoVersion(t, dir)
+		})
+	}
+}
+
+func testGoVersion(t *testing.T, dir string) {
+	version, err := os.ReadFile(filepath.Join(dir, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	dump := gunzip(t, filepath.Join(dir, "dump.gz"), filepath.Join(work, "dump"))
+	exe := gunzip(t, filepath.Join(dir, "binary.gz"), filepath.Join(work, "binary"))
+
+	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--min-size", "128KiB")
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (retention found); stderr %q", code, stderr)
+	}
+	if !strings.HasPrefix(stderr, "ctxleak: retention found: 3 groups of 128.0 KiB or more") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q, want one line saying 3 groups were found", stderr)
+	}
+	got := strings.ReplaceAll(stdout, work, "$WORK")
+
+	// The checks that make the golden meaningful: a regenerated golden
+	// must still name every holder.
+	for _, s := range []string{
+		"heap dump $WORK/dump (" + strings.TrimSpace(string(version)) + ")\n",
+		"3 groups of 128.0 KiB or more",
+		"], frame main.waitThenUse (ctxleakfixture/main.go:",
+		"held by global main.cache (",
+		"held by a timer that will run main.scheduleRetry.func1 (ctxleakfixture/main.go:",
+	} {
+		if !strings.Contains(got, s) {
+			t.Errorf("report lacks %q:\n%s", s, got)
+		}
+	}
+	if n := strings.Count(got, "allocated at main.newUpload (ctxleakfixture/main.go:"); n != 3 {
+		t.Errorf("%d payloads allocated at main.newUpload, want 3:\n%s", n, got)
+	}
+
+	golden := filepath.Join(dir, versionsGolden)
+	if *update {
+		if !t.Failed() {
+			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	b, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestGoVersions -update)", err)
+	}
+	if got != string(b) {
+		t.Errorf("report differs from %s (go test -run TestGoVersions -update rewrites it):\ngot:\n%s\nwant:\n%s", golden, got, b)
+	}
+}
+
+// gunzip decompresses the gzip file src to dst and returns dst.
+func gunzip(t *testing.T, src, dst string) string {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, zr); err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	if err := zr.Close(); err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}

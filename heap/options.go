@@ -1,0 +1,83 @@
+package heap
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+
+	"github.com/ctxleak/ctxleak/binsym"
+)
+
+// DefaultMinSize is the size from which Holders reports an object.
+const DefaultMinSize = 1 << 20
+
+// An Option changes what Analyze knows or what Holders reports. Options are
+// values: pass any of them to Analyze, where the report's options become
+// the defaults of Holders, or the report's to Holders.
+type Option struct{ apply func(*options) }
+
+// options is what the Options given set.
+type options struct {
+	globals []binsym.Symbol // sorted by address
+	minSize uint64
+	top     int
+	focus   *regexp.Regexp
+}
+
+// newOptions applies opts to the defaults.
+func newOptions(opts []Option) options {
+	o := options{minSize: DefaultMinSize}
+	o.apply(opts)
+	return o
+}
+
+// apply applies opts to o.
+func (o *options) apply(opts []Option) {
+	for _, opt := range opts {
+		if opt.apply != nil {
+			opt.apply(o)
+		}
+	}
+	slices.SortFunc(o.globals, func(x, y binsym.Symbol) int { return cmp.Compare(x.Addr, y.Addr) })
+}
+
+// Globals names global variables that the executable's symbol table does
+// not (it is stripped, as go run and go test build it): a program that
+// dumps its own heap knows the addresses of its variables and can pass
+// them, with their sizes. It is an option of Analyze.
+func Globals(syms ...binsym.Symbol) Option {
+	return Option{func(o *options) { o.globals = append(slices.Clip(o.globals), syms...) }}
+}
+
+// MinSize sets the smallest object, or the smallest amount a root's direct
+// holding retains, that gets an entry of the report; 0 means
+// DefaultMinSize.
+func MinSize(bytes uint64) Option {
+	return Option{func(o *options) {
+		o.minSize = bytes
+		if bytes == 0 {
+			o.minSize = DefaultMinSize
+		}
+	}}
+}
+
+// Top keeps the first n groups of the report; 0 keeps them all.
+func Top(n int) Option { return Option{func(o *options) { o.top = n }} }
+
+// Focus keeps the groups of the report whose holder, path or allocation
+// site re matches; nil keeps them all.
+func Focus(re *regexp.Regexp) Option { return Option{func(o *options) { o.focus = re }} }
+
+// global returns the symbol of o.globals that holds addr.
+func (o *options) global(addr uint64) (string, uint64, bool) {
+	i, _ := slices.BinarySearchFunc(o.globals, addr, func(s binsym.Symbol, a uint64) int { return cmp.Compare(s.Addr, a) })
+	for _, j := range []int{i, i - 1} {
+		if j >= 0 && j < len(o.globals) {
+			s := o.globals[j]
+			if addr >= s.Addr && addr < s.Addr+max(s.Size, 1) {
+				return s.Name, s.Addr, true
+			}
+		}
+	}
+	return "", 0, false
+}

@@ -1,0 +1,361 @@
+package heapdump
+
+import (
+	"cmp"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// build resolves the parser's raw pointers to objects and adds the roots.
+func build(p *parser, opts Options) (*Graph, error) {
+	if opts.Prepare != nil {
+		if err := opts.Prepare(p.d); err != nil {
+			return nil, err
+		}
+	}
+	g := &Graph{
+		dump:  p.d,
+		path:  p.r.path,
+		ra:    p.r.ra,
+		size:  p.r.size,
+		words: wordDecoder{size: int64(p.ptrSize), order: p.order},
+		idx:   p.idx,
+	}
+	p.r.buf = nil
+	if oe := g.idx.finish(); oe != nil {
+		if g.idx.gapped && !g.idx.noGaps {
+			return nil, errGapOverlap
+		}
+		return nil, &FormatError{Path: g.path, Offset: oe.file, Record: recordNames[tagObject], Msg: oe.msg()}
+	}
+	n := int(g.idx.n)
+	g.numObjects = n
+	g.stats.Objects = uint64(n)
+	for _, gr := range g.idx.groups {
+		g.stats.Bytes += uint64(gr.count) * gr.size
+	}
+
+	// Object edges, resolved and compacted in place, in parallel over
+	// ranges of objects.
+	var succ []NodeID
+	if p.compact {
+		// The compacted pointers become the node IDs in place.
+		succ = unsafe.Slice((*NodeID)(unsafe.SliceData(p.edges32)), len(p.edges32))
+	} else {
+		succ = make([]NodeID, len(p.edges64))
+	}
+	ne := len(succ)
+	if ne > maxIndex {
+		return nil, fmt.Errorf("%s: %w: more than %d pointers", g.path, ErrTooLarge, maxIndex)
+	}
+	start := p.starts(n)
+	p.edges32 = nil
+	parts := resolveParts(start, runtime.GOMAXPROCS(0))
+	kept := make([]int, len(parts))
+	ends := make([]uint32, len(parts))
+	for k, part := range parts {
+		ends[k] = start[part.hi]
+	}
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Go(func() { kept[k] = g.resolve(p, start, succ, parts[k], ends[k]) })
+	}
+	wg.Wait()
+	p.edges64 = nil
+	// Close the gaps the dropped pointers left between parts.
+	w := uint32(0)
+	for k, part := range parts {
+		from := start[part.lo]
+		if delta := from - w; delta != 0 {
+			copy(succ[w:], succ[from:from+uint32(kept[k])])
+			for i := part.lo; i < part.hi; i++ {
+				start[i] -= delta
+			}
+		}
+		w += uint32(kept[k])
+	}
+	start[n] = w
+	g.stats.Edges = uint64(w)
+	g.stats.Dangling = uint64(ne) - uint64(w)
+	g.start = start
+	g.succ = succ[:w]
+	// Make room for the roots' edges now rather than by append's growth.
+	d := g.dump
+	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
+	for _, s := range d.Segments {
+		rootEdges += 2 * len(s.PtrOffsets)
+	}
+	if cap(g.succ)-len(g.succ) < rootEdges {
+		g.succ = append(make([]NodeID, 0, len(g.succ)+rootEdges), g.succ...)
+	}
+
+	if err := g.addRoots(p, opts); err != nil {
+		return nil, err
+	}
+	g.resolveSamples(p.samples)
+	return g, nil
+}
+
+// starts returns the CSR start array of the n objects, from their edge
+// counts: start[i] is the index of object i's first edge, start[n] the
+// number of edges. It has room for the root nodes and the super-root.
+func (p *parser) starts(n int) []uint32 {
+	roots := len(p.d.Frames) + len(p.d.Goroutines) + len(p.d.Finalizers) + len(p.d.QueuedFinalizers) + len(p.d.OtherRoots)
+	for _, s := range p.d.Segments {
+		roots += len(s.PtrOffsets)
+	}
+	start := make([]uint32, n+1, n+roots+2)
+	acc, b := uint32(0), 0
+	for i, c := range p.counts {
+		start[i] = acc
+		if c < 255 {
+			acc += uint32(c)
+		} else {
+			acc += p.big[b].n
+			b++
+		}
+	}
+	start[n] = acc
+	p.counts, p.big = nil, nil
+	return start
+}
+
+// parallelMinEdges is the number of edges from which they are resolved in
+// parallel; tests lower it.
+var parallelMinEdges = 1 << 16
+
+// objRange is a range [lo, hi) of objects.
+type objRange struct{ lo, hi int }
+
+// resolveParts splits the objects into up to k ranges of about the same
+// number of edges.
+func resolveParts(start []uint32, k int) []objRange {
+	n := len(start) - 1
+	total := int(start[n])
+	if k < 1 || total < parallelMinEdges {
+		k = 1
+	}
+	var parts []objRange
+	lo := 0
+	for j := 1; j <= k && lo < n; j++ {
+		hi := n
+		if j < k {
+			target := uint32(total / k * j)
+			hi, _ = slices.BinarySearch(start[:n+1], target)
+			hi = max(hi, lo)
+		}
+		parts = append(parts, objRange{lo, hi})
+		lo = hi
+	}
+	if len(parts) == 0 {
+		parts = append(parts, objRange{0, n})
+	}
+	return parts
+}
+
+// resolve replaces the raw pointers of the objects in part by the objects
+// they point into, dropping the ones that point into none. The kept edges
+// of the part are packed from its first edge on and start is updated; it
+// returns how many it kept. end is start[part.hi], which belongs to the
+// next part.
+func (g *Graph) resolve(p *parser, start []uint32, succ []NodeID, part objRange, end uint32) int {
+	hint := 0
+	lo, shift := p.arenaLo, p.shift
+	w := start[part.lo]
+	first := w
+	for i := part.lo; i < part.hi; i++ {
+		s, e := start[i], end
+		if i+1 < part.hi {
+			e = start[i+1]
+		}
+		start[i] = w
+		for j := s; j < e; j++ {
+			var addr uint64
+			if p.compact {
+				addr = lo + uint64(succ[j])<<shift
+			} else {
+				addr = p.edges64[j]
+			}
+			if t, ok := g.idx.lookup(addr, &hint); ok {
+				succ[w] = NodeID(t)
+				w++
+			}
+		}
+	}
+	return int(w - first)
+}
+
+// addRoots appends the root nodes and the super-root.
+func (g *Graph) addRoots(p *parser, opts Options) error {
+	hint := 0
+	// slot resolves v and, if it points into an object, records the slot
+	// for the root being built.
+	slot := func(s RootSlot) {
+		if t, ok := g.idx.lookup(s.Value, &hint); ok {
+			s.Node = NodeID(t)
+			g.rootSlots = append(g.rootSlots, s)
+		}
+	}
+	// finish closes the root whose slots were added since first.
+	finish := func(r Root, first int) {
+		if len(g.rootSlots) == first {
+			return
+		}
+		r.slots, r.slotsEnd = uint32(first), uint32(len(g.rootSlots))
+		r.Node = NodeID(g.numObjects + len(g.roots))
+		g.roots = append(g.roots, r)
+	}
+
+	// The closures of defers that are not open-coded (a defer in a loop,
+	// or any defer under -race) live in defer records, which the stack
+	// maps leave out (the runtime scans them apart): they belong to the
+	// frame that deferred them, whose SP the record gives.
+	dump := g.dump
+	defers := map[uint64][]Defer{}
+	for _, d := range dump.Defers {
+		if d.Fn != 0 {
+			defers[d.G] = append(defers[d.G], d)
+		}
+	}
+
+	mf := dump.Params.minFrameSize()
+	for gi := range dump.Goroutines {
+		gr := &dump.Goroutines[gi]
+		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
+		// args[d] is the size of the arguments of frame d-1 (the callee),
+		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
+		args := make([]int64, len(frames))
+		for d := range frames {
+			args[d] = -1
+			if d > 0 && opts.OutArgs != nil {
+				if sz, ok := opts.OutArgs(frames[d-1].Entry); ok && sz >= 0 {
+					args[d] = sz
+				}
+			}
+		}
+		inArgs := func(d int, off uint64) bool {
+			return args[d] >= 0 && off >= mf && off-mf < uint64(args[d])
+		}
+		for d := range frames {
+			fi := gr.FirstFrame + d
+			first := len(g.rootSlots)
+			for _, s := range frames[d].Slots {
+				if d > 0 && inArgs(d, s.Offset) {
+					continue // the callee's
+				}
+				slot(RootSlot{Frame: fi, Offset: s.Offset, Addr: frames[d].SP + s.Offset, Value: s.Value})
+			}
+			if d+1 < len(frames) {
+				for _, s := range frames[d+1].Slots {
+					if inArgs(d+1, s.Offset) {
+						slot(RootSlot{Frame: fi + 1, Offset: s.Offset, Addr: frames[d+1].SP + s.Offset, Value: s.Value})
+					}
+				}
+			}
+			for _, def := range defers[gr.Addr] {
+				if def.SP == frames[d].SP {
+					slot(RootSlot{Frame: -1, Field: "defer", Value: def.Fn})
+				}
+			}
+			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
+		}
+		if gr.Ctxt != 0 {
+			first := len(g.rootSlots)
+			slot(RootSlot{Frame: -1, Field: "ctxt", Value: gr.Ctxt})
+			finish(Root{Kind: RootGoroutine, Goroutine: gi, Frame: -1, Index: -1}, first)
+		}
+	}
+
+	ps := uint64(p.ptrSize)
+	for _, seg := range dump.Segments {
+		cur := Root{Kind: RootGlobal, Goroutine: -1, Frame: -1, Index: -1, Segment: seg.Kind}
+		first := len(g.rootSlots)
+		named := false
+		for _, o := range seg.PtrOffsets {
+			v := p.word(seg.Contents[o : o+ps])
+			if _, ok := g.idx.lookup(v, &hint); !ok {
+				continue
+			}
+			addr := seg.Addr + o
+			var name string
+			var symStart uint64
+			ok := false
+			if opts.GlobalSymbol != nil {
+				name, symStart, ok = opts.GlobalSymbol(addr)
+			}
+			if !ok || !named || name != cur.Symbol || symStart != cur.Addr {
+				finish(cur, first)
+				first = len(g.rootSlots)
+				cur.Symbol, cur.Addr, named = "", addr, ok
+				if ok {
+					cur.Symbol, cur.Addr = name, symStart
+				}
+			}
+			slot(RootSlot{Frame: -1, Offset: o, Addr: addr, Value: v})
+		}
+		finish(cur, first)
+	}
+
+	for _, k := range []RootKind{RootFinalizer, RootQueuedFinalizer} {
+		fins := dump.Finalizers
+		if k == RootQueuedFinalizer {
+			fins = dump.QueuedFinalizers
+		}
+		for i, f := range fins {
+			first := len(g.rootSlots)
+			slot(RootSlot{Frame: -1, Field: "object", Value: f.Object})
+			slot(RootSlot{Frame: -1, Field: "fn", Value: f.Fn})
+			finish(Root{Kind: k, Goroutine: -1, Frame: -1, Index: i, Addr: f.Object}, first)
+		}
+	}
+	for i, o := range dump.OtherRoots {
+		first := len(g.rootSlots)
+		slot(RootSlot{Frame: -1, Field: "addr", Value: o.Addr})
+		finish(Root{Kind: RootOther, Goroutine: -1, Frame: -1, Index: i, Addr: o.Addr, Desc: o.Desc}, first)
+	}
+
+	// Node and edge counts must fit the uint32 indices.
+	nodes := uint64(g.numObjects) + uint64(len(g.roots)) + 1
+	edges := uint64(len(g.succ)) + uint64(len(g.rootSlots)) + uint64(len(g.roots))
+	if nodes > maxIndex || edges > maxIndex {
+		return fmt.Errorf("%s: %w: %d nodes, %d edges", g.path, ErrTooLarge, nodes, edges)
+	}
+	for _, r := range g.roots {
+		for _, s := range g.rootSlots[r.slots:r.slotsEnd] {
+			g.succ = append(g.succ, s.Node)
+		}
+		g.start = append(g.start, uint32(len(g.succ)))
+	}
+	for i := range g.roots {
+		g.succ = append(g.succ, NodeID(g.numObjects+i))
+	}
+	g.start = append(g.start, uint32(len(g.succ)))
+	return nil
+}
+
+// resolveSamples links alloc samples to objects and buckets.
+func (g *Graph) resolveSamples(raw []sample) {
+	if len(raw) == 0 {
+		return
+	}
+	byAddr := make(map[uint64]uint32, len(g.dump.Buckets))
+	for i, b := range g.dump.Buckets {
+		byAddr[b.Addr] = uint32(i)
+	}
+	hint := 0
+	for _, s := range raw {
+		obj, ok := g.idx.lookup(s.obj, &hint)
+		if !ok {
+			continue
+		}
+		b, ok := byAddr[s.bucket]
+		if !ok {
+			continue
+		}
+		g.samples = append(g.samples, allocSample{obj: obj, bucket: b})
+	}
+	slices.SortFunc(g.samples, func(a, b allocSample) int { return cmp.Compare(a.obj, b.obj) })
+}

@@ -1,0 +1,31 @@
+// Package heapdump reads Go heap dumps, as written by
+// runtime/debug.WriteHeapDump in Go 1.22 to 1.26 (header "go1.7 heap dump"),
+// and builds their object graph.
+//
+// Load (or Read) reads a dump in one pass. It keeps every record but the
+// objects' contents (see Dump): goroutines and their frames with the pointer
+// slots the runtime's stack maps chose, the data and bss segments, types,
+// itabs, finalizers, OS threads, defers, panics, memstats and the memory
+// profile with its alloc samples. Objects are indexed by address, so an
+// interior pointer resolves to the object that contains it (Find).
+//
+// The Graph numbers its nodes with NodeID: objects first, then one root node
+// per root (a goroutine frame, a global, a finalizer...; see Root and
+// RootKind), then a super-root that points to every root node. Succ gives a
+// node's successors; Size, ObjectAddr, AllocSite and RootSlots describe
+// nodes. The layout suits a dominator computation, which package heap does.
+//
+// Liveness is what the runtime wrote: frames are never scanned
+// conservatively, so a goroutine that no longer uses its context does not
+// hold it. Live means reachable from a root; dead objects and the fake
+// objects the runtime writes for the unused tail of spans only count in
+// Stats, which, like Live, searches the graph on first use.
+//
+// The contents of the few objects a report needs (interface type words,
+// closure code pointers) are read back from the file on demand with
+// ObjectRecord and FrameContents, and decoded with Word.
+//
+// Malformed input gives a *FormatError naming the byte offset and the kind
+// of record; the reader never panics and never allocates from a length it
+// has not checked against the size of the file.
+package heapdump

@@ -1,0 +1,91 @@
+package heapdump
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/dumptest"
+)
+
+// FuzzRead feeds the reader mutated dumps: it must return a graph or a
+// *FormatError, never panic, and a graph must be consistent.
+func FuzzRead(f *testing.F) {
+	seed := dumptest.Minimized(f)
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opts := Options{
+			OutArgs:      func(entry uint64) (int64, bool) { return int64(entry % 64), entry%3 != 0 },
+			GlobalSymbol: func(addr uint64) (string, uint64, bool) { return "g", addr &^ 63, addr%5 != 0 },
+		}
+		g, err := Read(bytes.NewReader(data), int64(len(data)), "fuzz.bin", opts)
+		if err != nil {
+			var fe *FormatError
+			if errors.As(err, &fe) {
+				if fe.Offset < 0 || fe.Offset > int64(len(data)) {
+					t.Fatalf("offset %d outside the %d-byte input: %v", fe.Offset, len(data), err)
+				}
+			} else if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			return
+		}
+		checkGraph(t, g)
+	})
+}
+
+// checkGraph checks the invariants of a graph built from any input.
+func checkGraph(t *testing.T, g *Graph) {
+	nodes := g.NumObjects() + g.NumRoots() + 1
+	if len(g.start) != nodes+1 || int(g.SuperRoot()) != nodes-1 || int(g.start[nodes]) != len(g.succ) {
+		t.Fatalf("CSR shape: %d objects, %d roots, len(Start) %d, len(Succ) %d", g.NumObjects(), g.NumRoots(), len(g.start), len(g.succ))
+	}
+	for v := 0; v < nodes; v++ {
+		if g.start[v] > g.start[v+1] {
+			t.Fatalf("Start decreases at %d", v)
+		}
+	}
+	for _, s := range g.succ {
+		if int(s) >= nodes {
+			t.Fatalf("edge to node %d of %d", s, nodes)
+		}
+	}
+	if g.Stats().LiveObjects+g.Stats().DeadObjects != g.Stats().Objects || g.Stats().LiveBytes+g.Stats().DeadBytes != g.Stats().Bytes {
+		t.Fatalf("stats %+v", g.Stats())
+	}
+	for i := 0; i < g.NumObjects() && i < 64; i++ {
+		addr := g.ObjectAddr(NodeID(i))
+		if j, ok := g.Find(addr); !ok || j != NodeID(i) {
+			t.Fatalf("Find(ObjectAddr(%d)) = %d, %v", i, j, ok)
+		}
+		rec, err := g.ObjectRecord(NodeID(i), 64)
+		if err != nil || rec.Addr != addr || rec.Size != g.Size(NodeID(i)) {
+			t.Fatalf("ObjectRecord(%d) = %+v, %v", i, rec, err)
+		}
+		g.AllocSite(NodeID(i))
+	}
+	for i := range g.roots {
+		g.RootSlots(g.roots[i].Node)
+	}
+	for i := range g.Dump().Frames {
+		if b, err := g.FrameContents(i); err != nil || uint64(len(b)) != g.Dump().Frames[i].Size {
+			t.Fatalf("FrameContents(%d): %d bytes, %v", i, len(b), err)
+		}
+	}
+	g.FillSizes(make([]uint64, nodes))
+}
+
+// The seeds themselves read cleanly.
+func TestFuzzSeed(t *testing.T) {
+	seed := dumptest.Minimized(t)
+	g, err := Read(bytes.NewReader(seed), int64(len(seed)), "seed.bin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGraph(t, g)
+	if g.NumObjects() < 13 || len(g.Dump().Goroutines) != 1 || len(g.Dump().Frames) < 3 || g.NumRoots() == 0 || g.Dump().MemStats == nil {
+		t.Errorf("seed has %d objects, %d goroutines, %d roots", g.NumObjects(), len(g.Dump().Goroutines), g.NumRoots())
+	}
+	t.Logf("seed: %d bytes, %d objects, %d edges, %d roots", len(seed), g.NumObjects(), len(g.succ), g.NumRoots())
+}

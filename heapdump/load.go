@@ -1,0 +1,95 @@
+package heapdump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Options configure how the graph's roots are built. The zero value is
+// valid: roots are then attributed without help from the binary.
+type Options struct {
+	// OutArgs returns the size of the arguments area of the function whose
+	// entry PC is given (funcInfo.args in the binary's pclntab). A callee's
+	// arguments live in its caller's outargs area; with OutArgs, pointer
+	// slots there are attributed to the callee frame. Without it, or when
+	// it returns ok == false, they stay with the caller, whose root is then
+	// marked Unsure.
+	OutArgs func(calleeEntryPC uint64) (size int64, ok bool)
+
+	// GlobalSymbol names the global variable holding addr: its symbol and
+	// start address. With it there is one root node per global that holds
+	// heap pointers; without it, or where it returns ok == false, one per
+	// pointer slot.
+	GlobalSymbol func(addr uint64) (name string, start uint64, ok bool)
+
+	// Prepare, if set, is called once every record has been read and
+	// before the graph is built, so that a caller can check the dump
+	// against its binary (and set the binary's load bias) before OutArgs
+	// and GlobalSymbol are asked anything. An error from it ends Read.
+	Prepare func(d *Dump) error
+}
+
+// Load reads the heap dump at path and builds its graph. The file stays open
+// for ObjectRecord and FrameContents until Close.
+func Load(path string, opts Options) (*Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	g, err := Read(f, fi.Size(), path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	g.closer = f
+	return g, nil
+}
+
+// Read reads a heap dump of size bytes from r in one pass and builds its
+// graph. name is used in errors. r must stay readable for ObjectRecord.
+// Malformed input gives a *FormatError.
+func Read(r io.ReaderAt, size int64, name string, opts Options) (*Graph, error) {
+	g, err := read(r, size, name, opts, false)
+	if err == errGapOverlap {
+		// Two spans' objects were taken for one span with free slots,
+		// across another span: read again without gaps in groups.
+		g, err = read(r, size, name, opts, true)
+	}
+	return g, err
+}
+
+// errGapOverlap says that a group with free slots overlaps another group.
+var errGapOverlap = errors.New("heapdump: a group with gaps overlaps another")
+
+func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*Graph, error) {
+	rd := newReader(r, size, name)
+	p := newParser(rd)
+	p.idx.noGaps = noGaps
+	err := p.run()
+	rd.close()
+	if err != nil {
+		return nil, err
+	}
+	return build(p, opts)
+}
+
+// Close closes the file opened by Load.
+func (g *Graph) Close() error {
+	if g.closer == nil {
+		return nil
+	}
+	err := g.closer.Close()
+	g.closer = nil
+	return err
+}

@@ -1,0 +1,136 @@
+package heapdump
+
+import "fmt"
+
+// Root is a root node of the graph.
+type Root struct {
+	Kind RootKind // RootFrame, RootGoroutine, RootGlobal, RootFinalizer, RootQueuedFinalizer or RootOther
+	// Node is the root's node.
+	Node NodeID
+	// Goroutine is the index in Dump.Goroutines of a frame or goroutine root's
+	// goroutine, else -1.
+	Goroutine int
+	// Frame is the index in Dump.Frames of the frame a frame root stands for,
+	// else -1. Its slots may lie in the caller's frame (its arguments).
+	Frame int
+	// Unsure is set on a frame root whose callee's arguments could not be
+	// told apart from its own slots (no OutArgs, or OutArgs did not know
+	// the callee): the root is "frame Frame, or the arguments of its
+	// callee, frame Frame-1".
+	Unsure bool
+	// Segment is the segment of a global root.
+	Segment SegmentKind
+	// Symbol names a global root when GlobalSymbol did.
+	Symbol string
+	// Addr is a global root's symbol start (or slot address when it has no
+	// symbol), a finalizer root's object, an other root's address.
+	Addr uint64
+	// Index is the index of a finalizer, queued finalizer or other root in
+	// the Dump slice it comes from, else -1.
+	Index int
+	// Desc is an other root's description.
+	Desc string
+
+	slots, slotsEnd uint32
+}
+
+// RootSlot is one pointer of a root node: where it is and what it points to.
+type RootSlot struct {
+	// Frame is the index in Dump.Frames of the frame whose memory holds the
+	// slot (the caller's frame for an argument), or -1.
+	Frame int
+	// Offset is the slot's offset in that frame or in the segment.
+	Offset uint64
+	// Addr is the slot's address (frame SP or segment address plus
+	// offset), or 0 for a field of a record.
+	Addr uint64
+	// Field names the record field of a non-memory slot: "ctxt" for a
+	// goroutine root, "defer" for the closure of a frame's defer record,
+	// "object" or "fn" for a finalizer, "addr" for an other root.
+	Field string
+	Value uint64 // the pointer
+	Node  NodeID // the object it points into
+}
+
+// Root returns the root that root node v stands for, or nil when v is not
+// a root node.
+func (g *Graph) Root(v NodeID) *Root {
+	i := int(v) - g.numObjects
+	if int(v) < g.numObjects || i >= len(g.roots) {
+		return nil
+	}
+	return &g.roots[i]
+}
+
+// ForEachRoot calls fn for every root, in node order, until fn returns
+// false.
+func (g *Graph) ForEachRoot(fn func(r *Root) bool) {
+	for i := range g.roots {
+		if !fn(&g.roots[i]) {
+			return
+		}
+	}
+}
+
+// RootSlots returns the slots of root node v, parallel to its successors,
+// or nil when v is not a root node. The caller must not modify them.
+func (g *Graph) RootSlots(v NodeID) []RootSlot {
+	r := g.Root(v)
+	if r == nil {
+		return nil
+	}
+	return g.rootSlots[r.slots:r.slotsEnd:r.slotsEnd]
+}
+
+// RootKind says what kind of root holds memory. It is the one root kind of
+// ctxleak: the graph's root nodes (Root.Kind) and heap's holders use it.
+//
+// Load produces RootFrame, RootGoroutine, RootGlobal, RootFinalizer,
+// RootQueuedFinalizer and RootOther. RootTimer is never in a dump: the
+// runtime keeps timers in its own structures, and package heap derives a
+// timer holder from the path through them.
+type RootKind uint8
+
+// The kinds of root. Their String and text forms are the words in
+// parentheses.
+const (
+	RootFrame           RootKind = iota + 1 // a goroutine stack frame ("frame")
+	RootGoroutine                           // a goroutine itself: its sched.ctxt, its runtime.g ("goroutine")
+	RootGlobal                              // a global in the data or bss segment ("global")
+	RootFinalizer                           // an object with a finalizer, and the finalizer ("finalizer")
+	RootQueuedFinalizer                     // a finalizer queued to run, with its object ("queued finalizer")
+	RootOther                               // an "other root" record ("other")
+	RootTimer                               // a timer in the runtime's timer heap ("timer"); derived by heap
+)
+
+var rootKindNames = [...]string{
+	RootFrame:           "frame",
+	RootGoroutine:       "goroutine",
+	RootGlobal:          "global",
+	RootFinalizer:       "finalizer",
+	RootQueuedFinalizer: "queued finalizer",
+	RootOther:           "other",
+	RootTimer:           "timer",
+}
+
+// String returns the kind's name, "unknown" for the zero value.
+func (k RootKind) String() string {
+	if int(k) < len(rootKindNames) && rootKindNames[k] != "" {
+		return rootKindNames[k]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the kind's name, as String does.
+func (k RootKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind's name.
+func (k *RootKind) UnmarshalText(b []byte) error {
+	for i, n := range rootKindNames {
+		if n != "" && n == string(b) {
+			*k = RootKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("heapdump: unknown root kind %q", b)
+}
