@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"regexp"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -273,7 +274,9 @@ var catalogue = []*Scenario{
 func holders(roots ...string) string { return "^" + strings.Join(roots, ` \+ `) + "$" }
 
 // fn matches a function of this package and its source position.
-func fn(name string) string { return `scenarios\.` + regexp.QuoteMeta(name) + ` \([a-z]+\.go:\d+\)` }
+func fn(name string) string {
+	return `scenarios\.` + regexp.QuoteMeta(name) + ` \(scenarios/[a-z]+\.go:\d+\)`
+}
 
 // frameOf matches a frame of the function name in one goroutine.
 func frameOf(name string) string { return `goroutine \d+ frame ` + fn(name) }
@@ -287,22 +290,43 @@ const labelsOf = `(goroutine \d+|\d+ x goroutine) \(pprof labels\)`
 // All returns the catalogue in the order it runs.
 func All() []*Scenario { return append([]*Scenario(nil), catalogue...) }
 
-// Lookup finds a scenario of the catalogue by name. Test-only scenarios are
-// found only when testOnly is true.
-func Lookup(name string, testOnly bool) (*Scenario, bool) {
+// Lookup finds a scenario by name: one of the catalogue, or one added
+// with Register.
+func Lookup(name string) (*Scenario, bool) {
 	for _, s := range catalogue {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	if testOnly {
-		for _, s := range testScenarios {
-			if s.Name == name {
-				return s, true
-			}
-		}
+	registered.Lock()
+	defer registered.Unlock()
+	s, ok := registered.byName[name]
+	return s, ok
+}
+
+// registered holds the scenarios added with Register.
+var registered struct {
+	sync.Mutex
+	byName map[string]*Scenario
+}
+
+// Register makes scenarios outside the catalogue known to Lookup, so that
+// a runner and its child processes can run them by name; All and Names do
+// not list them. Tests use it for scenarios that crash, hang or misbehave
+// on purpose (package scenariostest registers its own when imported). It
+// panics on a name already taken.
+func Register(list ...*Scenario) {
+	registered.Lock()
+	defer registered.Unlock()
+	if registered.byName == nil {
+		registered.byName = map[string]*Scenario{}
 	}
-	return nil, false
+	for _, s := range list {
+		if _, taken := registered.byName[s.Name]; taken || slices.ContainsFunc(catalogue, func(c *Scenario) bool { return c.Name == s.Name }) {
+			panic("scenarios: Register of a name already taken: " + s.Name)
+		}
+		registered.byName[s.Name] = s
+	}
 }
 
 // Names returns the names of the catalogue, sorted.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -13,24 +15,49 @@ import (
 // dump analysis: the executable "go run" builds has no symbol table, so the
 // child says where its own variables are.
 type Global struct {
-	Name string `json:"name"`
-	Addr uint64 `json:"addr"`
-	Size uint64 `json:"size"`
+	Name      string `json:"name"`
+	Addr      Addr   `json:"addr"`
+	SizeBytes uint64 `json:"size_bytes"`
+}
+
+// Addr is an address in a child process; JSON writes it as a hexadecimal
+// string, "0xc000010000".
+type Addr uint64
+
+// MarshalText formats a as "0x" and lower-case hexadecimal digits.
+func (a Addr) MarshalText() ([]byte, error) {
+	return strconv.AppendUint([]byte("0x"), uint64(a), 16), nil
+}
+
+// UnmarshalText reads what MarshalText writes.
+func (a *Addr) UnmarshalText(b []byte) error {
+	s, ok := strings.CutPrefix(string(b), "0x")
+	if !ok {
+		return fmt.Errorf("address %q does not start with 0x", b)
+	}
+	v, err := strconv.ParseUint(s, 16, 64)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", b, err)
+	}
+	*a = Addr(v)
+	return nil
 }
 
 // pkgPath is the import path of this package, as symbols name it.
 const pkgPath = "github.com/ctxleak/ctxleak/scenarios"
 
-// globals lists the package-level variables a scenario may keep a payload
-// in, at their addresses in this process.
+// GlobalAt describes the package-level variable named name (its full
+// symbol name, e.g. "example.com/pkg.cache") at p, of size bytes.
+func GlobalAt(name string, p unsafe.Pointer, size uintptr) Global {
+	return Global{Name: name, Addr: Addr(uintptr(p)), SizeBytes: uint64(size)}
+}
+
+// globals lists the package-level variables of the catalogue that a
+// scenario may keep a payload in, at their addresses in this process.
 func globals() []Global {
-	g := func(name string, p unsafe.Pointer, size uintptr) Global {
-		return Global{Name: name, Addr: uint64(uintptr(p)), Size: uint64(size)}
-	}
 	return []Global{
-		g(pkgPath+".cache", unsafe.Pointer(&cache), unsafe.Sizeof(cache)),
-		g(pkgPath+".statePool", unsafe.Pointer(&statePool), unsafe.Sizeof(statePool)),
-		g(pkgPath+".kept", unsafe.Pointer(&kept), unsafe.Sizeof(kept)),
+		GlobalAt(pkgPath+".cache", unsafe.Pointer(&cache), unsafe.Sizeof(cache)),
+		GlobalAt(pkgPath+".statePool", unsafe.Pointer(&statePool), unsafe.Sizeof(statePool)),
 	}
 }
 
@@ -39,13 +66,13 @@ func globals() []Global {
 // alive in the heap dump written next.
 //
 //go:noinline
-func (e *Env) payloadAddrs() []uint64 {
+func (e *Env) payloadAddrs() []Addr {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var addrs []uint64
+	var addrs []Addr
 	for _, w := range e.tracked {
 		if p := w.Value(); p != nil {
-			addrs = append(addrs, uint64(uintptr(unsafe.Pointer(p))))
+			addrs = append(addrs, Addr(uintptr(unsafe.Pointer(p))))
 		}
 	}
 	return addrs

@@ -99,7 +99,7 @@ func Run(s *Scenario, o Options) (*Result, error) {
 		r.ProfileDir = o.KeepDir
 	}
 	if o.DumpDir != "" {
-		r.Globals = globals()
+		r.Globals = append(globals(), s.Globals...)
 	}
 	return r, nil
 }
@@ -247,11 +247,11 @@ func (e *Env) Phase(name string) {
 	before := e.alive()
 	runs, alive := e.settle(e.opts.maxGCCycles())
 	p := PhaseResult{
-		Name:          name,
-		Alive:         alive > 0,
-		AlivePayloads: alive,
-		GCRuns:        runs,
-		ElapsedMillis: elapsed.Milliseconds(),
+		Name:           name,
+		Alive:          alive > 0,
+		AlivePayloads:  alive,
+		SettleGCCycles: runs,
+		ElapsedMillis:  elapsed.Milliseconds(),
 	}
 	if before > 0 && alive == 0 {
 		p.GCCycles = runs

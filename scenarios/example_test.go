@@ -2,7 +2,10 @@ package scenarios_test
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
+	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/scenarios"
 )
 
@@ -23,4 +26,26 @@ func ExampleAll() {
 	// request-ctx-tasks: request-running=alive request-returned=alive tasks-done=freed
 	// empty-ctx-tasks: request-running=alive request-returned=freed tasks-done=freed
 	// ids-only-ctx: request-running=alive request-returned=freed tasks-done=freed
+}
+
+// A scenario as "ctxleak run --list" shows it, and the head of the JSON
+// document "ctxleak run --list --format json" prints.
+func ExampleListing() {
+	s, _ := scenarios.Lookup("global-cache")
+	l := scenarios.NewListing([]*scenarios.Scenario{s})
+	l.WriteText(ui.NewPrinter(os.Stdout, ui.Plain))
+	var b strings.Builder
+	if err := l.WriteJSON(&b); err != nil {
+		panic(err)
+	}
+	fmt.Println(strings.Join(strings.Split(b.String(), "\n")[:3], "\n"))
+	// Output:
+	// global-cache
+	//   The request context is stored in a package-level map keyed by request id.
+	//   expected:  alive after the request returns, until the entry is deleted
+	//   phases:    request-running (alive) > request-returned (alive) > entry-deleted (freed)
+	//   mechanism: a global variable is a GC root: map -> ctx -> payload until the entry is deleted
+	// {
+	//   "schema": "ctxleak.run-list/v1",
+	//   "scenarios": [
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +20,7 @@ type HolderDetail struct {
 	// Holder names the roots in a few words, as PhaseResult.Holder does.
 	Holder string `json:"holder"`
 	// Payloads counts the payloads held this way.
-	Payloads int `json:"payloads"`
+	Payloads int `json:"payload_count"`
 	// Shared is set when no single root holds a payload: every root of
 	// Roots reaches it, and any one of them keeps it alive.
 	Shared bool `json:"shared,omitempty"`
@@ -41,17 +40,16 @@ type HolderDetail struct {
 // several alike: frames of the same function in as many goroutines.
 type HolderRoot struct {
 	// Count is how many roots this entry stands for.
-	Count int `json:"count"`
+	Count int `json:"root_count"`
 	// Kind is RootFrame, RootGoroutine, RootGlobal, RootTimer,
 	// RootFinalizer or RootOther; JSON names them "frame", "goroutine"...
 	Kind heapdump.RootKind `json:"kind"`
 	// Goroutines are the ids of the goroutines of frame and goroutine
 	// roots, one per root.
-	Goroutines []uint64 `json:"goroutines,omitempty"`
-	// Function is a frame's function or a timer's closure, and Location
-	// its source position (file:line).
-	Function string `json:"function,omitempty"`
-	Location string `json:"location,omitempty"`
+	Goroutines []uint64 `json:"goroutine_ids"`
+	// Position is a frame's function, a timer's closure or a finalizer,
+	// with its file and line when known.
+	Position *binsym.Position `json:"position,omitempty"`
 	// CreatedBy is where the goroutine of a frame or goroutine root was
 	// created (its go statement).
 	CreatedBy *binsym.Position `json:"created_by,omitempty"`
@@ -71,7 +69,8 @@ type PathStep struct {
 	Via string `json:"via,omitempty"`
 	// Type is the object's Go type, "" when unknown.
 	Type string `json:"type"`
-	Size uint64 `json:"size"`
+	// SizeBytes is the object's size.
+	SizeBytes uint64 `json:"size_bytes"`
 }
 
 // Explainer names what keeps each phase's alive payloads alive, from the
@@ -89,7 +88,7 @@ type Explainer struct {
 func (x *Explainer) Explain(r *Result) {
 	syms := make([]binsym.Symbol, len(r.Globals))
 	for i, g := range r.Globals {
-		syms[i] = binsym.Symbol{Name: g.Name, Addr: g.Addr, Size: g.Size}
+		syms[i] = binsym.Symbol{Name: g.Name, Addr: uint64(g.Addr), Size: g.SizeBytes}
 	}
 	for i := range r.Phases {
 		p := &r.Phases[i]
@@ -114,8 +113,8 @@ func (x *Explainer) Explain(r *Result) {
 }
 
 // explain reads one dump and describes the holders of the payloads at addrs.
-func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) ([]HolderDetail, error) {
-	if len(addrs) == 0 {
+func (x *Explainer) explain(dump string, payloads []Addr, syms []binsym.Symbol) ([]HolderDetail, error) {
+	if len(payloads) == 0 {
 		return nil, fmt.Errorf("%s: the child recorded no payload address", dump)
 	}
 	a, err := heap.Analyze(dump, x.Binary, heap.Globals(syms...))
@@ -123,6 +122,10 @@ func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) (
 		return nil, err
 	}
 	defer a.Close()
+	addrs := make([]uint64, len(payloads))
+	for i, p := range payloads {
+		addrs[i] = uint64(p)
+	}
 	groups, err := a.Explain(addrs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dump, err)
@@ -153,7 +156,7 @@ func (x *Explainer) explain(dump string, addrs []uint64, syms []binsym.Symbol) (
 func detail(g *heap.Group) HolderDetail {
 	d := HolderDetail{Payloads: 1, Shared: g.Shared, RetainedBytes: g.RetainedBytes}
 	for _, s := range g.Path {
-		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, Size: s.Size})
+		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, SizeBytes: s.Size})
 	}
 	d.Roots = []HolderRoot{rootOf(g.Root)}
 	for _, h := range g.OtherRoots {
@@ -164,7 +167,7 @@ func detail(g *heap.Group) HolderDetail {
 
 // rootOf converts a holder the heap analysis found for a payload.
 func rootOf(h heap.Holder) HolderRoot {
-	r := HolderRoot{Count: 1, Kind: h.Kind, Function: h.Function, Global: h.Global,
+	r := HolderRoot{Count: 1, Kind: h.Kind, Global: h.Global,
 		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
 	switch h.Kind {
 	case heapdump.RootFrame:
@@ -183,8 +186,11 @@ func rootOf(h heap.Holder) HolderRoot {
 	case heapdump.RootTimer:
 		r.Detail = ""
 	}
-	if h.Location != nil && h.Location.File != "" {
-		r.Location = h.Location.File + ":" + strconv.Itoa(h.Location.Line)
+	if h.Function != "" {
+		r.Position = &binsym.Position{Function: h.Function}
+		if h.Location != nil && h.Location.File != "" {
+			r.Position.File, r.Position.Line = h.Location.File, h.Location.Line
+		}
 	}
 	return r
 }
@@ -210,7 +216,11 @@ func (r *HolderRoot) shape() string {
 		}
 		return s.String()
 	}
-	return strings.Join([]string{r.Kind.String(), r.Function, r.Location, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
+	pos := ""
+	if r.Position != nil {
+		pos = r.Position.Function + " " + r.Position.File + ":" + strconv.Itoa(r.Position.Line)
+	}
+	return strings.Join([]string{r.Kind.String(), pos, r.Global, site(r.CreatedBy), site(r.Creator), r.Detail}, "|")
 }
 
 // key says how a payload is held: the shapes of its roots and the types
@@ -245,11 +255,12 @@ func holdersText(details []HolderDetail) string {
 }
 
 // text names d's roots in a few words, e.g. "goroutine 18 frame
-// scenarios.sender (catalogue.go:456)", "10 x goroutine frame
-// scenarios.task (catalogue.go:288)", "global scenarios.cache", "timer
-// context.WithDeadlineCause.func2, created at scenarios.timeoutJob
-// (catalogue.go:398)". Globals without a name are left out, unless there
-// is nothing else.
+// scenarios.sender (scenarios/catalogue.go:456)", "10 x goroutine frame
+// scenarios.task (scenarios/catalogue.go:288)", "global scenarios.cache",
+// "timer context.WithDeadlineCause.func2, created at scenarios.timeoutJob
+// (scenarios/catalogue.go:398)": positions as binsym.Position prints them,
+// functions without their import path (ShortFunc). Globals without a name
+// are left out, unless there is nothing else.
 func (d *HolderDetail) text() string {
 	var parts []string
 	for i := range d.Roots {
@@ -274,32 +285,41 @@ func (r *HolderRoot) text() string {
 	}
 	switch r.Kind {
 	case heapdump.RootFrame:
-		return n + g + " frame " + ShortFunc(r.Function) + fileLine(r.Location)
+		return n + g + " frame " + shortPosition(r.Position)
 	case heapdump.RootGoroutine:
 		return n + g + " (" + r.Detail + ")"
 	case heapdump.RootGlobal:
 		return n + "global " + ShortFunc(r.Global)
 	case heapdump.RootTimer:
-		s := n + "timer " + ShortFunc(r.Function)
+		s := n + "timer " + r.function()
 		if r.Creator != nil {
-			s += ", created at " + ShortFunc(r.Creator.Function)
-			if r.Creator.File != "" {
-				s += fileLine(r.Creator.File + ":" + strconv.Itoa(r.Creator.Line))
-			}
+			s += ", created at " + shortPosition(r.Creator)
 		}
 		return s
 	case heapdump.RootFinalizer:
-		return n + "finalizer " + ShortFunc(r.Function)
+		return n + "finalizer " + r.function()
 	}
 	return n + "runtime root " + r.Detail
 }
 
-// fileLine formats "dir/file.go:12" as " (file.go:12)", "" as "".
-func fileLine(loc string) string {
-	if loc == "" {
+// function is the short name of r's function, "" when unknown.
+func (r *HolderRoot) function() string {
+	if r.Position == nil {
 		return ""
 	}
-	return " (" + path.Base(loc) + ")"
+	return ShortFunc(r.Position.Function)
+}
+
+// shortPosition formats p as binsym.Position does, "function
+// (dir/file.go:line)", with the function's import path left out, or ""
+// for nil.
+func shortPosition(p *binsym.Position) string {
+	if p == nil {
+		return ""
+	}
+	q := *p
+	q.Function = ShortFunc(q.Function)
+	return q.String()
 }
 
 // ShortFunc drops the import path from a function name, but for its last

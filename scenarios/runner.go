@@ -55,8 +55,11 @@ func (r *Runner) Run(ctx context.Context, s *Scenario) Result {
 // RunAll runs the scenarios of list one after another, each in a child
 // process, and calls done with each judged Result, in order. The holders
 // of one scenario are looked for while the next one's child runs. It stops
-// starting children when ctx is done, and returns ctx's error then; done
-// has been called for every scenario that ran.
+// starting children when ctx is done; done has been called for every
+// scenario that ran when RunAll returns. It returns ctx's error when ctx
+// was done before the last scenario's result was handed to done (a child
+// stopped by it, the last one included, or children never started), and
+// nil otherwise.
 func (r *Runner) RunAll(ctx context.Context, list []*Scenario, done func(Result)) error {
 	type pending struct {
 		res   Result
@@ -64,10 +67,15 @@ func (r *Runner) RunAll(ctx context.Context, list []*Scenario, done func(Result)
 	}
 	queue := make(chan *pending, len(list))
 	finished := make(chan struct{})
+	var lastErr error // ctx's error just before the last result went to done
 	go func() {
 		defer close(finished)
+		n := 0
 		for p := range queue {
 			<-p.ready
+			if n++; n == len(list) {
+				lastErr = ctx.Err()
+			}
 			done(p.res)
 		}
 	}()
@@ -90,7 +98,10 @@ func (r *Runner) RunAll(ctx context.Context, list []*Scenario, done func(Result)
 	}
 	close(queue)
 	<-finished
-	return err
+	if err != nil {
+		return err
+	}
+	return lastErr
 }
 
 // explain names the holders of res when the Runner looks for them, removes

@@ -18,8 +18,20 @@
 // the child has exited and names what holds the payload: a goroutine's
 // frame, a global, a timer, a goroutine's pprof labels, with the typed path
 // from there ([Runner.RunAll] does this for one scenario while the next
-// one's child runs). [Scenario.Judge] compares a Result with the
-// expectation written down in the catalogue, the holders included.
+// one's child runs). [TempDumpDir] makes a directory for dumps that are not
+// kept, in memory when the system has room there. [Scenario.Judge]
+// compares a Result with the expectation written down in the catalogue, the
+// holders included.
+//
+// A [Report] of judged results renders itself: [Result.WriteText] and
+// [Report.WriteSummaryText] print what "ctxleak run" shows, and
+// [Report.WriteJSON] the "ctxleak.run/v1" document (docs/json-run.md);
+// [Listing] does the same for the catalogue without running it.
+//
+// [Lookup] finds scenarios by name: those of the catalogue ([All]), and
+// those added with [Register]. Tests register scenarios that crash, hang or
+// misbehave on purpose by importing package scenariostest; the ctxleak
+// binary does not contain them.
 package scenarios
 
 import (
@@ -42,6 +54,10 @@ type Scenario struct {
 	// Phases lists the phase boundaries Run reaches, in order, each with its
 	// expected outcome.
 	Phases []Phase
+	// Globals are package-level variables outside this package that Run
+	// may keep a payload in, for naming them in heap dumps when the
+	// executable has no symbol table (GlobalAt makes one).
+	Globals []Global
 	// Run drives the scenario: it allocates payloads with Env.Payload and
 	// calls Env.Phase at each boundary listed in Phases, in order.
 	Run func(env *Env) error
@@ -73,13 +89,18 @@ const (
 	Failed        = "error" // the scenario did not complete; see Result.Error
 )
 
-// Report is the document "ctxleak run --format json" prints.
+// Report is the document "ctxleak run --format json" prints (WriteJSON;
+// docs/json-run.md describes every key). Sizes are in bytes and end in
+// _bytes, durations in milliseconds and end in _ms, counts end in _count,
+// addresses are hexadecimal strings; lists are always there.
 type Report struct {
+	// Schema is ReportSchema; WriteJSON sets it.
+	Schema    string   `json:"schema"`
 	Scenarios []Result `json:"scenarios"`
 	// PayloadBytes is the payload size every scenario used (--payload).
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Tasks is the number of background tasks or requests (--tasks).
-	Tasks int `json:"tasks"`
+	Tasks int `json:"task_count"`
 	// GoVersion is the Go version the children ran under.
 	GoVersion string `json:"go_version"`
 	// KeepDir is where the heap profiles were kept (--keep), if anywhere.
@@ -108,7 +129,7 @@ type Result struct {
 	// payloads when there are several, as in http-server).
 	PayloadBytes int64 `json:"payload_bytes"`
 	// Payloads is how many payloads were tracked (1, or one per request).
-	Payloads int `json:"payloads"`
+	Payloads int `json:"payload_count"`
 	// PeakRSSBytes is the child's peak resident set size: its own VmHWM,
 	// read at the end of the run; for a child that did not report it, the
 	// kernel's figure at exit (rusage), which on Linux also counts the RSS
@@ -117,14 +138,14 @@ type Result struct {
 	// Attempts is how many times the child started the scenario: more than
 	// 1 when a timer fired before the measurements finished on a busy
 	// machine and the scenario was run again with a longer delay.
-	Attempts int `json:"attempts"`
+	Attempts int `json:"attempt_count"`
 	// WallMillis is how long the child took, start to exit, as the parent saw it.
 	WallMillis int64 `json:"wall_ms"`
 	// ProfileDir is where this scenario's heap profiles were kept, if anywhere.
 	ProfileDir string `json:"profile_dir,omitempty"`
 	// Globals are the scenarios' package-level variables, at their
 	// addresses in the child, for naming them in its heap dumps.
-	Globals []Global `json:"globals,omitempty"`
+	Globals []Global `json:"globals"`
 }
 
 // PhaseResult is what was measured at one phase boundary.
@@ -144,7 +165,7 @@ type PhaseResult struct {
 	// GCCycles is how many GC cycles the release took when the payload was
 	// released at this boundary (it was alive at the previous one); 0 when
 	// nothing was released here: still alive, or already freed earlier.
-	GCCycles int `json:"gc_cycles"`
+	GCCycles int `json:"release_gc_count"`
 
 	// ExpectAlive is the expected value of Alive.
 	ExpectAlive bool `json:"expect_alive"`
@@ -155,10 +176,10 @@ type PhaseResult struct {
 	// AsExpected reports whether this phase met its expectation.
 	AsExpected bool `json:"as_expected"`
 	// AlivePayloads counts the tracked payloads still alive.
-	AlivePayloads int `json:"alive_payloads"`
-	// GCRuns is how many GC cycles ran at this boundary before the state
-	// settled (the release was seen, or the cap was reached).
-	GCRuns int `json:"gc_runs"`
+	AlivePayloads int `json:"alive_payload_count"`
+	// SettleGCCycles is how many GC cycles ran at this boundary before the
+	// state settled (the release was seen, or the cap was reached).
+	SettleGCCycles int `json:"settle_gc_count"`
 	// SiteBytes is what the heap profile shows in use at the payload's
 	// allocation site (inuse_space of samples whose stack holds it).
 	SiteBytes int64 `json:"site_bytes"`
@@ -173,7 +194,7 @@ type PhaseResult struct {
 	Holder string `json:"holder,omitempty"`
 	// HolderDetail describes the holders found in the heap dump, one
 	// entry per way the alive payloads are held.
-	HolderDetail []HolderDetail `json:"holder_detail,omitempty"`
+	HolderDetail []HolderDetail `json:"holder_detail"`
 	// HolderError says why the holder could not be found.
 	HolderError string `json:"holder_error,omitempty"`
 	// Profile is the path of the heap profile kept for this phase.
@@ -181,8 +202,8 @@ type PhaseResult struct {
 	// Dump is the path of the heap dump written at this phase, when a
 	// payload was alive and Options.DumpDir was set; PayloadAddrs are the
 	// addresses of the alive payloads in it.
-	Dump         string   `json:"dump,omitempty"`
-	PayloadAddrs []uint64 `json:"payload_addrs,omitempty"`
+	Dump         string `json:"dump,omitempty"`
+	PayloadAddrs []Addr `json:"payload_addrs"`
 	// DumpMillis is how long the child took to write the heap dump, and
 	// HolderMillis how long reading it and naming the holders took.
 	DumpMillis   int64 `json:"dump_ms,omitempty"`

@@ -57,33 +57,16 @@ func TestCatalogue(t *testing.T) {
 		"pprof-label-value", "http-server",
 	}
 	seen := map[string]bool{}
-	for _, s := range append(All(), TestOnly()...) {
+	for _, s := range All() {
 		if seen[s.Name] {
 			t.Errorf("duplicate scenario %q", s.Name)
 		}
 		seen[s.Name] = true
-		if s.Description == "" || s.Mechanism == "" || s.Expect == "" || s.Run == nil || len(s.Phases) == 0 {
-			t.Errorf("%s: incomplete entry", s.Name)
-		}
-		phases := map[string]bool{}
-		for _, p := range s.Phases {
-			if p.Name == "" || phases[p.Name] {
-				t.Errorf("%s: empty or duplicate phase %q", s.Name, p.Name)
-			}
-			phases[p.Name] = true
-		}
+		checkEntry(t, s)
 	}
 	for _, n := range want {
-		if _, ok := Lookup(n, false); !ok {
+		if _, ok := Lookup(n); !ok {
 			t.Errorf("catalogue lacks %q", n)
-		}
-	}
-	for _, s := range TestOnly() {
-		if _, ok := Lookup(s.Name, false); ok {
-			t.Errorf("test-only %q found without asking for it", s.Name)
-		}
-		if _, ok := Lookup(s.Name, true); !ok {
-			t.Errorf("test-only %q not found when asked for", s.Name)
 		}
 	}
 	if got := len(Names()); got != len(All()) {
@@ -170,8 +153,8 @@ func TestJudgeHolder(t *testing.T) {
 		{"expected holder", PhaseResult{Holder: "global scenarios.cache", HolderDetail: detail("map", "context.valueCtx", "[]uint8")}, AsExpected, ""},
 		{"not looked for", PhaseResult{}, AsExpected, ""},
 		{"a hook's holder", PhaseResult{Holder: "hook saw a"}, AsExpected, ""},
-		{"wrong holder", PhaseResult{Holder: "goroutine 5 frame scenarios.task (catalogue.go:1)", HolderDetail: detail("context.valueCtx")}, NotAsExpected,
-			`a: held by goroutine 5 frame scenarios.task (catalogue.go:1), want a holder matching ^global scenarios\.cache$`},
+		{"wrong holder", PhaseResult{Holder: "goroutine 5 frame scenarios.task (scenarios/catalogue.go:1)", HolderDetail: detail("context.valueCtx")}, NotAsExpected,
+			`a: held by goroutine 5 frame scenarios.task (scenarios/catalogue.go:1), want a holder matching ^global scenarios\.cache$`},
 		{"more holders", PhaseResult{Holder: "global scenarios.cache + goroutine 1 frame main.main (main.go:3)", HolderDetail: detail("context.valueCtx")}, NotAsExpected, "a: held by global"},
 		{"wrong path", PhaseResult{Holder: "global scenarios.cache", HolderDetail: detail("map", "[]uint8")}, NotAsExpected,
 			`a: held through map > []uint8, want a path matching context\.valueCtx`},
@@ -192,22 +175,38 @@ func TestJudgeHolder(t *testing.T) {
 	}
 }
 
+// checkEntry checks that s is a complete entry, its phases named once
+// each, that no freed phase expects a holder, and that its expected
+// holders and paths are regular expressions that compile.
+func checkEntry(t *testing.T, s *Scenario) {
+	t.Helper()
+	if s.Description == "" || s.Mechanism == "" || s.Expect == "" || s.Run == nil || len(s.Phases) == 0 {
+		t.Errorf("%s: incomplete entry", s.Name)
+	}
+	phases := map[string]bool{}
+	for _, p := range s.Phases {
+		if p.Name == "" || phases[p.Name] {
+			t.Errorf("%s: empty or duplicate phase %q", s.Name, p.Name)
+		}
+		phases[p.Name] = true
+		if !p.Alive && (p.Holder != "" || p.Via != "") {
+			t.Errorf("%s/%s: freed, but expects holder %q via %q", s.Name, p.Name, p.Holder, p.Via)
+		}
+		for _, re := range []string{p.Holder, p.Via} {
+			if _, err := regexp.Compile(re); err != nil {
+				t.Errorf("%s/%s: %v", s.Name, p.Name, err)
+			}
+		}
+	}
+}
+
 // TestCatalogueHolders checks that every phase where a payload is expected
-// alive says which holder it expects, with regular expressions that
-// compile, and that no freed phase does.
+// alive says which holder it expects (checkEntry checks the rest).
 func TestCatalogueHolders(t *testing.T) {
-	for _, s := range append(All(), TestOnly()...) {
+	for _, s := range All() {
 		for _, p := range s.Phases {
-			if p.Alive && p.Holder == "" && !strings.HasPrefix(s.Name, "test-") {
+			if p.Alive && p.Holder == "" {
 				t.Errorf("%s/%s: alive, but no expected holder", s.Name, p.Name)
-			}
-			if !p.Alive && (p.Holder != "" || p.Via != "") {
-				t.Errorf("%s/%s: freed, but expects holder %q via %q", s.Name, p.Name, p.Holder, p.Via)
-			}
-			for _, re := range []string{p.Holder, p.Via} {
-				if _, err := regexp.Compile(re); err != nil {
-					t.Errorf("%s/%s: %v", s.Name, p.Name, err)
-				}
 			}
 		}
 	}
@@ -217,17 +216,17 @@ func TestCatalogueHolders(t *testing.T) {
 		re, s string
 		match bool
 	}{
-		{holders(frameOf("task")), "goroutine 12 frame scenarios.task (catalogue.go:307)", true},
-		{holders(frameOf("task")), "goroutine 12 frame scenarios.startTasks (catalogue.go:307)", false},
-		{holders(frameOf("lostCancelJob")), "goroutine 1 frame scenarios.lostCancel (catalogue.go:372)", false},
-		{holders(framesOf("task")), "10 x goroutine frame scenarios.task (catalogue.go:307)", true},
-		{holders(framesOf("task")), "goroutine 7 frame scenarios.task (catalogue.go:307)", true},
+		{holders(frameOf("task")), "goroutine 12 frame scenarios.task (scenarios/catalogue.go:307)", true},
+		{holders(frameOf("task")), "goroutine 12 frame scenarios.startTasks (scenarios/catalogue.go:307)", false},
+		{holders(frameOf("lostCancelJob")), "goroutine 1 frame scenarios.lostCancel (scenarios/catalogue.go:372)", false},
+		{holders(framesOf("task")), "10 x goroutine frame scenarios.task (scenarios/catalogue.go:307)", true},
+		{holders(framesOf("task")), "goroutine 7 frame scenarios.task (scenarios/catalogue.go:307)", true},
 		{holders(frameOf("tasksScenario.func1"), framesOf("task")),
-			"goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:328) + 2 x goroutine frame scenarios.task (catalogue.go:307)", true},
-		{holders(frameOf("tasksScenario.func1"), framesOf("task")), "goroutine 1 frame scenarios.tasksScenario.func1 (catalogue.go:328)", false},
+			"goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:328) + 2 x goroutine frame scenarios.task (scenarios/catalogue.go:307)", true},
+		{holders(frameOf("tasksScenario.func1"), framesOf("task")), "goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:328)", false},
 		{holders(labelsOf), "10 x goroutine (pprof labels)", true},
 		{holders(`timer scenarios\.timerClosure\.func1\.1, created at ` + fn("timerClosure.func1")),
-			"timer scenarios.timerClosure.func1.1, created at scenarios.timerClosure.func1 (catalogue.go:463)", true},
+			"timer scenarios.timerClosure.func1.1, created at scenarios.timerClosure.func1 (scenarios/catalogue.go:463)", true},
 	} {
 		if got := regexp.MustCompile(tt.re).MatchString(tt.s); got != tt.match {
 			t.Errorf("%s matches %q: %v, want %v", tt.re, tt.s, got, tt.match)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -220,7 +219,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 	err = runner.RunAll(ctx, list, func(res scenarios.Result) {
 		report.Scenarios = append(report.Scenarios, res)
 		if f.format == "text" {
-			printScenario(p, &res)
+			res.WriteText(p)
 		}
 	})
 	if err != nil || ctx.Err() != nil {
@@ -228,10 +227,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 	}
 
 	if f.format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(report); err != nil {
+		if err := report.WriteJSON(a.stdout); err != nil {
 			return err
 		}
 	} else {
@@ -272,10 +268,7 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 		}
 		return x, keepDir, func() { bin.Close() }, nil
 	}
-	dir, err := os.MkdirTemp(dumpTempBase(payload), "ctxleak-run-")
-	if err != nil {
-		dir, err = os.MkdirTemp("", "ctxleak-run-")
-	}
+	dir, err := scenarios.TempDumpDir(payload)
 	if err != nil {
 		bin.Close()
 		return nil, "", cleanup, fmt.Errorf("a directory for heap dumps: %w", err)
@@ -289,22 +282,6 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 // keptExecutable is the name of the copy of the executable kept with the
 // heap dumps.
 const keptExecutable = "executable"
-
-// dumpTempBase is where heap dumps of payloads of the given size go when
-// they are not kept: $TMPDIR when it is set, else /dev/shm (memory: a 50
-// MiB dump is written there about four times faster than to a disk) when
-// it has room for the dumps that may exist at once (two phases of one
-// child and two of the next, each the payload and some), else the system's
-// temporary directory.
-func dumpTempBase(payload int64) string {
-	if os.Getenv("TMPDIR") == "" && memoryTempDir != "" {
-		need := 4 * (payload + 64<<20)
-		if free, ok := freeBytes(memoryTempDir); ok && free >= need {
-			return memoryTempDir
-		}
-	}
-	return os.TempDir()
-}
 
 // copyNew copies the file src to dst, a new file of mode perm.
 func copyNew(src, dst string, perm os.FileMode) error {
@@ -330,7 +307,7 @@ func selectScenarios(names []string) ([]*scenarios.Scenario, error) {
 	var list []*scenarios.Scenario
 	seen := map[string]bool{}
 	for _, n := range names {
-		s, ok := scenarios.Lookup(n, testScenariosEnabled())
+		s, ok := scenarios.Lookup(n)
 		if !ok {
 			return nil, usageErrorf("unknown scenario %q; valid names: %s",
 				n, strings.Join(scenarios.Names(), ", "))
@@ -387,260 +364,19 @@ func freshRunDir(parent string, t time.Time) (string, error) {
 	return "", fmt.Errorf("no fresh directory name left under %s", parent)
 }
 
-// listing is the JSON of "ctxleak run --list --format json".
-type listing struct {
-	Scenarios []listedScenario `json:"scenarios"`
-}
-
-type listedScenario struct {
-	Name        string        `json:"name"`
-	Description string        `json:"description"`
-	Mechanism   string        `json:"mechanism"`
-	Expect      string        `json:"expect"`
-	Phases      []listedPhase `json:"phases"`
-}
-
-type listedPhase struct {
-	Name        string `json:"name"`
-	ExpectAlive bool   `json:"expect_alive"`
-	GCCycles    int    `json:"gc_cycles,omitempty"`
-	// ExpectHolder and ExpectVia are the regular expressions the holder
-	// and the path to the payload must match at an alive phase.
-	ExpectHolder string `json:"expect_holder,omitempty"`
-	ExpectVia    string `json:"expect_via,omitempty"`
-}
-
 // listScenarios prints the catalogue (or the named scenarios) without running it.
 func (a *app) listScenarios(format string, list []*scenarios.Scenario) error {
 	if format == "json" {
-		var l listing
-		for _, s := range list {
-			ls := listedScenario{Name: s.Name, Description: s.Description, Mechanism: s.Mechanism, Expect: s.Expect}
-			for _, ph := range s.Phases {
-				ls.Phases = append(ls.Phases, listedPhase{Name: ph.Name, ExpectAlive: ph.Alive, GCCycles: ph.GCCycles,
-					ExpectHolder: ph.Holder, ExpectVia: ph.Via})
-			}
-			l.Scenarios = append(l.Scenarios, ls)
-		}
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(l)
+		return scenarios.NewListing(list).WriteJSON(a.stdout)
 	}
-	p := a.printer(a.stdout)
-	for i, s := range list {
-		if i > 0 {
-			p.Print("")
-		}
-		var phases []string
-		for _, ph := range s.Phases {
-			phases = append(phases, ph.Name+" ("+aliveWord(ph.Alive)+")")
-		}
-		p.Print(p.Heading(s.Name))
-		p.Print("  " + s.Description)
-		p.Print("  expected:  " + s.Expect)
-		p.Print("  phases:    " + strings.Join(phases, " > "))
-		p.Print("  mechanism: " + p.Faint(s.Mechanism))
-	}
+	scenarios.NewListing(list).WriteText(a.printer(a.stdout))
 	return nil
 }
 
-func aliveWord(alive bool) string {
-	if alive {
-		return "alive"
-	}
-	return "freed"
-}
-
-// printScenario prints one scenario's table, mechanism and verdict.
-func printScenario(p *ui.Printer, r *scenarios.Result) {
-	p.Print("")
-	p.Print(p.Heading(r.Name) + "  " + verdictText(p, r.Verdict))
-	p.Print(p.Faint(r.Description))
-	if len(r.Phases) > 0 {
-		perPayload := r.Payloads > 1
-		t := ui.Table{
-			Headers: []string{"phase", "payload", "heap vs base", "RSS vs base", "GC to free", "alloc site"},
-			Right:   []int{2, 3, 4, 5},
-		}
-		if perPayload {
-			t.Headers = append(t.Headers, "heap per request")
-			t.Right = append(t.Right, 6)
-		}
-		for _, ph := range r.Phases {
-			row := []string{
-				ph.Name,
-				payloadCell(p, r, ph),
-				bytesize.FormatDelta(ph.HeapDeltaBytes),
-				bytesize.FormatDelta(ph.RSSDeltaBytes),
-				gcCell(ph),
-				bytesize.Format(ph.SiteBytes),
-			}
-			if perPayload {
-				cell := "-"
-				if ph.PerPayloadHeapBytes != nil {
-					cell = bytesize.FormatDelta(*ph.PerPayloadHeapBytes)
-				}
-				row = append(row, cell)
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		p.Print(p.Table(t))
-		printHolders(p, r)
-	}
-	p.Print("mechanism: " + r.Mechanism)
-	switch r.Verdict {
-	case scenarios.AsExpected:
-		p.Print("verdict:   " + p.Good("as expected") + ": " + r.Expect)
-	case scenarios.NotAsExpected:
-		p.Print("verdict:   " + p.Bad("NOT as expected") + ": " + r.Error)
-		p.Print("expected:  " + r.Expect)
-	default:
-		p.Print("verdict:   " + p.Bad("error") + ": " + indent(r.Error))
-	}
-	switch {
-	case r.Payloads > 0:
-		p.Print(p.Faint(fmt.Sprintf("payload %s in %d object(s); child peak RSS %s, %s",
-			bytesize.Format(r.PayloadBytes), r.Payloads, bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
-	case r.PeakRSSBytes > 0:
-		p.Print(p.Faint(fmt.Sprintf("child peak RSS %s, %s", bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
-	}
-	if r.Attempts > 1 {
-		p.Print(p.Warn(fmt.Sprintf("ran %d times: its timer fired before the measurements finished, so the delay was doubled each time",
-			r.Attempts)))
-	}
-	if r.ProfileDir != "" {
-		p.Print(p.Faint("heap profiles: " + r.ProfileDir))
-	}
-}
-
-// printHolders prints, when holders were looked for, what held the
-// payload at each phase and the path from there to it.
-func printHolders(p *ui.Printer, r *scenarios.Result) {
-	looked := false
-	width := 0
-	for _, ph := range r.Phases {
-		if ph.Holder != "" || ph.HolderError != "" {
-			looked = true
-		}
-		width = max(width, len(ph.Name))
-	}
-	if !looked {
-		return
-	}
-	p.Print("held by:")
-	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
-	for _, ph := range r.Phases {
-		switch {
-		case ph.HolderError != "":
-			p.Print("  " + pad(ph.Name) + "  " + p.Bad("unknown: "+ph.HolderError))
-		case ph.Holder != "":
-			holder := ph.Holder
-			if !ph.AsExpected && ph.Alive == ph.ExpectAlive {
-				holder = p.Bad(holder)
-			}
-			p.Print("  " + pad(ph.Name) + "  " + holder)
-			for _, d := range ph.HolderDetail {
-				p.Print("  " + strings.Repeat(" ", width) + "  " + p.Faint("via "+d.PathText()))
-			}
-		case ph.Alive:
-			p.Print("  " + pad(ph.Name) + "  " + p.Faint("not looked for"))
-		default:
-			p.Print("  " + pad(ph.Name) + "  " + p.Faint("nothing: the payload is freed"))
-		}
-	}
-}
-
-// payloadCell says whether the payload was alive, with the count when
-// there are several, and the expectation when it was not met.
-func payloadCell(p *ui.Printer, r *scenarios.Result, ph scenarios.PhaseResult) string {
-	s := aliveWord(ph.Alive)
-	if r.Payloads > 1 {
-		s += fmt.Sprintf(" %d/%d", ph.AlivePayloads, r.Payloads)
-	}
-	if !ph.AsExpected {
-		want := "want " + aliveWord(ph.ExpectAlive)
-		switch {
-		case ph.Alive == ph.ExpectAlive && ph.Alive:
-			want = "unexpected holder"
-		case ph.Alive == ph.ExpectAlive:
-			want = "unexpected GC cycles"
-		}
-		return p.Bad(s + " (" + want + ")")
-	}
-	if ph.Alive {
-		return p.Warn(s)
-	}
-	return s
-}
-
-func gcCell(ph scenarios.PhaseResult) string {
-	if ph.GCCycles == 0 {
-		return "-"
-	}
-	return strconv.Itoa(ph.GCCycles)
-}
-
-func verdictText(p *ui.Printer, v string) string {
-	switch v {
-	case scenarios.AsExpected:
-		return p.Good(v)
-	case scenarios.NotAsExpected:
-		return p.Bad("NOT as expected")
-	default:
-		return p.Bad(v)
-	}
-}
-
-func wallText(ms int64) string {
-	return fmt.Sprintf("%.2f s", float64(ms)/1000)
-}
-
-// indent indents the continuation lines of a multi-line message.
-func indent(s string) string {
-	return strings.ReplaceAll(s, "\n", "\n    ")
-}
-
-// printSummary prints one row per scenario and the closing line.
+// printSummary prints the summary table and closing line, and where the
+// kept files are with the commands that read them.
 func printSummary(p *ui.Printer, rep *scenarios.Report) {
-	p.Print("")
-	p.Print(p.Heading("summary"))
-	t := ui.Table{
-		Headers: []string{"scenario", "verdict", "payload by phase", "peak RSS", "time"},
-		Right:   []int{3, 4},
-	}
-	var good int
-	var wall int64
-	for _, r := range rep.Scenarios {
-		if r.Verdict == scenarios.AsExpected {
-			good++
-		}
-		wall += r.WallMillis
-		var phases []string
-		for _, ph := range r.Phases {
-			w := aliveWord(ph.Alive)
-			if ph.GCCycles > 1 {
-				w += fmt.Sprintf(" (%d GCs)", ph.GCCycles)
-			}
-			phases = append(phases, w)
-		}
-		byPhase := strings.Join(phases, " > ")
-		if byPhase == "" {
-			byPhase = "-"
-		}
-		rss := "-"
-		if r.PeakRSSBytes > 0 {
-			rss = bytesize.Format(r.PeakRSSBytes)
-		}
-		t.Rows = append(t.Rows, []string{r.Name, verdictText(p, r.Verdict), byPhase, rss, wallText(r.WallMillis)})
-	}
-	p.Print(p.Table(t))
-	line := fmt.Sprintf("%d of %d scenarios as expected (%s in children)", good, len(rep.Scenarios), wallText(wall))
-	if good == len(rep.Scenarios) {
-		p.Print(p.Good(line))
-	} else {
-		p.Print(p.Bad(line))
-	}
+	rep.WriteSummaryText(p)
 	if rep.KeepDir != "" {
 		p.Print(p.Faint("heap profiles kept in " + rep.KeepDir + "; open one with: go tool pprof -sample_index=inuse_space FILE"))
 		if rep.Holders {

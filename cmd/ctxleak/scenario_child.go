@@ -2,20 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/scenarios"
 	"github.com/spf13/cobra"
 )
-
-// testScenariosEnv, set to 1, makes the test-only scenarios (a child that
-// crashes, one that hangs, one not as expected) reachable by name, for the
-// tests of "ctxleak run".
-const testScenariosEnv = "CTXLEAK_TEST_SCENARIOS"
-
-// testScenariosEnabled reports whether the test-only scenarios are reachable.
-func testScenariosEnabled() bool { return os.Getenv(testScenariosEnv) == "1" }
 
 // scenarioChildCmd is the name of the hidden subcommand.
 const scenarioChildCmd = "__scenario"
@@ -36,7 +27,7 @@ func newScenarioChildCmd(a *app) *cobra.Command {
 		Hidden: true,
 		Args:   rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, ok := scenarios.Lookup(args[0], testScenariosEnabled())
+			s, ok := scenarios.Lookup(args[0])
 			if !ok {
 				return usageErrorf("unknown scenario %q", args[0])
 			}

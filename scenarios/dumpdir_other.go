@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package scenarios
 
 // memoryTempDir is a directory in memory for temporary heap dumps, when
 // the system has one.
