@@ -3,10 +3,10 @@ package profiles_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,10 +15,10 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// The large-profile benchmarks run only when CTXLEAK_BENCH_MB names the
-// size of the gzipped heap profile to generate, in MB:
+// The large-profile benchmarks run only with CTXLEAK_LONG=1, the switch of
+// ctxleak's long tests, on a generated gzipped heap profile of 50 MB:
 //
-//	CTXLEAK_BENCH_MB=50 go test -run '^$' -bench Large -benchtime 5x ./profiles/
+//	CTXLEAK_LONG=1 go test -run '^$' -bench Large -benchtime 5x ./profiles/
 //
 // The generated profile is kept in the temporary directory for later runs.
 // Run each benchmark in a process of its own (-bench 'LargeParse$', then
@@ -28,7 +28,7 @@ import (
 // BenchmarkLargeParse is profile.Parse alone; BenchmarkLargeAnalyze reads
 // the same bytes the way ctxleak analyze does (profiles.Parse, then
 // AnalyzeHeap): the target is at most 1.5 times the first.
-const benchEnv = "CTXLEAK_BENCH_MB"
+const largeMB = 50
 
 var (
 	largeOnce    sync.Once
@@ -36,10 +36,10 @@ var (
 )
 
 func largeHeapProfile(b *testing.B) []byte {
-	mb, err := strconv.Atoi(os.Getenv(benchEnv))
-	if err != nil || mb <= 0 {
-		b.Skipf("set %s=50 to generate a 50 MB profile", benchEnv)
+	if os.Getenv("CTXLEAK_LONG") == "" {
+		b.Skip("generates a 50 MB profile: set CTXLEAK_LONG=1 to run it")
 	}
+	mb := largeMB
 	largeOnce.Do(func() {
 		// Generating takes most of a minute: keep the profile in the
 		// temporary directory for the next run.
@@ -214,6 +214,57 @@ func BenchmarkLargeAnalyzeOnly(b *testing.B) {
 	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		if _, err := profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var (
+	smallOnce    sync.Once
+	smallProfile []byte
+)
+
+// smallHeapProfile is a generated gzipped heap profile of 2 MB, shaped as
+// the large one: the benchmarks below run without CTXLEAK_LONG.
+func smallHeapProfile(b *testing.B) []byte {
+	smallOnce.Do(func() { smallProfile = generateHeapProfile(b, 2*1000*1000) })
+	b.SetBytes(int64(len(smallProfile)))
+	return smallProfile
+}
+
+// BenchmarkAnalyze reads a 2 MB profile the way ctxleak analyze does:
+// profiles.Parse, then AnalyzeHeap.
+func BenchmarkAnalyze(b *testing.B) {
+	data := smallHeapProfile(b)
+	defer reportCPU(b, cpuTime())
+	for b.Loop() {
+		p, err := profiles.Parse("small.pb.gz", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReport renders the report of a 2 MB profile as text and as
+// JSON, top 10 sites.
+func BenchmarkReport(b *testing.B) {
+	p, err := profiles.Parse("small.pb.gz", smallHeapProfile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(0) // the rendering's cost does not follow the profile's size
+	r := &profiles.Report{Inputs: []profiles.Input{profiles.NewInput(p, profiles.RoleProfile)}, Settings: profiles.Settings{Top: 10}}
+	if r.Heap, err = profiles.AnalyzeHeap([]*profiles.Profile{p}, nil, profiles.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := r.WriteText(io.Discard, false); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.WriteJSON(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

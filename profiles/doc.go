@@ -19,7 +19,7 @@
 //
 // [AnalyzeHeap] adds up inuse_space and inuse_objects by allocation site: the
 // first frame of a sample's stack (leaf first) that is not the runtime or an
-// allocation helper (see [DefaultHelpers] and [IsHelper]), so that memory
+// allocation helper (see [IsHelper]), so that memory
 // allocated by make, append, bytes.Buffer or io.ReadAll is charged to the code
 // that asked for it. A site is a function and line ([ByLine]) or a function
 // ([ByFunction]); with [Options.FullStack] every distinct stack is a site of
@@ -47,4 +47,16 @@
 //
 // [Gates] compares the reports with limits for CI: heap growth against the
 // base, request-scoped bytes in use, and captured request goroutines.
+//
+// # Reports
+//
+// A [Report] gathers the heap and goroutine reports, the gates' outcomes,
+// the inputs and the [Settings] they were made with, and renders itself:
+// [Report.WriteText] for people (tables of the top sites and goroutine
+// groups), [Report.WriteJSON] for programs (a document whose "schema" is
+// [JSONSchema]), [Report.WriteGitHub] for GitHub Actions annotations and
+// [Report.WriteMarkdown] for a step summary. Source positions are
+// [binsym.Position] values, printed as "function (dir/file.go:line)".
+// The package names no command-line flag: [Report.GateSetting] lets the
+// caller say what set each gate.
 package profiles

@@ -2,6 +2,7 @@ package profiles_test
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/ctxleak/ctxleak/profiles"
 )
@@ -51,12 +52,12 @@ func ExampleAnalyzeHeap() {
 	fmt.Printf("in use %d B, request-scoped %d B, growth %d B (%.0f B per request)\n",
 		r.InuseBytes, r.RequestBytes, r.Base.GrowthBytes, r.Base.PerRequestBytes)
 	for _, s := range r.Sites {
-		fmt.Printf("%-28s %8d B  growth %+8d B  request %v\n", s.Frame, s.InuseBytes, s.Growth.Bytes, s.Request)
+		fmt.Printf("%-36s %8d B  growth %+8d B  request %v\n", s.Position, s.InuseBytes, s.Growth.Bytes, s.Request)
 	}
 	// Output:
 	// in use 3670016 B, request-scoped 2621440 B, growth 2621440 B (65536 B per request)
-	// main.handleUpload upload.go:69  2621440 B  growth +2621440 B  request true
-	// main.fillCache cache.go:40    1048576 B  growth       +0 B  request false
+	// main.handleUpload (src/upload.go:69)  2621440 B  growth +2621440 B  request true
+	// main.fillCache (src/cache.go:40)      1048576 B  growth       +0 B  request false
 }
 
 func ExampleAnalyzeGoroutines() {
@@ -74,8 +75,8 @@ func ExampleAnalyzeGoroutines() {
 	}
 	// Output:
 	// 41 goroutines, 40 captured request contexts
-	// 40 started in main.handleUpload.func1 upload.go, waiting in main.notify notify.go:85, labels [request_id], captured true
-	// 1 started in main.main main.go, waiting in main.main main.go:29, labels [], captured false
+	// 40 started in main.handleUpload.func1 (src/upload.go), waiting in main.notify (src/notify.go:85), labels [request_id], captured true
+	// 1 started in main.main (src/main.go), waiting in main.main (src/main.go:29), labels [], captured false
 }
 
 func ExampleGates() {
@@ -96,4 +97,43 @@ func ExampleGates() {
 	// Output:
 	// growth tripped=false: heap in use grew by +2.5 MiB against the base, within the limit of 4.0 MiB
 	// goroutines tripped=true: 40 goroutines off the request path still carry request labels, over the limit of 0
+}
+
+func ExampleReport_WriteText() {
+	heap, _ := profiles.Parse("heap.txt", []byte(heapText))
+	base, _ := profiles.Parse("base.txt", []byte(baseText))
+	opt := profiles.Options{Requests: 40}
+	r := &profiles.Report{
+		Inputs:   []profiles.Input{profiles.NewInput(heap, profiles.RoleProfile), profiles.NewInput(base, profiles.RoleBase)},
+		Settings: profiles.Settings{Top: 1, Requests: opt.Requests},
+	}
+	var err error
+	if r.Heap, err = profiles.AnalyzeHeap([]*profiles.Profile{heap}, []*profiles.Profile{base}, opt); err != nil {
+		panic(err)
+	}
+	limit := int64(1 << 20)
+	if r.Gates, err = (profiles.Gates{Growth: &limit}).Check(r.Heap, nil); err != nil {
+		panic(err)
+	}
+	if err := r.WriteText(os.Stdout, false); err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Reasons())
+	// Output:
+	// Heap in use: heap.txt (base: base.txt)
+	//   in use          3.5 MiB in 104 objects
+	//   request-scoped  2.5 MiB in 40 objects (71% of in use), allocated on request paths and still in use
+	//   growth          +2.5 MiB and +40 objects against the base (1.0 MiB in 64 objects); 1 new sites
+	//   per request     +64.0 KiB over 40 requests
+	//
+	// Allocation sites by growth: top 1 of 2
+	// +--------------------------------------+---------+---------+----------------+-------------+----------------+
+	// | site                                 |  in use | objects |         growth | per request | request-scoped |
+	// +--------------------------------------+---------+---------+----------------+-------------+----------------+
+	// | main.handleUpload (src/upload.go:69) | 2.5 MiB |      40 | +2.5 MiB (new) |   +64.0 KiB |        2.5 MiB |
+	// +--------------------------------------+---------+---------+----------------+-------------+----------------+
+	//
+	// Gates
+	//   FAIL  growth      heap in use grew by +2.5 MiB against the base (+64.0 KiB per request over 40 requests), over the limit of 1.0 MiB (growth limit 1MiB)
+	// [heap in use grew by +2.5 MiB against the base (+64.0 KiB per request over 40 requests), over the limit of 1.0 MiB (growth limit 1MiB)]
 }

@@ -1,127 +1,14 @@
 package profiles
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/ctxleak/ctxleak/internal/allochelper"
+	"github.com/ctxleak/ctxleak/binsym"
 )
-
-// Frame is one call in a stack: a function and the file and line it is
-// at. Line is 0 for sites grouped by function. A frame the profile does not
-// name has Function "0x" and its address.
-type Frame struct {
-	Function string `json:"function"`
-	File     string `json:"file"`
-	Line     int64  `json:"line"`
-}
-
-// String formats f as "main.handle main.go:42": the function, then the
-// base name of the file and the line.
-func (f Frame) String() string {
-	if f.File == "" {
-		return f.Function
-	}
-	s := f.Function + " " + filepath.Base(f.File)
-	if f.Line > 0 {
-		s += ":" + strconv.FormatInt(f.Line, 10)
-	}
-	return s
-}
-
-// Granularity says what an allocation site is.
-type Granularity string
-
-// The granularities of allocation sites.
-const (
-	ByLine     Granularity = "line"     // a function and a line (the default)
-	ByFunction Granularity = "function" // a function
-)
-
-// DefaultHelpers lists the functions that allocate on behalf of their
-// caller, so that the caller, not they, is the allocation site. An entry
-// ending in "." or "/" is a prefix (every function of a package, or of a
-// type's methods); any other entry is a whole function name. Type
-// parameters of generic functions are ignored when matching.
-var DefaultHelpers = allochelper.Names
-
-// IsHelper reports whether function is in DefaultHelpers: the runtime or a
-// function that allocates on behalf of its caller.
-func IsHelper(function string) bool { return allochelper.Is(function) }
-
-// DefaultRequestPath matches the functions through which a net/http
-// server runs a request: the HTTP/1 connection loop, HandlerFunc, and the
-// HTTP/2 handler goroutines (bundled in net/http, and in x/net/http2).
-var DefaultRequestPath = regexp.MustCompile(`^(?:` + strings.Join([]string{
-	regexp.QuoteMeta("net/http.(*conn).serve"),
-	regexp.QuoteMeta("net/http.HandlerFunc.ServeHTTP"),
-	regexp.QuoteMeta("net/http.(*http2serverConn).runHandler"),
-	regexp.QuoteMeta("golang.org/x/net/http2.(*serverConn).runHandler"),
-}, "|") + `)$`)
-
-// DefaultRequestLabels are the pprof label keys that mark a goroutine as
-// working for a request.
-var DefaultRequestLabels = []string{"request_id"}
-
-// Options say how to analyze profiles. The zero value uses the defaults.
-type Options struct {
-	// By chooses what an allocation site is; "" means ByLine.
-	By Granularity
-	// FullStack makes every distinct stack a site (or goroutine group) of
-	// its own, and reports the stacks.
-	FullStack bool
-	// Focus keeps only samples with a frame whose function or file matches.
-	Focus *regexp.Regexp
-	// Ignore drops samples with a frame whose function or file matches.
-	Ignore *regexp.Regexp
-	// Helper reports whether a function allocates on behalf of its caller;
-	// nil means IsHelper.
-	Helper func(function string) bool
-	// Request matches the functions of a request path; nil means
-	// DefaultRequestPath.
-	Request *regexp.Regexp
-	// RequestLabels are the label keys of request goroutines; nil means
-	// DefaultRequestLabels.
-	RequestLabels []string
-	// LabelValues reports the values of goroutine labels, not only their
-	// keys. Values may be sensitive (user or tenant identifiers).
-	LabelValues bool
-	// Requests is the number of requests served between the base profile
-	// and the profile; when positive, growth is also given per request.
-	Requests int64
-}
-
-func (o Options) by() Granularity {
-	if o.By == "" {
-		return ByLine
-	}
-	return o.By
-}
-
-func (o Options) helper() func(string) bool {
-	if o.Helper != nil {
-		return o.Helper
-	}
-	return IsHelper
-}
-
-func (o Options) request() *regexp.Regexp {
-	if o.Request != nil {
-		return o.Request
-	}
-	return DefaultRequestPath
-}
-
-func (o Options) requestLabels() []string {
-	if o.RequestLabels != nil {
-		return o.RequestLabels
-	}
-	return DefaultRequestLabels
-}
 
 // Location flags.
 const (
@@ -162,15 +49,18 @@ func isAllocPrimitive(function string) bool {
 
 // frameTable interns frames and classifies locations. One table serves
 // several profiles: frames are keyed by name, file and line, never by the
-// profiles' location IDs.
+// profiles' location IDs. A frame is a binsym.Position; its Line is 0 for
+// sites grouped by function and for the function a goroutine started in,
+// and a frame the profile does not name has Function "0x" and its address,
+// and no file.
 type frameTable struct {
 	opt     Options
 	by      Granularity
 	helper  func(string) bool
 	request *regexp.Regexp
 
-	ids    map[Frame]int32
-	frames []Frame
+	ids    map[binsym.Position]int32
+	frames []binsym.Position
 	// fnFlags caches the classification of function names.
 	fnFlags map[*profile.Function]uint8
 }
@@ -186,13 +76,13 @@ func newFrameTable(opt Options) *frameTable {
 		by:      opt.by(),
 		helper:  opt.helper(),
 		request: opt.request(),
-		ids:     make(map[Frame]int32),
+		ids:     make(map[binsym.Position]int32),
 		fnFlags: make(map[*profile.Function]uint8),
 	}
 }
 
 // intern returns the id of f.
-func (t *frameTable) intern(f Frame) int32 {
+func (t *frameTable) intern(f binsym.Position) int32 {
 	if id, ok := t.ids[f]; ok {
 		return id
 	}
@@ -203,13 +93,13 @@ func (t *frameTable) intern(f Frame) int32 {
 }
 
 // frameOf returns the frame of one line of a location.
-func (t *frameTable) frameOf(loc *profile.Location, ln profile.Line) Frame {
+func (t *frameTable) frameOf(loc *profile.Location, ln profile.Line) binsym.Position {
 	if ln.Function == nil || ln.Function.Name == "" {
-		return Frame{Function: "0x" + strconv.FormatUint(loc.Address, 16)}
+		return binsym.Position{Function: "0x" + strconv.FormatUint(loc.Address, 16)}
 	}
-	f := Frame{Function: ln.Function.Name, File: ln.Function.Filename}
+	f := binsym.Position{Function: ln.Function.Name, File: ln.Function.Filename}
 	if t.by == ByLine {
-		f.Line = ln.Line
+		f.Line = int(ln.Line)
 	}
 	return f
 }
@@ -350,8 +240,8 @@ func (t *frameTable) keep(flags uint8) bool {
 
 // stack returns the frames of a stack, leaf first, and a key that
 // identifies it.
-func (t *frameTable) stack(locs []*profile.Location) ([]Frame, string) {
-	var frames []Frame
+func (t *frameTable) stack(locs []*profile.Location) ([]binsym.Position, string) {
+	var frames []binsym.Position
 	var key strings.Builder
 	for _, l := range locs {
 		if len(l.Line) == 0 {
@@ -367,7 +257,7 @@ func (t *frameTable) stack(locs []*profile.Location) ([]Frame, string) {
 			key.WriteByte(0)
 			key.WriteString(f.File)
 			key.WriteByte(0)
-			key.WriteString(strconv.FormatInt(f.Line, 10))
+			key.WriteString(strconv.Itoa(f.Line))
 			key.WriteByte(0)
 		}
 	}

@@ -27,12 +27,15 @@ const (
 
 // GateResult is the outcome of one gate.
 type GateResult struct {
-	Gate    string `json:"gate"`
-	Limit   int64  `json:"limit"`
-	Value   int64  `json:"value"`
-	Tripped bool   `json:"tripped"`
+	// Gate is GateGrowth, GateRetained or GateGoroutines.
+	Gate string
+	// Limit and Value are bytes for the growth and retained gates, and
+	// goroutines for the goroutines gate.
+	Limit, Value int64
+	// Tripped says Value is over Limit.
+	Tripped bool
 	// Reason says what was measured against what, in words.
-	Reason string `json:"reason"`
+	Reason string
 }
 
 // Check applies the gates to the reports. A gate that needs a report it

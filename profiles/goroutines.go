@@ -8,19 +8,21 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // GoroutineReport groups the goroutines of one or more goroutine profiles.
 type GoroutineReport struct {
 	// Total counts the goroutines kept by Focus and Ignore: with neither
 	// set, the total "go tool pprof -top" shows.
-	Total int64 `json:"total"`
+	Total int64 `json:"goroutine_count"`
 	// Captured counts the goroutines that carry a request label but are
 	// not on a request path: captured request contexts.
-	Captured int64 `json:"captured"`
+	Captured int64 `json:"captured_count"`
 	// InFlight counts the goroutines that carry a request label and are on
 	// a request path: requests being served when the profile was taken.
-	InFlight int64 `json:"in_flight"`
+	InFlight int64 `json:"in_flight_count"`
 	// Groups are captured groups first, then in-flight ones, then the
 	// rest, each by count, largest first.
 	Groups []GoroutineGroup `json:"groups"`
@@ -31,13 +33,13 @@ type GoroutineReport struct {
 type GoroutineGroup struct {
 	// Start is the bottom frame of the stacks: the function the goroutines
 	// started in (proto goroutine profiles have no "created by" frame).
-	Start Frame `json:"start"`
+	Start binsym.Position `json:"start"`
 	// Wait is the first frame outside the runtime and helpers from the top
 	// of the stack: where the goroutines are blocked or running.
-	Wait Frame `json:"wait"`
+	Wait binsym.Position `json:"wait"`
 	// Stack is the whole stack, leaf first, with Options.FullStack.
-	Stack []Frame `json:"stack,omitempty"`
-	Count int64   `json:"count"`
+	Stack []binsym.Position `json:"stack,omitempty"`
+	Count int64             `json:"goroutine_count"`
 	// LabelKeys are the pprof label keys the goroutines carry, sorted.
 	LabelKeys []string `json:"label_keys"`
 	// Labels holds the distinct values of each key, sorted, only with
@@ -87,7 +89,7 @@ func AnalyzeGoroutines(profiles []*Profile, opt Options) (*GoroutineReport, erro
 			}
 			key := groupKey{start: -1, wait: wait, request: flags&flagRequest != 0}
 			key.start = t.startFrame(lt, s.Location)
-			var frames []Frame
+			var frames []binsym.Position
 			if opt.FullStack {
 				frames, key.stack = t.stack(s.Location)
 			}
@@ -167,9 +169,9 @@ func AnalyzeGoroutines(profiles []*Profile, opt Options) (*GoroutineReport, erro
 }
 
 // frameAt returns the frame with id, or an "(no stack)" frame for -1.
-func (t *frameTable) frameAt(id int32) Frame {
+func (t *frameTable) frameAt(id int32) binsym.Position {
 	if id < 0 {
-		return Frame{Function: "(no stack)"}
+		return binsym.Position{Function: "(no stack)"}
 	}
 	return t.frames[id]
 }

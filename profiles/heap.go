@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // HeapReport is what is in use in one or more heap profiles, by allocation
@@ -24,11 +26,12 @@ type HeapReport struct {
 	Base *HeapGrowth `json:"base"`
 	// Sites are all allocation sites, largest growth first with a base,
 	// else most bytes in use first.
-	Sites []Site `json:"sites"`
+	Sites []AllocSite `json:"sites"`
 }
 
 // HeapGrowth compares a heap report with its base.
 type HeapGrowth struct {
+	// InuseBytes and InuseObjects are the base's totals.
 	InuseBytes   int64 `json:"inuse_bytes"`
 	InuseObjects int64 `json:"inuse_objects"`
 	// GrowthBytes and GrowthObjects are the profile's totals minus the
@@ -37,22 +40,23 @@ type HeapGrowth struct {
 	GrowthObjects int64 `json:"growth_objects"`
 	// NewSites counts the sites with memory in use that the base does not
 	// have.
-	NewSites int `json:"new_sites"`
+	NewSites int `json:"new_site_count"`
 	// Requests is Options.Requests; PerRequestBytes is GrowthBytes divided
 	// by it (0 when Requests is 0).
-	Requests        int64   `json:"requests"`
+	Requests        int64   `json:"request_count"`
 	PerRequestBytes float64 `json:"per_request_bytes"`
 }
 
-// Site is one allocation site: where the memory was asked for.
-type Site struct {
-	Frame
+// AllocSite is one allocation site, where memory was asked for, and the
+// bytes and objects allocated there that are still in use.
+type AllocSite struct {
+	binsym.Position
 	// Stack is the whole stack, leaf first, with Options.FullStack.
-	Stack          []Frame `json:"stack,omitempty"`
-	InuseBytes     int64   `json:"inuse_bytes"`
-	InuseObjects   int64   `json:"inuse_objects"`
-	RequestBytes   int64   `json:"request_bytes"`
-	RequestObjects int64   `json:"request_objects"`
+	Stack          []binsym.Position `json:"stack,omitempty"`
+	InuseBytes     int64             `json:"inuse_bytes"`
+	InuseObjects   int64             `json:"inuse_objects"`
+	RequestBytes   int64             `json:"request_bytes"`
+	RequestObjects int64             `json:"request_objects"`
 	// Request says some of the site's memory was allocated on a request
 	// path.
 	Request bool `json:"request"`
@@ -60,12 +64,13 @@ type Site struct {
 	Growth *SiteGrowth `json:"growth"`
 }
 
-// SiteGrowth compares one site with the base.
+// SiteGrowth compares one allocation site with the base.
 type SiteGrowth struct {
 	BaseBytes   int64 `json:"base_bytes"`
 	BaseObjects int64 `json:"base_objects"`
-	Bytes       int64 `json:"bytes"`
-	Objects     int64 `json:"objects"`
+	// Bytes and Objects are the site's in-use values minus the base's.
+	Bytes   int64 `json:"growth_bytes"`
+	Objects int64 `json:"growth_objects"`
 	// New says the base has nothing in use at this site.
 	New bool `json:"new"`
 	// PerRequestBytes is Bytes divided by Options.Requests.
@@ -87,7 +92,7 @@ type heapAgg struct {
 }
 
 type fullStack struct {
-	frames []Frame
+	frames []binsym.Position
 	site   int32
 }
 
@@ -113,7 +118,7 @@ func (a *heapAgg) add(p *Profile, vals []siteVals) ([]siteVals, error) {
 		if a.stackIDs != nil {
 			site = a.stackSite(s.Location, site)
 		} else if site < 0 {
-			site = a.t.intern(Frame{Function: "(no stack)"})
+			site = a.t.intern(binsym.Position{Function: "(no stack)"})
 		}
 		for int(site) >= len(vals) {
 			vals = append(vals, siteVals{})
@@ -136,7 +141,7 @@ func (a *heapAgg) stackSite(locs []*profile.Location, site int32) int32 {
 		return id
 	}
 	if site < 0 {
-		site = a.t.intern(Frame{Function: "(no stack)"})
+		site = a.t.intern(binsym.Position{Function: "(no stack)"})
 	}
 	id := int32(len(a.stacks))
 	a.stackIDs[key] = id
@@ -188,7 +193,7 @@ func AnalyzeHeap(profiles, base []*Profile, opt Options) (*HeapReport, error) {
 		if c == (siteVals{}) && (r.Base == nil || o == (siteVals{})) {
 			continue
 		}
-		s := Site{
+		s := AllocSite{
 			InuseBytes:     c.bytes,
 			InuseObjects:   c.objects,
 			RequestBytes:   c.reqBytes,
@@ -196,10 +201,10 @@ func AnalyzeHeap(profiles, base []*Profile, opt Options) (*HeapReport, error) {
 			Request:        c.reqBytes != 0 || c.reqObjects != 0,
 		}
 		if a.stackIDs != nil {
-			s.Frame = a.t.frames[a.stacks[i].site]
+			s.Position = a.t.frames[a.stacks[i].site]
 			s.Stack = a.stacks[i].frames
 		} else {
-			s.Frame = a.t.frames[i]
+			s.Position = a.t.frames[i]
 		}
 		if r.Base != nil {
 			g := &SiteGrowth{
@@ -228,7 +233,7 @@ func AnalyzeHeap(profiles, base []*Profile, opt Options) (*HeapReport, error) {
 			r.Base.PerRequestBytes = float64(r.Base.GrowthBytes) / float64(r.Base.Requests)
 		}
 	}
-	slices.SortFunc(r.Sites, func(x, y Site) int {
+	slices.SortFunc(r.Sites, func(x, y AllocSite) int {
 		if r.Base != nil {
 			if c := cmp.Compare(y.Growth.Bytes, x.Growth.Bytes); c != 0 {
 				return c
@@ -246,13 +251,13 @@ func AnalyzeHeap(profiles, base []*Profile, opt Options) (*HeapReport, error) {
 }
 
 // compareSites orders sites by their frames, for a stable order of ties.
-func compareSites(x, y Site) int {
-	if c := compareFrames(x.Frame, y.Frame); c != 0 {
+func compareSites(x, y AllocSite) int {
+	if c := compareFrames(x.Position, y.Position); c != 0 {
 		return c
 	}
 	return slices.CompareFunc(x.Stack, y.Stack, compareFrames)
 }
 
-func compareFrames(x, y Frame) int {
+func compareFrames(x, y binsym.Position) int {
 	return cmp.Or(cmp.Compare(x.Function, y.Function), cmp.Compare(x.File, y.File), cmp.Compare(x.Line, y.Line))
 }

@@ -30,7 +30,7 @@ const (
 func siteNames(r *profiles.HeapReport) []string {
 	var out []string
 	for _, s := range r.Sites {
-		out = append(out, s.Frame.String())
+		out = append(out, s.Position.String())
 	}
 	return out
 }
@@ -50,7 +50,7 @@ func TestSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"main.upload main.go:40", "main.warmCache cache.go:12", "main.upload main.go:44", "runtime.malg proc.go:5274"}
+	want := []string{"main.upload (src/main.go:40)", "main.warmCache (src/cache.go:12)", "main.upload (src/main.go:44)", "runtime.malg (src/proc.go:5274)"}
 	if got := siteNames(r); !slices.Equal(got, want) {
 		t.Errorf("sites = %q, want %q", got, want)
 	}
@@ -73,7 +73,7 @@ func TestSites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"main.upload main.go", "main.warmCache cache.go", "runtime.malg proc.go"}
+		want := []string{"main.upload (src/main.go)", "main.warmCache (src/cache.go)", "runtime.malg (src/proc.go)"}
 		if got := siteNames(r); !slices.Equal(got, want) {
 			t.Errorf("sites = %q, want %q", got, want)
 		}
@@ -91,9 +91,9 @@ func TestSites(t *testing.T) {
 			t.Fatalf("%d sites, want one per stack in use (6): %q", len(r.Sites), siteNames(r))
 		}
 		s := r.Sites[0]
-		if s.Frame.String() != "main.upload main.go:40" || len(s.Stack) != 5 || s.Stack[0].Function != "runtime.mallocgc" ||
+		if s.Position.String() != "main.upload (src/main.go:40)" || len(s.Stack) != 5 || s.Stack[0].Function != "runtime.mallocgc" ||
 			s.Stack[4].Function != "net/http.(*conn).serve" || s.InuseBytes != 2<<20 {
-			t.Errorf("first site %s, stack %v", s.Frame, s.Stack)
+			t.Errorf("first site %s, stack %v", s.Position, s.Stack)
 		}
 		// The inlined location is two frames.
 		for _, s := range r.Sites {
@@ -109,7 +109,7 @@ func TestSites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"main.upload main.go:40", "main.upload main.go:44"}
+		want := []string{"main.upload (src/main.go:40)", "main.upload (src/main.go:44)"}
 		if got := siteNames(r); !slices.Equal(got, want) || r.InuseBytes != 2<<20+4096+512 {
 			t.Errorf("sites = %q (%d B), want %q", got, r.InuseBytes, want)
 		}
@@ -118,7 +118,7 @@ func TestSites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := siteNames(r); !slices.Equal(got, []string{"main.warmCache cache.go:12"}) {
+		if got := siteNames(r); !slices.Equal(got, []string{"main.warmCache (src/cache.go:12)"}) {
 			t.Errorf("focus on a file: sites %q", got)
 		}
 	})
@@ -132,7 +132,7 @@ func TestSites(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.Sites[0].Function != "net/http.HandlerFunc.ServeHTTP" || r.Sites[0].Request {
-			t.Errorf("first site %s (request %v), want the handler, off the path", r.Sites[0].Frame, r.Sites[0].Request)
+			t.Errorf("first site %s (request %v), want the handler, off the path", r.Sites[0].Position, r.Sites[0].Request)
 		}
 		if r.RequestBytes != 1<<20 {
 			t.Errorf("request-scoped %d B, want main.main's 1 MiB", r.RequestBytes)
@@ -156,7 +156,7 @@ func TestGrowth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"main.upload main.go:40", "main.fresh main.go:80", "main.warmCache cache.go:12", "main.shrinks main.go:70"}
+	want := []string{"main.upload (src/main.go:40)", "main.fresh (src/main.go:80)", "main.warmCache (src/cache.go:12)", "main.shrinks (src/main.go:70)"}
 	if got := siteNames(r); !slices.Equal(got, want) {
 		t.Errorf("sites by growth = %q, want %q", got, want)
 	}
@@ -215,10 +215,10 @@ func TestGoroutines(t *testing.T) {
 		}
 	}
 	want := []string{
-		"main.notify main.go | main.notify main.go:60 | request_id,route | captured x60",
-		"net/http.(*conn).serve server.go | main.handle main.go:30 | request_id | in-flight x2",
-		"main.pool.func1 main.go | main.worker main.go:90 |  |  x9",
-		"main.tick main.go | main.tick main.go:12 | tenant |  x1",
+		"main.notify (src/main.go) | main.notify (src/main.go:60) | request_id,route | captured x60",
+		"net/http.(*conn).serve (src/server.go) | main.handle (src/main.go:30) | request_id | in-flight x2",
+		"main.pool.func1 (src/main.go) | main.worker (src/main.go:90) |  |  x9",
+		"main.tick (src/main.go) | main.tick (src/main.go:12) | tenant |  x1",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("groups:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

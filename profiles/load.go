@@ -54,6 +54,11 @@ func IsURL(source string) bool {
 	return strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://")
 }
 
+// ErrDeltaProfile is the error of a URL that asks for a delta profile
+// (seconds=N): it holds differences, not what is in use. A caller can name
+// its own way of comparing two profiles when it sees it (errors.Is).
+var ErrDeltaProfile = errors.New("seconds= asks for a delta profile, which holds differences, not what is in use")
+
 // FetchURL returns the URL a Loader fetches for source, and the kind of
 // profile its path names ("" if the path does not say). A path whose last
 // element is "heap" or "allocs" gets gc=1 unless it has a gc parameter, so
@@ -81,7 +86,7 @@ func FetchURL(source string) (string, Kind, error) {
 		}
 	}
 	if q.Has("seconds") {
-		return "", "", sourceErrorf(source, "seconds= asks for a delta profile, which holds differences, not what is in use: fetch the profile twice and use --base")
+		return "", "", &Error{Source: source, Err: fmt.Errorf("%w: fetch the profile twice and compare the two", ErrDeltaProfile)}
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), kind, nil

@@ -115,7 +115,7 @@ func TestParseFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := r.Groups[0]
-	if r.Total != 4 || r.Captured != 3 || g.Start.Function != "main.spawn" || g.Wait.String() != "main.worker main.go:10" ||
+	if r.Total != 4 || r.Captured != 3 || g.Start.Function != "main.spawn" || g.Wait.String() != "main.worker (src/main.go:10)" ||
 		g.Labels["request_id"][0] != `r-"1"` || g.Labels["route"][0] != "/upload" {
 		t.Errorf("total %d captured %d, first group %+v", r.Total, r.Captured, g)
 	}

@@ -2,13 +2,16 @@ package profiles_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/allochelper"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/ctxleak/ctxleak/profiles/profilestest"
 )
@@ -37,6 +40,8 @@ func TestRealProfiles(t *testing.T) {
 	srv.Save(t, "/debug/pprof/goroutine", file("goroutine.pb.gz"))
 	srv.Save(t, "/debug/pprof/goroutine?debug=1", file("goroutine.txt"))
 
+	// The subtests run "go tool pprof" and read the files in parallel; the
+	// server stops once they are all done.
 	load := func(t *testing.T, name string) *profiles.Profile {
 		t.Helper()
 		var l profiles.Loader
@@ -49,6 +54,7 @@ func TestRealProfiles(t *testing.T) {
 
 	for _, name := range []string{"base.pb.gz", "heap.pb.gz", "heap.txt"} {
 		t.Run("totals/"+name, func(t *testing.T) {
+			t.Parallel()
 			r, err := profiles.AnalyzeHeap([]*profiles.Profile{load(t, name)}, nil, profiles.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -66,6 +72,7 @@ func TestRealProfiles(t *testing.T) {
 	}
 
 	t.Run("growth", func(t *testing.T) {
+		t.Parallel()
 		r, err := profiles.AnalyzeHeap(
 			[]*profiles.Profile{load(t, "heap.pb.gz")}, []*profiles.Profile{load(t, "base.pb.gz")},
 			profiles.Options{Requests: requests})
@@ -85,11 +92,12 @@ func TestRealProfiles(t *testing.T) {
 		if top.Function != "main.handleUpload" || !payloads(top.Growth.Bytes, requests) || !top.Growth.New ||
 			!top.Request || top.RequestBytes != top.InuseBytes || int(top.Growth.PerRequestBytes)/1024 != leakPayload/1024 {
 			t.Errorf("top site = %s, %d B request-scoped, growth %+v; want main.handleUpload, %d new payloads on the request path",
-				top.Frame, top.RequestBytes, *top.Growth, requests)
+				top.Position, top.RequestBytes, *top.Growth, requests)
 		}
 	})
 
 	t.Run("sites", func(t *testing.T) {
+		t.Parallel()
 		// With the helpers hidden, pprof's flat value of each function is
 		// what ctxleak charges to the function as an allocation site.
 		r, err := profiles.AnalyzeHeap([]*profiles.Profile{load(t, "heap.pb.gz")}, nil, profiles.Options{By: profiles.ByFunction})
@@ -122,11 +130,12 @@ func TestRealProfiles(t *testing.T) {
 	// comment lines.
 	for _, name := range []string{"heap.pb.gz", "heap.txt"} {
 		t.Run("request/"+name, func(t *testing.T) {
+			t.Parallel()
 			r, err := profiles.AnalyzeHeap([]*profiles.Profile{load(t, name)}, nil, profiles.Options{By: profiles.ByFunction})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sites := map[string]profiles.Site{}
+			sites := map[string]profiles.AllocSite{}
 			for _, s := range r.Sites {
 				sites[s.Function] = s
 			}
@@ -147,6 +156,7 @@ func TestRealProfiles(t *testing.T) {
 
 	for _, name := range []string{"goroutine.pb.gz", "goroutine.txt"} {
 		t.Run("goroutines/"+name, func(t *testing.T) {
+			t.Parallel()
 			p := load(t, name)
 			r, err := profiles.AnalyzeGoroutines([]*profiles.Profile{p}, profiles.Options{})
 			if err != nil {
@@ -169,6 +179,7 @@ func TestRealProfiles(t *testing.T) {
 	}
 
 	t.Run("url", func(t *testing.T) {
+		t.Parallel()
 		l := profiles.Loader{}
 		heap, err := l.Load(context.Background(), srv.URL+"/debug/pprof/heap")
 		if err != nil {
@@ -246,18 +257,32 @@ func pprofFlat(t *testing.T, args ...string) map[string]int64 {
 
 func goToolPprof(t *testing.T, args ...string) string {
 	t.Helper()
-	all := append([]string{"tool", "pprof", "-top", "-symbolize=none", "-nodefraction=0", "-edgefraction=0", "-nodecount=1000000"}, args...)
-	out, err := exec.Command("go", all...).CombinedOutput()
+	all := append([]string{"-top", "-symbolize=none", "-nodefraction=0", "-edgefraction=0", "-nodecount=1000000"}, args...)
+	bin, err := pprofBinary()
 	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(all, " "), err, out)
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, all...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof %s: %v\n%s", strings.Join(all, " "), err, out)
 	}
 	return string(out)
 }
 
-// helpersRegexp turns DefaultHelpers into a regexp for pprof's -hide.
+// pprofBinary is the executable "go tool pprof" runs, found once: running
+// it directly spares each call the go command's start-up.
+var pprofBinary = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "tool", "-n", "pprof").Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool -n pprof: %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+})
+
+// helpersRegexp turns allochelper.Names into a regexp for pprof's -hide.
 func helpersRegexp() string {
 	var alts []string
-	for _, h := range profiles.DefaultHelpers {
+	for _, h := range allochelper.Names {
 		q := regexp.QuoteMeta(h)
 		if strings.HasSuffix(h, ".") || strings.HasSuffix(h, "/") {
 			alts = append(alts, q)

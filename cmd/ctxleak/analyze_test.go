@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/ctxleak/ctxleak/profiles/profilestest"
@@ -177,7 +178,9 @@ func golden(t *testing.T, goldenDir, name, got string) {
 	}
 }
 
-// TestAnalyzeGolden pins the three output formats on fixed profiles.
+// TestAnalyzeGolden pins the output formats on fixed profiles. Each golden
+// file is named after the flags that make it, as in pprof, and the
+// extension is the --format; "go test -update" rewrites them.
 func TestAnalyzeGolden(t *testing.T) {
 	goldenDir, err := filepath.Abs(filepath.Join("testdata", "analyze"))
 	if err != nil {
@@ -189,14 +192,15 @@ func TestAnalyzeGolden(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
 
+	const gatesGolden = "heap.goroutine.base.requests.fail-on-growth.fail-on-retained.fail-on-goroutines.top5"
 	args := []string{"analyze", "heap.pb.gz", "goroutine.pb.gz", "--base", "base.pb.gz", "--requests", "40",
 		"--fail-on-growth", "1MiB", "--fail-on-retained", "16MiB", "--fail-on-goroutines", "0", "--top", "5"}
 	for _, tt := range []struct {
 		format, golden string
 	}{
-		{"text", "gate.txt"},
-		{"json", "gate.json"},
-		{"github", "gate.github"},
+		{"text", gatesGolden + ".text"},
+		{"json", gatesGolden + ".json"},
+		{"github", gatesGolden + ".github"},
 	} {
 		t.Run(tt.format, func(t *testing.T) {
 			code, stdout, stderr := ctxleak(t, append(args, "--format", tt.format)...)
@@ -204,7 +208,7 @@ func TestAnalyzeGolden(t *testing.T) {
 				t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 			}
 			golden(t, goldenDir, tt.golden, stdout)
-			golden(t, goldenDir, "gate.stderr", stderr)
+			golden(t, goldenDir, gatesGolden+".stderr", stderr)
 			if tt.format == "json" {
 				var doc map[string]any
 				if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
@@ -219,7 +223,23 @@ func TestAnalyzeGolden(t *testing.T) {
 		if code != 0 || stderr != "" {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
-		golden(t, goldenDir, "clean.json", stdout)
+		golden(t, goldenDir, "heap.top3.by-function.json", stdout)
+	})
+
+	t.Run("stacks and labels json", func(t *testing.T) {
+		code, stdout, stderr := ctxleak(t, "analyze", "heap.pb.gz", "goroutine.pb.gz", "--full-stack", "--show-labels", "--top", "1", "--format", "json")
+		if code != 0 || stderr != "" {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		golden(t, goldenDir, "heap.goroutine.full-stack.show-labels.top1.json", stdout)
+	})
+
+	t.Run("github pass", func(t *testing.T) {
+		code, stdout, stderr := ctxleak(t, "analyze", "heap.pb.gz", "--fail-on-retained", "16MiB", "--top", "2", "--format", "github")
+		if code != 0 || stderr != "" {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		golden(t, goldenDir, "heap.fail-on-retained.top2.github", stdout)
 	})
 
 	t.Run("labels and stacks", func(t *testing.T) {
@@ -227,7 +247,7 @@ func TestAnalyzeGolden(t *testing.T) {
 		if code != 0 || stderr != "" {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
-		golden(t, goldenDir, "labels.txt", stdout)
+		golden(t, goldenDir, "goroutine.show-labels.full-stack.top2.text", stdout)
 	})
 }
 
@@ -257,17 +277,8 @@ func TestAnalyzeStepSummary(t *testing.T) {
 	}
 	s := string(got)
 	if !strings.HasPrefix(s, "earlier step\n### ctxleak analyze\n") || strings.Count(s, "### ctxleak analyze") != 2 ||
-		!strings.Contains(s, "| 40 | `main.(*Server).handleUpload.func1 upload.go` | `main.notify notify.go:85` | request\\_id, route |") {
+		!strings.Contains(s, "| 40 | `main.(*Server).handleUpload.func1 (shop/upload.go)` | `main.notify (shop/notify.go:85)` | request\\_id, route |") {
 		t.Errorf("summary:\n%s", s)
-	}
-}
-
-func TestGitHubEscaping(t *testing.T) {
-	if got, want := escapeData("50% done\r\nnext"), "50%25 done%0D%0Anext"; got != want {
-		t.Errorf("escapeData = %q, want %q", got, want)
-	}
-	if got, want := escapeProperty("C:\\a,b%\n"), "C%3A\\a%2Cb%25%0A"; got != want {
-		t.Errorf("escapeProperty = %q, want %q", got, want)
 	}
 }
 
@@ -280,6 +291,7 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 		t.Skip("builds and runs a server")
 	}
 	const requests = 200 // 200 payloads of 64 KiB: 12.5 MiB when leaked
+	bin := profilestest.Build(t)
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -290,12 +302,26 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := profilestest.Start(t, tt.args...)
+			srv := bin.Start(t, tt.args...)
 			base := filepath.Join(t.TempDir(), "base.pb.gz")
 			srv.Save(t, "/debug/pprof/heap?gc=1", base)
 			srv.Load(t, requests, 8)
 			code, stdout, stderr := ctxleak(t, "analyze", "--base", base, srv.URL+"/debug/pprof/heap",
 				"--requests", fmt.Sprint(requests), "--fail-on-growth", "4MiB", "--format", "json")
+			// The document from real profiles has the shape the golden
+			// file pins: no key the golden lacks, and the same heap keys.
+			goldenPaths := jsonPaths(t, readGolden(t, "heap.goroutine.base.requests.fail-on-growth.fail-on-retained.fail-on-goroutines.top5.json"))
+			realPaths := jsonPaths(t, stdout)
+			for p := range realPaths {
+				if !goldenPaths[p] {
+					t.Errorf("key %s is not in the golden document", p)
+				}
+			}
+			for p := range goldenPaths {
+				if strings.HasPrefix(p, "heap.") && !realPaths[p] {
+					t.Errorf("key %s is missing from the document of real profiles", p)
+				}
+			}
 			var doc struct {
 				Heap struct {
 					Base struct {
@@ -323,6 +349,47 @@ func TestAnalyzeFailOnGrowth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readGolden returns the golden file testdata/analyze/name.
+func readGolden(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "analyze", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// jsonPaths returns the key paths of a JSON document, such as
+// "heap.sites[].growth.growth_bytes".
+func jsonPaths(t *testing.T, doc string) map[string]bool {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	paths := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				paths[p] = true
+				walk(p, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix+"[]", x)
+			}
+		}
+	}
+	walk("", v)
+	return paths
 }
 
 // TestAnalyzeInputErrors checks that unreadable input, from a file or a
@@ -381,6 +448,7 @@ func TestAnalyzeInputErrors(t *testing.T) {
 		{"html", srv.URL + "/debug/pprof/", "an HTML page (Content-Type text/html), not a profile"},
 		{"truncated download", srv.URL + "/cut/debug/pprof/heap", "truncated gzip data"},
 		{"empty answer", srv.URL + "/empty/debug/pprof/heap", "empty file, not a profile"},
+		{"delta profile", refused + "?seconds=30", "seconds= asks for a delta profile, which holds differences, not what is in use: fetch the profile twice and use --base"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := ctxleak(t, "analyze", "--http-timeout", "200ms", tt.source)
@@ -395,7 +463,9 @@ func TestAnalyzeInputErrors(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	var buf bytes.Buffer
-	p := &progress{w: &buf}
+	// A clock that moves 50ms per report, however slow the machine.
+	clock := time.Unix(0, 0)
+	p := &progress{w: &buf, now: func() time.Time { clock = clock.Add(50 * time.Millisecond); return clock }}
 	p.report(profiles.Progress{Source: "http://h/debug/pprof/heap", Phase: "download", Done: 3 << 20})
 	p.report(profiles.Progress{Source: "big.pb.gz", Phase: "read", Done: 30 << 20, Total: 60 << 20})
 	p.report(profiles.Progress{Source: "big.pb.gz", Phase: "parse"})

@@ -159,7 +159,7 @@ func TestHoldersReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 50<<20 {
+	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 2<<20 {
 		t.Errorf("profile samples %v", p.Sample)
 	}
 	code, _, stderr = ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", out)

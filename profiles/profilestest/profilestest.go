@@ -30,17 +30,36 @@ type Server struct {
 	stdin io.WriteCloser
 }
 
-// Start builds leakserver and starts it with args (such as "-leak"). The
-// server stops when the test ends. It needs the go command and this
-// module's source.
-func Start(t testing.TB, args ...string) *Server {
+// Binary is a built leakserver executable.
+type Binary struct {
+	path string
+}
+
+// Build builds leakserver into a temporary directory of t, so that the
+// subtests of t can start as many servers as they need from one build. It
+// needs the go command and this module's source.
+func Build(t testing.TB) *Binary {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "leakserver")
 	build := exec.Command("go", "build", "-o", bin, pkg)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
-	cmd := exec.Command(bin, args...)
+	return &Binary{path: bin}
+}
+
+// Start builds leakserver and starts it with args (such as "-leak"). The
+// server stops when the test ends.
+func Start(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return Build(t).Start(t, args...)
+}
+
+// Start starts the server with args (such as "-leak"). The server stops
+// when the test ends.
+func (b *Binary) Start(t testing.TB, args ...string) *Server {
+	t.Helper()
+	cmd := exec.Command(b.path, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
