@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
@@ -24,6 +25,7 @@ type holdersFlags struct {
 	focus   string
 	format  string
 	output  string
+	force   bool
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
@@ -65,13 +67,18 @@ To get a dump from your own program:
 A dump holds every byte of the process, secrets included: keep it 0600 and
 delete it when done. ctxleak never prints object contents.
 
-Exit status: 0 when nothing of --min-size or more is retained (after
---focus), 1 when something is, 2 for bad flags or an unreadable dump or
-executable.`,
+DUMP "-" reads the dump from standard input (spooled to a temporary file,
+mode 0600, removed on exit); -o - writes to standard output. -o never
+replaces an existing file unless --force is given.
+
+Exit status, whatever the format: 0 when nothing of --min-size or more is
+retained (after --focus), 1 when something is, 2 for bad flags or an
+unreadable dump or executable. Chain a viewer with ";", not "&&", since
+finding retention exits 1.`,
 		Example: `  ctxleak holders app.heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
-  ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz
-  go tool pprof -http=: holders.pb.gz`,
+  ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz --force; go tool pprof -http=: holders.pb.gz
+  ssh host cat /tmp/app.heapdump | ctxleak holders - --binary ./app`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runHolders(cmd, f, args[0])
@@ -83,7 +90,8 @@ executable.`,
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.StringVar(&f.focus, "focus", "", "keep groups whose holder, path or allocation site matches `REGEX`")
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or pprof (a retention profile for go tool pprof)")
-	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (created, never overwritten) instead of stdout")
+	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (mode 0600; - is stdout) instead of stdout")
+	fs.BoolVarP(&f.force, "force", "f", false, "let -o replace an existing file")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "pprof"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -107,6 +115,9 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		}
 		focus = re
 	}
+	if f.output == stdinName {
+		f.output = ""
+	}
 	if f.format == "pprof" && f.output == "" && ui.IsTerminal(a.stdout) {
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
 	}
@@ -120,15 +131,33 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		defer b.Close()
 		bin = b
 	}
-	an, err := heap.Analyze(dump, bin)
-	if err != nil {
-		return usageErrorf("%v", err)
+	ctx := cmd.Context()
+	path := dump
+	if dump == stdinName {
+		p, remove, err := a.spoolStdin(ctx)
+		if err != nil {
+			return err
+		}
+		defer remove()
+		path = p
 	}
-	defer an.Close()
-	rep, err := an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
+	var rep *heap.Report
+	err := await(ctx, func() error {
+		an, err := heap.Analyze(path, bin)
+		if err != nil {
+			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), path, dump), dumpHint(path))
+		}
+		defer an.Close()
+		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
+		if err != nil {
+			return fmt.Errorf("%s: %w", dump, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", dump, err)
+		return err
 	}
+	rep.Dump = dump
 
 	var out bytes.Buffer
 	switch f.format {
@@ -150,7 +179,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if err != nil {
 		return err
 	}
-	if err := a.writeOutput(f.output, out.Bytes()); err != nil {
+	if err := a.writeOutput(f.output, f.force, out.Bytes()); err != nil {
 		return err
 	}
 	if len(rep.Groups) > 0 {
@@ -162,16 +191,20 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	return nil
 }
 
-// writeOutput writes data to stdout, or to a new file path (never
-// overwriting one that exists), mode 0600.
-func (a *app) writeOutput(path string, data []byte) error {
+// writeOutput writes data to stdout, or to the file path, mode 0600: a new
+// file, or with force one that exists, replaced.
+func (a *app) writeOutput(path string, force bool, data []byte) error {
 	if path == "" {
 		_, err := a.stdout.Write(data)
 		return err
 	}
-	file, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	flags := os.O_CREATE | os.O_EXCL | os.O_WRONLY
+	if force {
+		flags = os.O_CREATE | os.O_TRUNC | os.O_WRONLY
+	}
+	file, err := os.OpenFile(path, flags, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return usageErrorf("-o %s: file exists; ctxleak never overwrites a file", path)
+		return usageErrorf("-o %s: file exists; --force replaces it", path)
 	}
 	if err != nil {
 		return usageErrorf("-o: %v", err)

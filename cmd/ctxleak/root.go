@@ -11,10 +11,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// app holds what every command shares: the output streams and global flags.
+// app holds what every command shares: the standard streams and global flags.
 type app struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
-	color          string // --color: auto, always or never
+	color          string   // --color: auto, always or never
+	args           []string // the command line, for hints about flag errors
 }
 
 // printer returns a ui.Printer for w honouring --color, NO_COLOR and
@@ -40,7 +42,7 @@ goroutines, and says exactly who holds it.
 
 Exit status: 0 clean, 1 retention found or expectation not met,
 2 usage or input error.`,
-		Version:       version(),
+		Version:       versionText(debug.ReadBuildInfo()),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -54,6 +56,9 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 	root.SetErr(a.stderr)
 	root.SetVersionTemplate("ctxleak {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if hint := singleDashHint(cmd, err, a.args); hint != "" {
+			return usageErrorf("%s (see '%s --help')", hint, cmd.CommandPath())
+		}
 		return usageErrorf("%v (see '%s --help')", err, cmd.CommandPath())
 	})
 	root.PersistentFlags().StringVar(&a.color, "color", "auto",
@@ -70,34 +75,70 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 	return root
 }
 
-// version reports the module version from the build info, falling back to
-// the VCS revision the binary was built from, then to "devel".
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
+// versionText is what --version prints after "ctxleak ": the module
+// version, then, in the style of "go version -m", the Go release, the
+// command and module paths and the VCS revision, time and state the binary
+// was built from.
+func versionText(bi *debug.BuildInfo, ok bool) string {
 	if !ok {
-		return "devel"
+		return "(unknown: the binary has no build information)"
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
 	}
-	var rev, dirty string
+	var b strings.Builder
+	b.WriteString(version)
+	fmt.Fprintf(&b, "\n\tgo\t%s", bi.GoVersion)
+	if bi.Path != "" {
+		fmt.Fprintf(&b, "\n\tpath\t%s", bi.Path)
+	}
+	if bi.Main.Path != "" {
+		fmt.Fprintf(&b, "\n\tmod\t%s\t%s", bi.Main.Path, version)
+		if bi.Main.Sum != "" {
+			fmt.Fprintf(&b, "\t%s", bi.Main.Sum)
+		}
+	}
 	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
+		if strings.HasPrefix(s.Key, "vcs") {
+			fmt.Fprintf(&b, "\n\tbuild\t%s=%s", s.Key, s.Value)
 		}
 	}
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		return "devel " + rev + dirty
+	return b.String()
+}
+
+// singleDashHint explains an unknown shorthand flag error caused by a
+// pprof-style single-dash long flag, "-base x" or "-http=:8080"; it returns
+// "" for other errors. pflag reports what is left of the word after the
+// shorthands it took ("-ttp=:8080" for "-http=:8080", -h being --help), so
+// the word is looked up in args.
+func singleDashHint(cmd *cobra.Command, err error, args []string) string {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "unknown shorthand flag: ") {
+		return ""
 	}
-	return "devel"
+	i := strings.LastIndex(msg, " in -")
+	if i < 0 {
+		return ""
+	}
+	word := msg[i+len(" in -"):]
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.HasSuffix(arg, word) {
+			word = arg[1:]
+			break
+		}
+	}
+	name, _, _ := strings.Cut(word, "=")
+	if len(name) < 2 || strings.HasPrefix(name, "-") {
+		return ""
+	}
+	if cmd.Flags().Lookup(name) != nil {
+		return fmt.Sprintf("unknown flag -%s: did you mean --%s? (long flags take two dashes)", name, name)
+	}
+	return fmt.Sprintf("unknown flag -%s: long flags take two dashes, and there is no --%s", name, name)
 }
 
 // exactArgs, rangeArgs and so on validate positional arguments with errors

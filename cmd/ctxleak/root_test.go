@@ -11,7 +11,7 @@ import (
 func ctxleak(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = execute(&out, &errb, args)
+	code = execute(strings.NewReader(""), &out, &errb, args)
 	return code, out.String(), errb.String()
 }
 
