@@ -109,6 +109,7 @@ func TestHoldersReport(t *testing.T) {
 		t.Errorf("escape codes in piped output")
 	}
 	golden(t, filepath.Join("testdata", "golden"), "holders.golden", normalizeHoldersText(stdout, filepath.Dir(dump)))
+	text := stdout
 	last := strings.TrimSpace(stderr)
 	if !strings.HasPrefix(last, "ctxleak: retention found: 1 group of 1.0 MiB or more") || !strings.Contains(last, "frame main.waitThenUse") {
 		t.Errorf("last line %q", last)
@@ -163,8 +164,38 @@ func TestHoldersReport(t *testing.T) {
 		t.Errorf("profile samples %v", p.Sample)
 	}
 	code, _, stderr = ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", out)
-	if code != 2 || !strings.Contains(stderr, "file exists") {
+	if code != 2 || !strings.Contains(stderr, "file exists; --force replaces it") {
 		t.Errorf("second -o: exit %d, %q", code, stderr)
+	}
+
+	// --force replaces the file; -o - is standard output.
+	if err := os.WriteFile(out, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", out, "--force"); code != 1 {
+		t.Fatalf("-o --force: exit %d: %s", code, stderr)
+	}
+	replaced, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", "-")
+	if code != 1 || stdout != string(replaced) {
+		t.Errorf("-o -: exit %d, %d bytes on stdout, want the %d bytes --force wrote; stderr %q", code, len(stdout), len(replaced), stderr)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Errorf("-o - created a file named -")
+	}
+
+	// "-" reads the dump from standard input: the same report, naming "-".
+	in, err := os.Open(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	code, stdout, stderr = ctxleakStdin(t, in, "holders", "-", "--binary", exe)
+	if code != 1 || stdout != strings.Replace(text, "heap dump "+dump+" ", "heap dump - ", 1) {
+		t.Errorf("holders -: exit %d, stderr %q, report:\n%s", code, stderr, stdout)
 	}
 
 	// Nothing matches: clean.
