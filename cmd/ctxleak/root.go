@@ -40,8 +40,11 @@ goroutines, and says exactly who holds it.
   ctxleak analyze    read pprof heap and goroutine profiles, find what stays
                      in use or grows, and fail CI past a threshold
 
+A file argument "-" is standard input; -o - is standard output. Flags take
+two dashes: --base, not -base.
+
 Exit status: 0 clean, 1 retention found or expectation not met,
-2 usage or input error.`,
+2 usage or input error, 130 on SIGINT and 143 on SIGTERM.`,
 		Version:       versionText(debug.ReadBuildInfo()),
 		SilenceErrors: true,
 		SilenceUsage:  true,
