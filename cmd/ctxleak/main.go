@@ -43,6 +43,12 @@ func execute(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 // run builds the command tree and runs it on args.
 func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
 	root := newRootCmd(&app{stdin: stdin, stdout: stdout, stderr: stderr, args: args})
+	if cmd, _, err := root.Find(args); err == nil {
+		if name := singleDashFlag(cmd, args); name != "" {
+			return usageErrorf("unknown flag -%s: did you mean --%s? (long flags take two dashes) (see '%s --help')",
+				name, name, cmd.CommandPath())
+		}
+	}
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }

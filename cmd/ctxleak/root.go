@@ -110,6 +110,36 @@ func versionText(bi *debug.BuildInfo, ok bool) string {
 	return b.String()
 }
 
+// singleDashFlag returns the name of a long flag of cmd that args give
+// with a single dash, pprof style, when pflag took it for shorthands and a
+// value ("-output x" as -o "utput", "-force" as -f -o "rce"); "" if none.
+func singleDashFlag(cmd *cobra.Command, args []string) string {
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	for i, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if len(arg) < 3 || arg[0] != '-' || arg[1] == '-' {
+			continue
+		}
+		if i > 0 && strings.HasPrefix(args[i-1], "--") && !strings.Contains(args[i-1], "=") {
+			if f := lookup(args[i-1][2:]); f != nil && f.NoOptDefVal == "" {
+				continue // the value of the flag before: --focus -binary
+			}
+		}
+		name, _, _ := strings.Cut(arg[1:], "=")
+		if len(name) > 1 && lookup(name) != nil {
+			return name
+		}
+	}
+	return ""
+}
+
 // singleDashHint explains an unknown shorthand flag error caused by a
 // pprof-style single-dash long flag, "-base x" or "-http=:8080"; it returns
 // "" for other errors. pflag reports what is left of the word after the
