@@ -10,27 +10,27 @@ import (
 	"testing"
 )
 
-// readmeBlocks returns the ```sh blocks of README.md that a
-// "<!-- runnable: ... -->" line marks, in order, each as its lines.
-func readmeBlocks(t *testing.T) [][]string {
+// readmeBlock returns the lines of the ```sh block of README.md that the
+// line "<!-- runnable NAME: ... -->" marks.
+func readmeBlock(t *testing.T, name string) []string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks [][]string
 	lines := strings.Split(string(data), "\n")
 	for i := 0; i+1 < len(lines); i++ {
-		if !strings.HasPrefix(lines[i], "<!-- runnable") || lines[i+1] != "```sh" {
+		if !strings.HasPrefix(lines[i], "<!-- runnable "+name+":") || lines[i+1] != "```sh" {
 			continue
 		}
 		var block []string
 		for i += 2; i < len(lines) && lines[i] != "```"; i++ {
 			block = append(block, lines[i])
 		}
-		blocks = append(blocks, block)
+		return block
 	}
-	return blocks
+	t.Fatalf("README.md has no block marked runnable %s", name)
+	return nil
 }
 
 // readmeScript turns a README block into a shell script that runs its lines
@@ -64,10 +64,7 @@ func TestREADME(t *testing.T) {
 		t.Skip("-short: the README test builds and installs ctxleak")
 	}
 	t.Parallel()
-	blocks := readmeBlocks(t)
-	if len(blocks) != 2 {
-		t.Fatalf("README.md has %d runnable blocks, want 2", len(blocks))
-	}
+	tryIt, holders := readmeBlock(t, "try-it"), readmeBlock(t, "holders")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -77,17 +74,10 @@ func TestREADME(t *testing.T) {
 		"PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
 	run := func(dir string, block []string) string {
 		t.Helper()
-		cmd := exec.Command("sh", "-c", readmeScript(block))
-		cmd.Dir, cmd.Env = dir, env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("README block in %s: %v\n%s", dir, err, out.String())
-		}
-		return out.String()
+		return runREADME(t, dir, env, block)
 	}
 
-	out := run(repo, blocks[0])
+	out := run(repo, tryIt)
 	if !strings.Contains(out, "frame main.waitThenUse") {
 		t.Errorf("the first example does not name the holder:\n%s", out)
 	}
@@ -97,9 +87,72 @@ func TestREADME(t *testing.T) {
 	}
 	dir := filepath.Dir(dumps[0])
 	for range 2 {
-		out = run(dir, blocks[1])
+		out = run(dir, holders)
 		if !strings.Contains(out, "frame main.waitThenUse") || strings.Count(out, "heap dump - (") != 1 {
 			t.Errorf("the holders examples:\n%s", out)
 		}
+	}
+}
+
+// runREADME runs a README block in dir with env and returns its output.
+func runREADME(t *testing.T, dir string, env, block []string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", readmeScript(block))
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("README block in %s: %v\n%s", dir, err, out.String())
+	}
+	return out.String()
+}
+
+// TestUseFromAnotherModule follows the README's "Use it from another
+// module": a new module next to a checkout (../ctxleak) gets the module
+// through a replace directive, another through a workspace, and both build
+// and vet a program that imports retain. Only the module cache is used, as
+// the checkout's own dependencies are there.
+func TestUseFromAnotherModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds two modules")
+	}
+	t.Parallel()
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.Symlink(repo, filepath.Join(root, "ctxleak")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=", "TMPDIR="+t.TempDir())
+	program := `package main
+
+import "github.com/ctxleak/ctxleak/retain"
+
+func main() {
+	_ = retain.NewTracker
+}
+`
+	for _, name := range []string{"replace", "work"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(root, "app-"+name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/app\n\ngo 1.25.0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runREADME(t, dir, env, readmeBlock(t, name))
+			// The workspace needs no go.mod requirement, nor -mod=mod.
+			buildEnv := env
+			if name == "work" {
+				buildEnv = append(os.Environ(), "GOPROXY=off", "TMPDIR="+t.TempDir())
+			}
+			runREADME(t, dir, buildEnv, []string{"go vet ./...", "go build -o app ."})
+		})
 	}
 }
