@@ -26,7 +26,7 @@ type Settings struct {
 // "ctxleak cost --quick" (whose load time is per sample: the command
 // splits its --duration between the runs).
 var (
-	DefaultSettings = Settings{OpTime: 100 * time.Millisecond, Pending: 100_000, LoadTime: time.Second}
+	DefaultSettings = Settings{OpTime: 50 * time.Millisecond, Pending: 100_000, LoadTime: time.Second}
 	QuickSettings   = Settings{OpTime: 5 * time.Millisecond, Pending: 10_000, LoadTime: 150 * time.Millisecond}
 )
 

@@ -3,11 +3,13 @@ package cost
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,22 +26,21 @@ var memorySamples = []metrics.Sample{
 	{Name: "/memory/classes/heap/stacks:bytes"},
 }
 
-// readMemory runs the GC to completion twice (the second cycle frees what
-// the first one's finalizers and sweeps let go) and reads the heap in use
-// by objects and by goroutine stacks.
+// readMemory runs a full GC (runtime.GC returns once the heap is swept)
+// and reads the heap in use by objects and by goroutine stacks.
 func readMemory() memory {
-	runtime.GC()
 	runtime.GC()
 	metrics.Read(memorySamples)
 	return memory{heap: memorySamples[0].Value.Uint64(), stacks: memorySamples[1].Value.Uint64()}
 }
 
-// perItem returns (after-before)/n, and 0 when memory went down.
+// perItem returns (after-before)/n rounded to a whole byte, and 0 when
+// memory went down.
 func perItem(before, after uint64, n int) float64 {
 	if after < before {
 		return 0
 	}
-	return float64(after-before) / float64(n)
+	return math.Round(float64(after-before) / float64(n))
 }
 
 // measurePending makes n items pending with m, and returns the heap and
@@ -133,6 +134,9 @@ func pendingTimeAfterFunc(n int) (start func() error, undo func()) {
 		}
 }
 
+// handled counts what the pending requests' handlers read, concurrently.
+var handled atomic.Int64
+
 // pendingRequests serves net/http on 127.0.0.1 with a handler that puts a
 // value in the request context and waits; start opens n connections, each
 // sending one request, and returns once all n handlers are waiting.
@@ -145,7 +149,7 @@ func pendingRequests(n int) (start func() error, undo func()) {
 		r = r.WithContext(ctx)
 		arrived.Done()
 		<-release
-		sink += handleCtx(r.Context(), requestIDKey)
+		handled.Add(int64(handleCtx(r.Context(), requestIDKey)))
 	})
 	conns := make([]net.Conn, 0, n)
 	ln, lnErr := net.Listen("tcp", "127.0.0.1:0")

@@ -43,7 +43,7 @@ type Row struct {
 // confidence interval of the median (benchmath.AssumeNothing).
 type Figure struct {
 	// Name is the figure's name, its unit included: NsPerOp, ...
-	Name             string
+	Name              string
 	Median, Low, High float64
 	// Samples are the measured values, one per run, in ascending order.
 	Samples []float64
