@@ -27,7 +27,7 @@ type Settings struct {
 // splits its --duration between the runs).
 var (
 	DefaultSettings = Settings{OpTime: 50 * time.Millisecond, Pending: 100_000, LoadTime: time.Second}
-	QuickSettings   = Settings{OpTime: 5 * time.Millisecond, Pending: 10_000, LoadTime: 150 * time.Millisecond}
+	QuickSettings   = Settings{OpTime: 2 * time.Millisecond, Pending: 5_000, LoadTime: 100 * time.Millisecond}
 )
 
 // Check reports settings that cannot be measured with.

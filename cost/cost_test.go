@@ -2,6 +2,7 @@ package cost_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxleak/ctxleak/cost"
 )
@@ -186,4 +188,27 @@ func trailingComma(s string) string {
 		return ","
 	}
 	return ""
+}
+
+// TestLongDefaultRun measures every row with the default settings, each
+// run of each row in a child of its own, and checks the timings order as
+// they must without margins. It takes about a minute: CTXLEAK_LONG=1.
+func TestLongDefaultRun(t *testing.T) {
+	if os.Getenv("CTXLEAK_LONG") == "" {
+		t.Skip("a minute of measurements: set CTXLEAK_LONG=1 to run")
+	}
+	r := &cost.Runner{Command: testCommand, Settings: cost.DefaultSettings, Count: cost.MinCount, Timeout: 5 * time.Minute}
+	rep, err := r.Run(context.Background(), cost.Measurements())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(name string) float64 { return figure(t, rep, name, cost.NsPerOp).Median }
+	if !(ns("value-depth-1") < ns("value-depth-10") && ns("value-depth-10") < ns("value-depth-100")) {
+		t.Errorf("ctx.Value at depth 1, 10, 100: %v, %v, %v ns", ns("value-depth-1"), ns("value-depth-10"), ns("value-depth-100"))
+	}
+	for _, m := range cost.Measurements() {
+		if m.Kind == cost.Op && m.Name != "argument" && ns(m.Name) <= ns("argument") {
+			t.Errorf("%s: %v ns/op, not more than the argument baseline's %v", m.Name, ns(m.Name), ns("argument"))
+		}
+	}
 }

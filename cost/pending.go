@@ -26,9 +26,11 @@ var memorySamples = []metrics.Sample{
 	{Name: "/memory/classes/heap/stacks:bytes"},
 }
 
-// readMemory runs a full GC (runtime.GC returns once the heap is swept)
-// and reads the heap in use by objects and by goroutine stacks.
+// readMemory runs two full GCs (runtime.GC returns once the heap is swept;
+// the second frees what sync.Pools kept as victims through the first) and
+// reads the heap in use by objects and by goroutine stacks.
 func readMemory() memory {
+	runtime.GC()
 	runtime.GC()
 	metrics.Read(memorySamples)
 	return memory{heap: memorySamples[0].Value.Uint64(), stacks: memorySamples[1].Value.Uint64()}
