@@ -34,7 +34,7 @@ const (
 	srcBunHeap  = "Bun heap per pending operation with a store active, 100k ops (quoted in ctxleak issue 12)"
 	srcAutocan  = "autocannon, 10 connections, 10 s (quoted in ctxleak issue 12)"
 	srcPyBench  = "Python 3.14 contextvars micro-benchmark (quoted in ctxleak issue 12)"
-	noteMachine = "same operation, other machine: compare orders of magnitude, not digits"
+	noteMachine = "same operation, other machine: compare magnitudes"
 )
 
 // seeds are the figures of ctxleak issue 12.

@@ -123,7 +123,7 @@ func (a *app) cost(ctx context.Context, f costFlags, args []string) error {
 	if f.quick {
 		s = cost.QuickSettings
 	}
-	s.LoadTime = f.duration / time.Duration(f.count)
+	s.LoadTime = (f.duration / time.Duration(f.count)).Round(time.Millisecond)
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the ctxleak binary to run the measurements: %w", err)
