@@ -2,10 +2,10 @@ package cost
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -100,9 +100,9 @@ type (
 		GOARCH          string    `json:"goarch"`
 		GOMAXPROCS      int       `json:"gomaxprocs"`
 		RunCount        int       `json:"run_count"`
-		OpTimeNs        int64     `json:"op_time_ns"`
+		OpTimeMs        int64     `json:"op_time_ms"`
 		PendingCount    int       `json:"pending_count"`
-		LoadTimeNs      int64     `json:"load_time_ns"`
+		LoadTimeMs      int64     `json:"load_time_ms"`
 		ConnectionCount int       `json:"connection_count"`
 		Rows            []rowJSON `json:"rows"`
 		Seeds           []Seed    `json:"seeds"`
@@ -158,8 +158,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	doc := reportJSON{
 		Schema: Schema, GoVersion: r.GoVersion, GOOS: r.GOOS, GOARCH: r.GOARCH,
 		GOMAXPROCS: r.GOMAXPROCS, RunCount: r.Count,
-		OpTimeNs: r.Settings.OpTime.Nanoseconds(), PendingCount: r.Settings.Pending,
-		LoadTimeNs: r.Settings.LoadTime.Nanoseconds(), ConnectionCount: Connections,
+		OpTimeMs: r.Settings.OpTime.Milliseconds(), PendingCount: r.Settings.Pending,
+		LoadTimeMs: r.Settings.LoadTime.Milliseconds(), ConnectionCount: Connections,
 		Rows: []rowJSON{}, Seeds: r.Seeds(),
 	}
 	for _, row := range r.Rows {
@@ -194,7 +194,8 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 		return nil, &InputError{Reason: fmt.Sprintf("schema %q, want %q", doc.Schema, Schema)}
 	}
 	r := &Report{GoVersion: doc.GoVersion, GOOS: doc.GOOS, GOARCH: doc.GOARCH, GOMAXPROCS: doc.GOMAXPROCS, Count: doc.RunCount}
-	r.Settings.Pending = doc.PendingCount
+	r.Settings = Settings{OpTime: time.Duration(doc.OpTimeMs) * time.Millisecond, Pending: doc.PendingCount,
+		LoadTime: time.Duration(doc.LoadTimeMs) * time.Millisecond}
 	for _, rj := range doc.Rows {
 		if rj.Name == "" {
 			return nil, &InputError{Reason: "a row has no name"}
@@ -222,6 +223,3 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 	}
 	return r, nil
 }
-
-// errNoRows is returned when nothing comparable is found.
-var errNoRows = errors.New("no row in common with the base")
