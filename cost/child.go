@@ -46,7 +46,9 @@ func (s Settings) Check() error {
 // Sample is what one child process measured for one row: one value per
 // figure.
 type Sample struct {
-	Name    string             `json:"name"`
+	// Name is the row's.
+	Name string `json:"name"`
+	// Figures are keyed by figure name (NsPerOp, ...).
 	Figures map[string]float64 `json:"figures"`
 	// PendingCount is how many items were pending, for Pending rows.
 	PendingCount int `json:"pending_count,omitempty"`

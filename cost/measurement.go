@@ -85,6 +85,7 @@ func Lookup(name string) (*Measurement, bool) {
 // UnknownError is returned for a measurement name not in the catalogue.
 type UnknownError struct{ Name string }
 
+// Error names the unknown measurement and the known ones.
 func (e *UnknownError) Error() string {
 	names := Names()
 	sort.Strings(names)

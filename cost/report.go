@@ -18,18 +18,22 @@ const Confidence = 0.95
 
 // Report is the result of a run: one Row per measurement.
 type Report struct {
+	// GoVersion, GOOS, GOARCH and GOMAXPROCS describe the children.
 	GoVersion  string
 	GOOS       string
 	GOARCH     string
 	GOMAXPROCS int
 	// Count is how many samples each row has.
-	Count    int
+	Count int
+	// Settings are the children's settings.
 	Settings Settings
-	Rows     []Row
+	// Rows are in catalogue order.
+	Rows []Row
 }
 
 // Row is one measurement's figures over its samples.
 type Row struct {
+	// Name, Kind and Description are the measurement's.
 	Name        string
 	Kind        Kind
 	Description string
@@ -181,6 +185,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // InputError reports a JSON document ReadJSON cannot use.
 type InputError struct{ Reason string }
 
+// Error returns the reason.
 func (e *InputError) Error() string { return e.Reason }
 
 // ReadJSON reads a report written by WriteJSON. Its errors are InputErrors.
