@@ -44,7 +44,8 @@ printed beside the Go rows they compare with, marked "elsewhere", with
 whether the two are comparable.
 
 --duration is the load time of each server row, split between its runs.
---quick measures less per sample (about 10s in all).
+--quick measures less per sample and measures all the rows of a run in one
+child process rather than one each (about 10s in all).
 
 With --base FILE.json (an earlier "--format json" output) the timings are
 compared with it, benchstat's rule: exit 1 when a row is slower beyond its
@@ -73,7 +74,7 @@ base's interval), 0 otherwise, 2 on a bad base file.`,
 	fl.BoolVar(&f.list, "list", false, "list the rows and what each measures, run nothing")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json")
 	fl.IntVar(&f.count, "count", cost.MinCount, fmt.Sprintf("runs of each row (at least %d)", cost.MinCount))
-	fl.BoolVar(&f.quick, "quick", false, "shorter samples: 2ms per operation sample, 5,000 pending items, 0.6s of load per server row")
+	fl.BoolVar(&f.quick, "quick", false, "shorter samples (2ms per operation sample, 5,000 pending items, 0.6s of load per server row),\nall rows of a run in one child")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "load time of each server row, split between its runs")
 	fl.StringVar(&f.base, "base", "", "compare the timings with an earlier --format json output `FILE`; exit 1 when slower")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
@@ -132,6 +133,7 @@ func (a *app) cost(ctx context.Context, f costFlags, args []string) error {
 		Command:  costChildCommand(exe),
 		Settings: s,
 		Count:    f.count,
+		Batch:    f.quick,
 		Timeout:  2*time.Minute + s.LoadTime,
 		Progress: func(run int, names []string) {
 			if ui.IsTerminal(a.stderr) {
