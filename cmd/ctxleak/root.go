@@ -39,6 +39,8 @@ goroutines, and says exactly who holds it.
                      which goroutine frame, global or timer holds what
   ctxleak analyze    read pprof heap and goroutine profiles, find what stays
                      in use or grows, and fail CI past a threshold
+  ctxleak cost       measure what carrying a request context costs, beside
+                     Node, Bun and Python's published figures
 
 A file argument "-" is standard input; -o - is standard output. Flags take
 two dashes: --base, not -base.
@@ -74,6 +76,8 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 		newScenarioChildCmd(a),
 		newHoldersCmd(a),
 		newAnalyzeCmd(a),
+		newCostCmd(a),
+		newCostChildCmd(a),
 	)
 	return root
 }
