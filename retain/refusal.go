@@ -1,13 +1,14 @@
 package retain
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/ctxleak/ctxleak/internal/heapobj"
 )
 
 // ErrNotTrackable is wrapped by every error Track returns for a value the
 // runtime could never report as freed.
-var ErrNotTrackable = errors.New("value cannot be tracked")
+var ErrNotTrackable = heapobj.ErrNotTrackable
 
 // refusal is why a value cannot be tracked.
 type refusal struct {

@@ -4,11 +4,16 @@
 package heapobj
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
 	"unsafe"
 )
+
+// ErrNotTrackable is wrapped by every error a tracker returns for a value
+// the runtime could never report as freed.
+var ErrNotTrackable = errors.New("value cannot be tracked")
 
 // tinySize is the runtime's tiny allocator block: pointer-free allocations
 // smaller than this share a block and are freed only together.

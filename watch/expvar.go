@@ -1,0 +1,4 @@
+package watch
+
+func publish(w *Watcher)   {}
+func unpublish(w *Watcher) {}
