@@ -36,4 +36,3 @@ func GoBuildID(path string) (string, error) {
 	}
 	return string(note[16 : 16+descSize]), nil
 }
-

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -146,7 +145,7 @@ func (w *Watcher) explain(rep *Report, vals []expectation) {
 	rep.Values = make([]Value, len(vals))
 	addrs := make([]uint64, len(vals))
 	for i, e := range vals {
-		rep.Values[i] = Value{Label: e.label.name, Type: e.typ.String(), Addr: "0x" + strconv.FormatUint(uint64(e.addr), 16)}
+		rep.Values[i] = e.value()
 		if e.site != 0 {
 			fr, _ := runtime.CallersFrames([]uintptr{e.site}).Next()
 			rep.Values[i].TrackedAt = &binsym.Position{Function: fr.Function, File: fr.File, Line: fr.Line}

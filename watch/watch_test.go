@@ -83,7 +83,15 @@ func TestCleanServiceOutlivesNothing(t *testing.T) {
 	if testing.Short() {
 		n = 2000
 	}
-	w := watch.New(watch.Options{Grace: 20 * time.Millisecond, Threshold: 1, Logger: quietLogger()})
+	// The grace is short, but long enough for a server goroutine starved
+	// of CPU (-race, other tests and CPU hogs running) to finish a request
+	// after its handler returned.
+	w := watch.New(watch.Options{
+		Grace:     250 * time.Millisecond,
+		Threshold: 1,
+		Logger:    quietLogger(),
+		OnReport:  func(r watch.Report) { t.Logf("report: %s", r.Summary()) },
+	})
 	defer w.Close()
 	var bg sync.WaitGroup
 	base := serve(t, w.Middleware(cleanMux(&bg)))
