@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +22,8 @@ import (
 type Report struct {
 	Time time.Time `json:"time"`
 	// OutlivedCount is the number of values that outlived their grace
-	// since the previous report; Values explains the first of those still
-	// alive (at most 20).
+	// since the previous report; Values explains the newest of the
+	// outlived values still alive (at most 20).
 	OutlivedCount int     `json:"outlived_count"`
 	Values        []Value `json:"values"`
 	// Dump is the heap dump's path when Options.DumpDir keeps it.
@@ -114,8 +115,8 @@ func (w *Watcher) report() {
 
 	now := time.Now()
 	w.mu.Lock()
-	vals := make([]expectation, min(len(w.outlived), maxReportValues))
-	copy(vals, w.outlived)
+	// The newest outlived values: those of earlier reports come first.
+	vals := slices.Clone(w.outlived[max(0, len(w.outlived)-maxReportValues):])
 	rep := Report{Time: now, OutlivedCount: w.newOut}
 	w.newOut = 0
 	w.lastRep = now
