@@ -69,15 +69,15 @@ func BenchmarkMiddlewareBaseline(b *testing.B) {
 // BenchmarkLoopbackLoad compares the throughput of a real net/http server
 // on 127.0.0.1 with and without the middleware, driven by 10 keep-alive
 // connections for a fixed time per run, like an autocannon run: the runs
-// alternate (without, with) and the medians of 5 each are reported, with
+// alternate (without, with) and the medians of 9 each are reported, with
 // the overhead in percent. It takes about 10 s:
 //
 //	go test -run '^$' -bench LoopbackLoad -benchtime 1x ./watch
 func BenchmarkLoopbackLoad(b *testing.B) {
 	const (
 		conns  = 10
-		rounds = 5
-		runFor = time.Second
+		rounds = 9
+		runFor = 500 * time.Millisecond
 	)
 	hello := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "hello") })
 	w := watch.New(watch.Options{Logger: quietLogger()})

@@ -75,4 +75,3 @@ func downloadDump(url string, timeout time.Duration, limit bytesize.Size, binary
 	}
 	return f.Name(), cleanup, nil
 }
-

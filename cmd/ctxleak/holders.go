@@ -22,11 +22,11 @@ type holdersFlags struct {
 	binary      string
 	httpTimeout time.Duration // for a URL
 	maxDumpSize bytesize.Size // for a URL
-	minSize bytesize.Size
-	top     int
-	focus   string
-	format  string
-	output  string
+	minSize     bytesize.Size
+	top         int
+	focus       string
+	format      string
+	output      string
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
