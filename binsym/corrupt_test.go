@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +13,16 @@ import (
 
 // The tables of a corrupt executable give errors or unknown answers, never
 // a panic. The seed is the test program TestMain built.
+
+// rounds is how many corrupt copies a test tries: n by default, ten times
+// as many with the environment variable CTXLEAK_LONG set (the one switch of
+// the project for long sweeps).
+func rounds(n int) int {
+	if os.Getenv("CTXLEAK_LONG") != "" {
+		return 10 * n
+	}
+	return n
+}
 
 func openExe(t *testing.T) *Binary {
 	t.Helper()
@@ -31,7 +42,7 @@ func TestCorruptPclntab(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	textSize := uint64(orig.functab[8*orig.nfunc]) | uint64(orig.functab[8*orig.nfunc+1])<<8 | uint64(orig.functab[8*orig.nfunc+2])<<16
 	opened := 0
-	for i := range 120 {
+	for i := range rounds(40) {
 		d := slices.Clone(orig.data)
 		switch i % 4 {
 		case 0: // a header word
@@ -97,7 +108,7 @@ func TestCorruptDWARF(t *testing.T) {
 	lo, hi := int(offs[0]), int(offs[len(offs)-1])
 	rng := rand.New(rand.NewPCG(3, 4))
 	decoded := 0
-	for range 8 {
+	for range rounds(3) {
 		bad := slices.Clone(info)
 		for range 100 {
 			bad[lo+rng.IntN(hi-lo)] = byte(rng.Uint32())
@@ -146,7 +157,7 @@ func TestCorruptDescriptors(t *testing.T) {
 	// with every slice claiming the longest length there can be.
 	rng := rand.New(rand.NewPCG(5, 6))
 	decoded, failed := 0, 0
-	for round := range 12 {
+	for round := range rounds(6) {
 		d := []byte(good.data)
 		switch round % 3 {
 		case 0:

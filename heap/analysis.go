@@ -16,9 +16,9 @@ import (
 type Analysis struct {
 	// Binary is the executable that wrote the dump, or nil.
 	Binary *binsym.Binary
-	// Unknown says, one sentence each, what the report cannot tell for
-	// want of inputs (no executable, no DWARF, a PIE...).
-	Unknown []string
+	// Unknown says what the report cannot tell for want of inputs (no
+	// executable, no DWARF, a PIE...), one typed reason each.
+	Unknown []Unknown
 
 	g        *heapdump.Graph
 	d        *heapdump.Dump // g.Dump()
@@ -109,10 +109,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	a.stats.DeadBytes = a.stats.Bytes - a.stats.LiveBytes
 	a.types = typer{a: a}
 	if bin == nil {
-		a.Unknown = []string{"no executable given (--binary): source lines, creation sites, " +
-			"names of globals and closures, and types are unknown"}
+		a.Unknown = []Unknown{noBinary}
 	} else {
-		a.Unknown = bin.Missing()
+		a.Unknown = unknowns(bin.Missing())
 	}
 	return a, nil
 }

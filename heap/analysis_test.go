@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 )
 
@@ -69,11 +68,7 @@ func TestOtherRootsExactAndFromReachers(t *testing.T) {
 		if c.focus != "" {
 			focus = regexp.MustCompile(c.focus)
 		}
-		bin, err := binsym.Open(d.exe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer bin.Close()
+		bin := openShared(t, d.exe)
 		report := func(exact int) ([]byte, *Report) {
 			defer func(old int) { exactOtherRoots = old }(exactOtherRoots)
 			exactOtherRoots = exact
@@ -132,11 +127,7 @@ func TestOtherRootsExactAndFromReachers(t *testing.T) {
 func TestReachers(t *testing.T) {
 	for _, args := range [][]string{{"-small"}, {"-small", "-gc=false"}} {
 		d := progDump(t, args...)
-		bin, err := binsym.Open(d.exe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer bin.Close()
+		bin := openShared(t, d.exe)
 		a, err := Analyze(d.path, bin)
 		if err != nil {
 			t.Fatal(err)
@@ -172,11 +163,7 @@ func TestReachers(t *testing.T) {
 // alone. Both must type the first object of every group the same way.
 func TestHoldersTypesPathsAsExplain(t *testing.T) {
 	d := progDump(t, "-small")
-	bin, err := binsym.Open(d.exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bin.Close()
+	bin := openShared(t, d.exe)
 	a, err := Analyze(d.path, bin)
 	if err != nil {
 		t.Fatal(err)

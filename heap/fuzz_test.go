@@ -38,7 +38,7 @@ func FuzzAnalyze(f *testing.F) {
 			if err := rep.WriteText(&out, PlainStyle{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := rep.WriteProfile(&out); err != nil {
+			if err := rep.Profile().Write(&out); err != nil {
 				t.Fatal(err)
 			}
 			addrs := make([]uint64, 0, 8)

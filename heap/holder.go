@@ -25,9 +25,9 @@ type Group struct {
 	// Shared is set when no single root dominates the object: several
 	// roots reach it, Root being the nearest; OtherRoots lists some of
 	// the others and OtherRootsTotal counts them.
-	Shared          bool     `json:"shared,omitempty"`
-	OtherRoots      []Holder `json:"other_roots,omitempty"`
-	OtherRootsTotal int      `json:"other_roots_total,omitempty"`
+	Shared          bool     `json:"shared"`
+	OtherRoots      []Holder `json:"other_roots"`
+	OtherRootsTotal int      `json:"other_root_count"`
 	// Path is the reference chain from the root to the object, one typed
 	// step per object, the object last.
 	Path []Step `json:"path"`
@@ -35,9 +35,9 @@ type Group struct {
 	Object Object `json:"object"`
 	// RetainedBytes and Objects add up what the members retain.
 	RetainedBytes uint64 `json:"retained_bytes"`
-	Objects       uint64 `json:"objects"`
+	Objects       uint64 `json:"retained_objects"`
 	// Count is the number of objects held this way.
-	Count int `json:"count"`
+	Count int `json:"object_count"`
 }
 
 // held is a Group being built, with what the report needs to group it and
@@ -63,7 +63,7 @@ type Holder struct {
 	Kind heapdump.RootKind `json:"kind"`
 	// Goroutine, Status and CreatedBy describe the goroutine of a frame
 	// or goroutine holder.
-	Goroutine uint64           `json:"goroutine,omitempty"`
+	Goroutine uint64           `json:"goroutine_id,omitempty"`
 	Status    string           `json:"status,omitempty"`
 	CreatedBy *binsym.Position `json:"created_by,omitempty"`
 	// Function is the frame's function, or a timer's or finalizer's
@@ -85,7 +85,7 @@ type Holder struct {
 	Detail string `json:"detail,omitempty"`
 	// RetainedBytes and Objects are what this root alone keeps alive.
 	RetainedBytes uint64 `json:"retained_bytes"`
-	Objects       uint64 `json:"objects"`
+	Objects       uint64 `json:"retained_objects"`
 }
 
 // Step is one object on a path from a root.
@@ -99,22 +99,22 @@ type Step struct {
 	// "closure main.f.func1" for a func value.
 	Type          string `json:"type"`
 	Addr          string `json:"addr"`
-	Size          uint64 `json:"size"`
+	Size          uint64 `json:"size_bytes"`
 	RetainedBytes uint64 `json:"retained_bytes"`
-	Objects       uint64 `json:"objects"`
+	Objects       uint64 `json:"retained_objects"`
 }
 
 // Object is the retained object a group stands for.
 type Object struct {
 	Type string `json:"type"`
 	Addr string `json:"addr"`
-	Size uint64 `json:"size"`
+	Size uint64 `json:"size_bytes"`
 	// AllocSite is the first frame of the allocation stack outside the
 	// runtime and allocation helpers; AllocStack is the whole stack,
 	// innermost first. Both are empty when the dump has no sample for the
 	// object (see runtime.MemProfileRate).
 	AllocSite  *binsym.Position  `json:"alloc_site,omitempty"`
-	AllocStack []binsym.Position `json:"alloc_stack,omitempty"`
+	AllocStack []binsym.Position `json:"alloc_stack"`
 }
 
 // Explain returns the holder of the object at each address: the root that

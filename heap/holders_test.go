@@ -2,6 +2,7 @@ package heap
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,10 +20,10 @@ import (
 )
 
 // The holder tests build testdata/holders (one retention pattern per run,
-// around a 50 MiB payload), run it to write a real heap dump, and check
+// around a 2 MiB payload), run it to write a real heap dump, and check
 // what the analysis says against what the program knows of itself.
 
-const payloadSize = 50 << 20
+const payloadSize = 2 << 20
 
 var (
 	holdersOnce sync.Once
@@ -33,22 +34,37 @@ var (
 // holdersProg returns the test program built plainly or stripped.
 func holdersProg(t testing.TB, build string) string {
 	t.Helper()
-	holdersOnce.Do(func() {
-		holdersExe = map[string]string{}
-		for _, b := range []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}} {
-			exe := filepath.Join(dumptest.TempDir(t), "holders"+b.name)
-			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
-			if err != nil {
-				holdersErr = fmt.Errorf("go build: %v\n%s", err, out)
-				return
-			}
-			holdersExe[b.name] = exe
-		}
-	})
+	dir := dumptest.TempDir(t)
+	holdersOnce.Do(func() { buildHolders(dir) })
 	if holdersErr != nil {
 		t.Fatal(holdersErr)
 	}
 	return holdersExe[build]
+}
+
+// buildHolders builds testdata/holders into dir, plainly and stripped.
+func buildHolders(dir string) {
+	// The two builds share the compiled packages and link at once.
+	builds := []struct{ name, ldflags string }{{"", ""}, {"stripped", "-s -w"}}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, b := range builds {
+		wg.Go(func() {
+			exe := filepath.Join(dir, "holders"+b.name)
+			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("go build: %v\n%s", err, out)
+			}
+		})
+	}
+	wg.Wait()
+	if holdersErr = errors.Join(errs...); holdersErr != nil {
+		return
+	}
+	holdersExe = map[string]string{}
+	for _, b := range builds {
+		holdersExe[b.name] = filepath.Join(dir, "holders"+b.name)
+	}
 }
 
 // patternRun is what testdata/holders printed about itself.
@@ -93,12 +109,7 @@ func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
 	t.Helper()
 	var bin *binsym.Binary
 	if build != "none" {
-		b, err := binsym.Open(holdersProg(t, build))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		bin = b
+		bin = openShared(t, holdersProg(t, build))
 	}
 	a, err := Analyze(r.dump, bin)
 	if err != nil {
@@ -109,7 +120,7 @@ func (r *patternRun) analyze(t testing.TB, build string) *Analysis {
 }
 
 // payloadGroup returns the report entry of the payload, failing if there is
-// none or it is not the 50 MiB []uint8.
+// none or it is not the payload, a []uint8 of payloadSize bytes.
 func payloadGroup(t *testing.T, a *Analysis) *Group {
 	t.Helper()
 	rep, err := a.Holders()
@@ -290,7 +301,7 @@ func TestHoldersStripped(t *testing.T) {
 			if types := pathTypes(g); !containsInOrder(types, []string{"context.valueCtx", "main.Upload", "[]uint8"}) {
 				t.Errorf("path types %q", types)
 			}
-			if !slices.ContainsFunc(a.Unknown, func(s string) bool { return strings.Contains(s, "symbol table") }) {
+			if !slices.ContainsFunc(a.Unknown, func(u Unknown) bool { return strings.Contains(u.Text, "symbol table") }) {
 				t.Errorf("Unknown does not mention the missing symbol table: %q", a.Unknown)
 			}
 		})

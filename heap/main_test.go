@@ -1,8 +1,10 @@
 package heap
 
 import (
+	"sync"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
@@ -36,4 +38,28 @@ func (d *testDump) val(t testing.TB, name string) uint64 {
 func (d *testDump) bytes(t testing.TB) []byte {
 	t.Helper()
 	return d.d.Bytes(t)
+}
+
+var (
+	binariesMu sync.Mutex
+	binaries   = map[string]*binsym.Binary{} // by path
+)
+
+// openShared returns the executable at path, opened once per test binary
+// and shared by the tests, which only read it: the symbols and types it
+// derives lazily are read once, not once per test. It stays open until the
+// test binary exits.
+func openShared(t testing.TB, path string) *binsym.Binary {
+	t.Helper()
+	binariesMu.Lock()
+	defer binariesMu.Unlock()
+	if b, ok := binaries[path]; ok {
+		return b
+	}
+	b, err := binsym.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binaries[path] = b
+	return b
 }

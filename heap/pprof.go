@@ -1,19 +1,18 @@
 package heap
 
 import (
-	"io"
-
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/google/pprof/profile"
 )
 
-// WriteProfile writes the report as a retention profile in profile.proto
-// (gzipped): one sample per group, whose stack is the holder path with the
-// holder at the bottom and the object's type at the top, valued by the
-// bytes and objects the group retains. "go tool pprof -http=: FILE" then
-// draws a flame graph of who holds memory.
-func (r *Report) WriteProfile(w io.Writer) error {
+// Profile returns the report as a retention profile: one sample per group,
+// whose stack is the holder path with the holder at the bottom and the
+// object's type at the top, valued by the bytes and objects the group
+// retains. Written with its Write method (gzipped profile.proto), "go tool
+// pprof -http=: FILE" draws a flame graph of who holds memory. Its Comments
+// are the caller's to fill: a command puts its command line there.
+func (r *Report) Profile() *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
 			{Type: "retained_space", Unit: "bytes"},
@@ -22,7 +21,6 @@ func (r *Report) WriteProfile(w io.Writer) error {
 		DefaultSampleType: "retained_space",
 		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:            1,
-		Comments:          []string{"ctxleak holders " + r.Dump},
 	}
 	locs := map[string]*profile.Location{}
 	loc := func(name string, site *binsym.Position) *profile.Location {
@@ -74,7 +72,7 @@ func (r *Report) WriteProfile(w io.Writer) error {
 		}
 		p.Sample = append(p.Sample, s)
 	}
-	return p.Write(w)
+	return p
 }
 
 // rootName names a holder for a profile frame: without a goroutine id, so

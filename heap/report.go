@@ -10,7 +10,8 @@ import (
 	"github.com/ctxleak/ctxleak/heapdump"
 )
 
-// Report is the holder report of a heap dump.
+// Report is the holder report of a heap dump. Its JSON document is
+// described key by key in docs/json.md.
 type Report struct {
 	Dump      string `json:"dump"`
 	Binary    string `json:"binary,omitempty"`
@@ -21,18 +22,18 @@ type Report struct {
 	LiveObjects uint64 `json:"live_objects"`
 	DeadBytes   uint64 `json:"dead_bytes"`
 	DeadObjects uint64 `json:"dead_objects"`
-	Goroutines  int    `json:"goroutines"`
+	Goroutines  int    `json:"goroutine_count"`
 	// SharedBytes is what no single root holds: objects several roots
 	// reach (through context trees, channel queues and the like).
 	SharedBytes   uint64 `json:"shared_bytes"`
 	SharedObjects uint64 `json:"shared_objects"`
-	MinSize       uint64 `json:"min_size"`
+	MinSize       uint64 `json:"min_size_bytes"`
 	// Unknown says what the report cannot tell for want of inputs.
-	Unknown []string `json:"unknown,omitempty"`
+	Unknown []Unknown `json:"unknown"`
 	// Groups are the entries, most retained bytes first; GroupsTotal
 	// counts them before Top and Focus.
 	Groups      []*Group `json:"groups"`
-	GroupsTotal int      `json:"groups_total"`
+	GroupsTotal int      `json:"group_count"`
 }
 
 // Holders builds the holder report, with the options given to Analyze and

@@ -31,6 +31,7 @@ func sampleReport() *Report {
 		Dump: "app.heapdump", Binary: "./app", GoVersion: "go1.26.8",
 		LiveBytes: 160 << 20, LiveObjects: 12345, DeadBytes: 8 << 10, DeadObjects: 99, Goroutines: 14,
 		SharedBytes: 24 << 10, SharedObjects: 87, MinSize: DefaultMinSize,
+		Unknown:     []Unknown{{Reason: BinaryIncomplete, Text: "no ELF symbol table (linked with -s): names of globals, itabs and other symbols are unknown"}},
 		GroupsTotal: 4,
 		Groups: []*Group{
 			{
@@ -113,12 +114,88 @@ func TestReportTextGolden(t *testing.T) {
 	golden(t, "report.txt", buf.Bytes())
 }
 
+// A report with nothing in it still writes every list, as [], and starts
+// with its schema.
+func TestReportJSONEmptyLists(t *testing.T) {
+	rep := &Report{Dump: "app.heapdump", GroupsTotal: 1, Groups: []*Group{{Root: Holder{Kind: heapdump.RootOther}}}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("null")) {
+		t.Errorf("null in %s", b)
+	}
+	for _, key := range []string{`"unknown":[]`, `"other_roots":[]`, `"path":[]`, `"alloc_stack":[]`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("no %s in %s", key, b)
+		}
+	}
+	if !bytes.HasPrefix(b, []byte(`{"schema":"ctxleak.holders/v1",`)) {
+		t.Errorf("document does not start with the schema: %s", b)
+	}
+	// A value marshals as a pointer does.
+	b2, err := json.Marshal(*rep)
+	if err != nil || !bytes.Equal(b, b2) {
+		t.Errorf("Report value: %s, %v; want %s", b2, err, b)
+	}
+	b, err = json.Marshal(&Report{})
+	if err != nil || !bytes.Contains(b, []byte(`"groups":[]`)) {
+		t.Errorf("empty report: %s, %v", b, err)
+	}
+}
+
+// inputStyle names the input of one reason, as a command names its flag.
+type inputStyle struct{ PlainStyle }
+
+func (inputStyle) Input(r Reason) string {
+	if r == NoBinary {
+		return "--binary"
+	}
+	return ""
+}
+
+// The text report names the input a Reason lacks in the Style's terms, and
+// the library's own sentence names none.
+func TestUnknownInput(t *testing.T) {
+	rep := &Report{Dump: "app.heapdump", Unknown: []Unknown{noBinary,
+		{Reason: BinaryIncomplete, Text: "no DWARF (linked with -w or -s): types come from the runtime type descriptors"}}}
+	for _, tt := range []struct {
+		st   Style
+		want []string
+	}{
+		{PlainStyle{}, []string{
+			"  unknown   no executable given: source lines, creation sites, names of globals and closures, and types are unknown\n",
+			"  unknown   no DWARF (linked with -w or -s): types come from the runtime type descriptors\n"}},
+		{inputStyle{}, []string{
+			"  unknown   no executable given (--binary): source lines, creation sites, names of globals and closures, and types are unknown\n",
+			"  unknown   no DWARF (linked with -w or -s): types come from the runtime type descriptors\n"}},
+	} {
+		var buf bytes.Buffer
+		if err := rep.WriteText(&buf, tt.st); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("%T: text lacks %q:\n%s", tt.st, w, buf.String())
+			}
+		}
+	}
+	b, err := json.Marshal(rep.Unknown)
+	if want := `[{"reason":"no_binary","text":"no executable given: source lines, creation sites, names of globals and closures, and types are unknown"},` +
+		`{"reason":"binary_incomplete","text":"no DWARF (linked with -w or -s): types come from the runtime type descriptors"}]`; err != nil || string(b) != want {
+		t.Errorf("JSON %s, %v; want %s", b, err, want)
+	}
+	if _, err := json.Marshal(Unknown{Text: "no reason"}); err == nil {
+		t.Error("a zero Reason marshals")
+	}
+}
+
 // The retention profile reads back with the pprof library: one sample per
 // group, the holder at the bottom of its stack and the object's type on top.
 func TestWriteProfile(t *testing.T) {
 	rep := sampleReport()
 	var buf bytes.Buffer
-	if err := rep.WriteProfile(&buf); err != nil {
+	if err := rep.Profile().Write(&buf); err != nil {
 		t.Fatal(err)
 	}
 	p, err := profile.Parse(&buf)

@@ -20,16 +20,33 @@ type Style interface {
 	Warn(string) string
 	// Unicode reports whether box-drawing characters may be used.
 	Unicode() bool
+	// Input names, in the caller's terms, the input that would supply
+	// what r says is missing (a command-line flag, say), or returns ""
+	// to leave it unnamed. The report shows it in parentheses: "no
+	// executable given (--binary): ...".
+	Input(r Reason) string
 }
 
 // PlainStyle is the Style for logs and pipes: no escapes, ASCII only.
 type PlainStyle struct{}
 
+// Heading returns s as it is.
 func (PlainStyle) Heading(s string) string { return s }
-func (PlainStyle) Bold(s string) string    { return s }
-func (PlainStyle) Faint(s string) string   { return s }
-func (PlainStyle) Warn(s string) string    { return s }
-func (PlainStyle) Unicode() bool           { return false }
+
+// Bold returns s as it is.
+func (PlainStyle) Bold(s string) string { return s }
+
+// Faint returns s as it is.
+func (PlainStyle) Faint(s string) string { return s }
+
+// Warn returns s as it is.
+func (PlainStyle) Warn(s string) string { return s }
+
+// Unicode returns false: paths are drawn with ASCII.
+func (PlainStyle) Unicode() bool { return false }
+
+// Input returns "": the report names no input.
+func (PlainStyle) Input(Reason) string { return "" }
 
 // WriteText writes the report for people: a header with the dump's totals,
 // then each group with its holder and the path from it.
@@ -47,7 +64,7 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	fmt.Fprintf(&b, "  %-9s %s in %d objects (garbage not yet swept, unused span tails)\n", "dead", bytesize.Format(int64(r.DeadBytes)), r.DeadObjects)
 	fmt.Fprintf(&b, "  %-9s %s in %d objects reached from more than one root\n", "shared", bytesize.Format(int64(r.SharedBytes)), r.SharedObjects)
 	for _, u := range r.Unknown {
-		fmt.Fprintf(&b, "  %-9s %s\n", "unknown", st.Warn(u))
+		fmt.Fprintf(&b, "  %-9s %s\n", "unknown", st.Warn(u.withInput(st.Input(u.Reason))))
 	}
 	b.WriteString("\n")
 	min := bytesize.Format(int64(r.MinSize))

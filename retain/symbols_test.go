@@ -134,15 +134,18 @@ func strippedBinary(t *testing.T) {
 	}
 }
 
-// resetRelink forgets the relinked binary, before and after the test.
+// resetRelink forgets the relinked binary for the test, and puts back what
+// was there after it, so that later tests need not relink again.
 func resetRelink(t *testing.T) {
-	reset := func() {
+	relinked.Lock()
+	done, bin, err, took := relinked.done, relinked.bin, relinked.err, relinked.took
+	relinked.done, relinked.bin, relinked.err = false, nil, nil
+	relinked.Unlock()
+	t.Cleanup(func() {
 		relinked.Lock()
-		relinked.done, relinked.bin, relinked.err = false, nil, nil
+		relinked.done, relinked.bin, relinked.err, relinked.took = done, bin, err, took
 		relinked.Unlock()
-	}
-	reset()
-	t.Cleanup(reset)
+	})
 }
 
 // failGlobal fails a tracker on a payload held by globalHeld and returns the
@@ -161,10 +164,10 @@ func failGlobal(t *testing.T) string {
 }
 
 // TestGlobalsNamedByRelink names a global of a stripped test binary, and
-// says how long the relink took.
+// says how long the relink took. It reuses the relinked binary of an
+// earlier test, if any (the relink runs once per process, as for users).
 func TestGlobalsNamedByRelink(t *testing.T) {
 	strippedBinary(t)
-	resetRelink(t)
 	msg := failGlobal(t)
 	want := "held by global github.com/ctxleak/ctxleak/retain.globalHeld (bss segment)"
 	if !strings.Contains(msg, want) || strings.Contains(msg, "note:") {

@@ -164,7 +164,9 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
 	case "pprof":
-		err = rep.WriteProfile(&out)
+		p := rep.Profile()
+		p.Comments = []string{"ctxleak holders " + dump}
+		err = p.Write(&out)
 	default:
 		w := a.stdout
 		if f.output != "" {
@@ -216,3 +218,11 @@ func (s printerStyle) Bold(t string) string    { return s.p.Bold(t) }
 func (s printerStyle) Faint(t string) string   { return s.p.Faint(t) }
 func (s printerStyle) Warn(t string) string    { return s.p.Warn(t) }
 func (s printerStyle) Unicode() bool           { return s.p.Styled() }
+
+// Input names the flag that supplies what r says is missing.
+func (s printerStyle) Input(r heap.Reason) string {
+	if r == heap.NoBinary {
+		return "--binary"
+	}
+	return ""
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,34 +108,39 @@ func TestHoldersReport(t *testing.T) {
 	if strings.Contains(stdout, "\x1b[") {
 		t.Errorf("escape codes in piped output")
 	}
+	golden(t, filepath.Join("testdata", "golden"), "holders.golden", normalizeHoldersText(stdout, filepath.Dir(dump)))
 	last := strings.TrimSpace(stderr)
 	if !strings.HasPrefix(last, "ctxleak: retention found: 1 group of 1.0 MiB or more") || !strings.Contains(last, "frame main.waitThenUse") {
 		t.Errorf("last line %q", last)
 	}
 
-	// JSON: one document whose groups name the holder.
+	// JSON: one document whose groups name the holder, pinned by a golden
+	// file.
 	code, stdout, _ = ctxleak(t, "holders", dump, "--binary", exe, "--format", "json")
 	var rep struct {
+		Schema    string `json:"schema"`
 		GoVersion string `json:"go_version"`
 		Groups    []struct {
 			Root struct {
 				Kind, Function string
-				Goroutine      uint64
+				Goroutine      uint64 `json:"goroutine_id"`
 			}
 			Object struct {
 				Type      string
 				AllocSite struct{ Function string } `json:"alloc_site"`
 			}
 			RetainedBytes uint64 `json:"retained_bytes"`
-			Count         int
+			ObjectCount   int    `json:"object_count"`
 		}
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 {
 		t.Fatalf("exit %d, json %v:\n%s", code, err, stdout)
 	}
-	if len(rep.Groups) != 1 || rep.Groups[0].Root.Function != "main.waitThenUse" || rep.Groups[0].Object.AllocSite.Function != "main.newPayload" {
+	if rep.Schema != "ctxleak.holders/v1" || len(rep.Groups) != 1 || rep.Groups[0].Root.Function != "main.waitThenUse" ||
+		rep.Groups[0].Root.Goroutine == 0 || rep.Groups[0].ObjectCount != 1 || rep.Groups[0].Object.AllocSite.Function != "main.newPayload" {
 		t.Errorf("json report %+v", rep)
 	}
+	golden(t, filepath.Join("testdata", "golden"), "holders-format-json.golden", normalizeHoldersJSON(t, stdout, filepath.Dir(dump)))
 
 	// pprof, to a new file, mode 0600; an existing file is not overwritten.
 	out := filepath.Join(t.TempDir(), "holders.pb.gz")
@@ -153,7 +159,7 @@ func TestHoldersReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 50<<20 {
+	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 2<<20 {
 		t.Errorf("profile samples %v", p.Sample)
 	}
 	code, _, stderr = ctxleak(t, "holders", dump, "--binary", exe, "--format", "pprof", "-o", out)
@@ -169,11 +175,59 @@ func TestHoldersReport(t *testing.T) {
 }
 
 // A leaked goroutine that no longer uses its context holds nothing: the
-// report is clean.
+// report is clean, and its JSON lists nothing as [], not null.
 func TestHoldersDeadContextClean(t *testing.T) {
 	dump, exe := holdersDump(t, "dead-ctx")
 	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
 	if code != 0 || !strings.Contains(stdout, "No object of 1.0 MiB or more is retained") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
+	code, stdout, stderr = ctxleak(t, "holders", dump, "--binary", exe, "--format", "json")
+	if code != 0 || !strings.Contains(stdout, `"groups": [],`) || strings.Contains(stdout, "null") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// normalizeHoldersText replaces what varies from one run to the next in the
+// text of holders: the temporary directory, the Go version, the dump's
+// totals and goroutine ids.
+func normalizeHoldersText(text, tmp string) string {
+	text = strings.ReplaceAll(text, tmp, "$TMP")
+	for _, r := range []struct{ re, with string }{
+		{`(?m)^(heap dump \S+ )\(go[^)]*\)`, `${1}(GOVERSION)`},
+		{`(?m)^(  (live|dead|shared) +)\d+(\.\d+)? \S+ in \d+ objects`, `${1}N B in N objects`},
+		{`; \d+ goroutines`, `; N goroutines`},
+		{`goroutine \d+ \[`, `goroutine N [`},
+	} {
+		text = regexp.MustCompile(r.re).ReplaceAllString(text, r.with)
+	}
+	return text
+}
+
+// normalizeHoldersJSON replaces what varies from one run to the next in the
+// JSON of holders: the temporary directory, the repository's and Go's
+// directories, the Go version, addresses, goroutine ids, the dump's totals
+// (the runtime's own allocations vary), and the line numbers of Go's own
+// sources (they vary with the Go release).
+func normalizeHoldersJSON(t *testing.T, doc, tmp string) string {
+	t.Helper()
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc = strings.NewReplacer(tmp, "$TMP", repo, "$REPO", strings.TrimSpace(string(goroot)), "$GOROOT").Replace(doc)
+	for _, r := range []struct{ re, with string }{
+		{`("go_version": )"[^"]*"`, `$1"GOVERSION"`},
+		{`("addr": )"0x[0-9a-f]+"`, `$1"0xADDR"`},
+		{`("(live|dead|shared)_(bytes|objects)": )\d+`, `${1}0`},
+		{`("(goroutine_count|goroutine_id)": )\d+`, `${1}0`},
+		{`("file": "\$GOROOT/[^"]*",\s*"line": )\d+`, `${1}0`},
+	} {
+		doc = regexp.MustCompile(r.re).ReplaceAllString(doc, r.with)
+	}
+	return doc
 }

@@ -240,7 +240,7 @@ func main() {
 			if containsBlocked(string(buf[:n])) {
 				break
 			}
-			time.Sleep(d)
+			time.Sleep(min(d, 10*time.Millisecond))
 		}
 		_, vdata := words(unsafe.Pointer(&vctx))
 		emit("ctxdata", "main.wait", vdata)

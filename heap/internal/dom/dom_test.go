@@ -3,6 +3,8 @@ package dom_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -344,11 +346,20 @@ func randomGraph(rng *rand.Rand) (dom.Graph, uint32) {
 	return build(n, edges), uint32(rng.IntN(n))
 }
 
+// longTests reports whether the long sweeps run: the environment variable
+// CTXLEAK_LONG is set (to anything), the one switch of the project.
+func longTests() bool { return os.Getenv("CTXLEAK_LONG") != "" }
+
+// TestRandom checks random graphs against the naive reference: 500 by
+// default, 100 with -short, 30000 with CTXLEAK_LONG set.
 func TestRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	iters := 3000
-	if testing.Short() {
-		iters = 300
+	iters := 500
+	switch {
+	case longTests():
+		iters = 30000
+	case testing.Short():
+		iters = 100
 	}
 	for i := range iters {
 		g, root := randomGraph(rng)
@@ -360,10 +371,15 @@ func TestRandom(t *testing.T) {
 	}
 }
 
-// TestDeep runs on graphs a million nodes deep, where any recursion would
-// overflow, with answers known by construction.
+// TestDeep runs on graphs 200,000 nodes deep (a million with CTXLEAK_LONG
+// set), with answers known by construction. The goroutine stacks are capped
+// at 1 MiB meanwhile, so that any recursion as deep as the graph overflows.
 func TestDeep(t *testing.T) {
-	const L = 500_000
+	L := uint32(100_000)
+	if longTests() {
+		L = 500_000
+	}
+	defer debug.SetMaxStack(debug.SetMaxStack(1 << 20))
 	t.Run("list of values also held by a map", func(t *testing.T) {
 		// list node i (0..L-1) -> value L+i, list node i+1; map 2L -> all
 		// values in a shuffled order; super-root 2L+1 -> list head, map.
@@ -376,11 +392,11 @@ func TestDeep(t *testing.T) {
 				edges = append(edges, [2]uint32{i, i + 1})
 			}
 		}
-		for _, i := range rng.Perm(L) {
+		for _, i := range rng.Perm(int(L)) {
 			edges = append(edges, [2]uint32{m, L + uint32(i)})
 		}
 		edges = append(edges, [2]uint32{s, 0}, [2]uint32{s, m})
-		g := build(2*L+2, edges)
+		g := build(int(2*L+2), edges)
 		tr, err := dom.New(g, s)
 		if err != nil {
 			t.Fatal(err)
@@ -402,14 +418,14 @@ func TestDeep(t *testing.T) {
 			sizes[i] = 1
 		}
 		ret := dom.Retained(tr, sizes)
-		if ret[0] != L || ret[s] != 2*L+2 || ret[m] != 1 || ret[L-1] != 1 {
+		if ret[0] != uint64(L) || ret[s] != uint64(2*L+2) || ret[m] != 1 || ret[L-1] != 1 {
 			t.Fatalf("retained head %d, root %d, map %d, tail %d", ret[0], ret[s], ret[m], ret[L-1])
 		}
 	})
 	t.Run("path with back edges and shortcuts", func(t *testing.T) {
 		// 0 -> 1 -> ... -> 2L-1, 0 -> every multiple of 1000, and from each
 		// node an edge back to a random earlier node of its block of 1000.
-		const n = 2 * L
+		n := 2 * L
 		rng := rand.New(rand.NewPCG(5, 6))
 		var edges [][2]uint32
 		for v := range uint32(n) {
@@ -422,7 +438,7 @@ func TestDeep(t *testing.T) {
 				edges = append(edges, [2]uint32{v, v + 1})
 			}
 		}
-		tr, err := dom.New(build(n, edges), 0)
+		tr, err := dom.New(build(int(n), edges), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ import (
 )
 
 // payloadSize is the size of the request payload each pattern retains.
-const payloadSize = 50 << 20
+const payloadSize = 2 << 20
 
 // Upload is the request-scoped value stored in the context.
 type Upload struct {
