@@ -35,8 +35,8 @@ type Report struct {
 	AnalysisMS int64 `json:"analysis_ms"`
 	// Unknown says what the report cannot tell, and Err why it could not
 	// be made, when it could not.
-	Unknown []string `json:"unknown"`
-	Err     string   `json:"error,omitempty"`
+	Unknown []heap.Unknown `json:"unknown"`
+	Err     string         `json:"error,omitempty"`
 }
 
 // Value is a value that outlived its grace.
@@ -80,7 +80,7 @@ func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s\n", r.Time.Format(time.RFC3339), r.Summary())
 	for _, u := range r.Unknown {
-		fmt.Fprintf(&b, "  unknown: %s\n", u)
+		fmt.Fprintf(&b, "  unknown: %s\n", u.Text)
 	}
 	for _, v := range r.Values {
 		title := fmt.Sprintf("%q %s", v.Label, v.Type)
@@ -153,7 +153,7 @@ func (w *Watcher) explain(rep *Report, vals []expectation) {
 		}
 		addrs[i] = uint64(e.addr)
 	}
-	rep.Unknown = []string{}
+	rep.Unknown = []heap.Unknown{}
 	err := w.withDump(func(d selfdump.Dump, a *heap.Analysis) error {
 		rep.DumpBytes, rep.DumpMS = d.Size, d.Took.Milliseconds()
 		if w.opts.DumpDir != "" {
