@@ -48,7 +48,7 @@ type Value struct {
 	TrackedAt *binsym.Position `json:"tracked_at,omitempty"`
 	// Holder is the root that keeps the value alive, with the path from it;
 	// nil when the value was freed before the dump.
-	Holder *heap.Group `json:"holder"`
+	Holder *heap.Group `json:"holder,omitempty"`
 }
 
 // Summary is the report in one line, as the Logger gets it.

@@ -161,7 +161,7 @@ type Stats struct {
 	Reports int `json:"reports_count"`
 	// GCCycles is the GC cycle count at the last check; ForcedGCs counts
 	// the cycles the watcher started itself.
-	GCCycles  uint64 `json:"gc_cycles_count"`
+	GCCycles  uint64 `json:"gc_count"`
 	ForcedGCs int    `json:"forced_gc_count"`
 	// Labels are the counts per label, in order of first use.
 	Labels []LabelStats `json:"labels"`
