@@ -54,15 +54,23 @@ type Value struct {
 // Summary is the report in one line, as the Logger gets it.
 func (r Report) Summary() string {
 	if r.Err != "" {
-		return fmt.Sprintf("%d values outlived their grace; no report: %s", r.OutlivedCount, r.Err)
+		return fmt.Sprintf("%s; no report: %s", outlived(r.OutlivedCount), r.Err)
 	}
 	for _, v := range r.Values {
 		if v.Holder != nil {
-			return fmt.Sprintf("%d values outlived their grace; %s %q is held by %s",
-				r.OutlivedCount, v.Type, v.Label, holderName(v.Holder.Root))
+			return fmt.Sprintf("%s; %s %q is held by %s",
+				outlived(r.OutlivedCount), v.Type, v.Label, holderName(v.Holder.Root))
 		}
 	}
-	return fmt.Sprintf("%d values outlived their grace; all were freed before the dump", r.OutlivedCount)
+	return outlived(r.OutlivedCount) + "; freed before the dump"
+}
+
+// outlived says how many values outlived their grace.
+func outlived(n int) string {
+	if n == 1 {
+		return "1 value outlived its grace"
+	}
+	return fmt.Sprintf("%d values outlived their grace", n)
 }
 
 // holderName is Holder.Short with the creation site of a goroutine.

@@ -1,9 +1,14 @@
 package watch_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +21,13 @@ var jobCache [][]byte
 
 func TestTrackedValueIsReported(t *testing.T) {
 	reports := make(chan watch.Report, 1)
+	var log syncBuffer
+	dumpDir := t.TempDir()
 	w := watch.New(watch.Options{
 		Grace:     20 * time.Millisecond,
 		Threshold: 1,
-		Logger:    quietLogger(),
+		DumpDir:   dumpDir,
+		Logger:    slog.New(slog.NewTextHandler(&log, nil)),
 		OnReport:  func(r watch.Report) { reports <- r },
 	})
 	defer w.Close()
@@ -55,11 +63,36 @@ func TestTrackedValueIsReported(t *testing.T) {
 	if v.Holder == nil || v.Holder.Root.Global == "" {
 		t.Errorf("holder %+v, want a global", v.Holder)
 	}
+	if fi, err := os.Stat(rep.Dump); err != nil || filepath.Dir(rep.Dump) != dumpDir || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the dump %q: %v, want a 0600 file kept in %s", rep.Dump, err, dumpDir)
+	}
+	if line := log.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, "level=WARN") ||
+		!strings.Contains(line, `job payload`) || !strings.Contains(line, "is held by global") || !strings.Contains(line, "outlived=1") {
+		t.Errorf("log %q, want one warning naming the payload and its holder", line)
+	}
 	st := w.Stats()
 	if l := st.Label("freed payload"); l.Watched != 1 || l.Outlived != 0 {
 		t.Errorf("freed payload: %+v, want watched 1, outlived 0", l)
 	}
 	jobCache = nil
+}
+
+// syncBuffer is a bytes.Buffer for a logger of another goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func TestTrackRefuses(t *testing.T) {

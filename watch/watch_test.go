@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -141,6 +142,8 @@ func holdContext(ctx context.Context, stop <-chan struct{}) {
 
 func TestLeakyHandlerIsReported(t *testing.T) {
 	const leaks = 3
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the dump goes, and must be gone from
 	reports := make(chan watch.Report, 1)
 	w := watch.New(watch.Options{
 		Grace:       20 * time.Millisecond,
@@ -194,6 +197,9 @@ func TestLeakyHandlerIsReported(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "holdContext") {
 		t.Errorf("the text report does not name holdContext")
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); rep.Dump != "" || len(left) != 0 {
+		t.Errorf("the dump is kept: %q, %v left in TMPDIR", rep.Dump, left)
 	}
 	st := w.Stats()
 	if l := st.Label("GET /leak"); l.Watched != leaks || l.Outlived != leaks || st.Reports != 1 {
