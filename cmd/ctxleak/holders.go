@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
@@ -19,19 +20,21 @@ import (
 
 // holdersFlags are the flags of "ctxleak holders".
 type holdersFlags struct {
-	binary  string
-	minSize bytesize.Size
-	top     int
-	focus   string
-	format  string
-	output  string
-	force   bool
+	binary      string
+	httpTimeout time.Duration // for a URL
+	maxDumpSize bytesize.Size // for a URL
+	minSize     bytesize.Size
+	top         int
+	focus       string
+	format      string
+	output      string
+	force       bool
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
 	var f holdersFlags
 	cmd := &cobra.Command{
-		Use:   "holders DUMP [--binary EXE]",
+		Use:   "holders DUMP|URL [--binary EXE]",
 		Short: "Read a heap dump and say which goroutine frame, global or timer holds what",
 		Long: `Holders reads a Go heap dump (runtime/debug.WriteHeapDump) and reports who
 keeps the large objects alive: for each object of --min-size or more, and
@@ -64,6 +67,11 @@ To get a dump from your own program:
         return nil
     }
 
+Or let a running service serve its dump with package watch (Handler, with
+Options.AllowHeapDump) and give its URL: ctxleak downloads it into a 0600
+temporary file (at most --max-dump-size, within --http-timeout), refuses it
+when the service's build ID is not --binary's, and deletes it when done.
+
 A dump holds every byte of the process, secrets included: keep it 0600 and
 delete it when done. ctxleak never prints object contents.
 
@@ -77,6 +85,7 @@ unreadable dump or executable. Chain a viewer with ";", not "&&", since
 finding retention exits 1.`,
 		Example: `  ctxleak holders app.heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
+  ctxleak holders http://localhost:6060/debug/ctxleak/heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz --force; go tool pprof -http=: holders.pb.gz
   ssh host cat /tmp/app.heapdump | ctxleak holders - --binary ./app`,
 		Args: rangeArgs(1, 1),
@@ -86,6 +95,8 @@ finding retention exits 1.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.binary, "binary", "", "the executable that wrote the dump (`EXE`), for names, lines and types")
+	fs.DurationVar(&f.httpTimeout, "http-timeout", 5*time.Minute, "time limit for downloading a dump from a URL")
+	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL larger than this `SIZE`")
 	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.StringVar(&f.focus, "focus", "", "keep groups whose holder, path or allocation site matches `REGEX`")
@@ -122,6 +133,28 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
 	}
 
+	source := dump
+	if isURL(dump) {
+		if f.httpTimeout <= 0 {
+			return usageErrorf("invalid --http-timeout %v: want a positive duration such as 5m", f.httpTimeout)
+		}
+		path, cleanup, err := downloadDump(dump, f.httpTimeout, f.maxDumpSize, f.binary)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		dump = path
+	}
+	ctx := cmd.Context()
+	if dump == stdinName {
+		path, remove, err := a.spoolStdin(ctx)
+		if err != nil {
+			return err
+		}
+		defer remove()
+		dump = path
+	}
+
 	var bin *binsym.Binary
 	if f.binary != "" {
 		b, err := binsym.Open(f.binary)
@@ -131,33 +164,29 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		defer b.Close()
 		bin = b
 	}
-	ctx := cmd.Context()
-	path := dump
-	if dump == stdinName {
-		p, remove, err := a.spoolStdin(ctx)
-		if err != nil {
-			return err
-		}
-		defer remove()
-		path = p
-	}
 	var rep *heap.Report
 	err := await(ctx, func() error {
-		an, err := heap.Analyze(path, bin)
+		an, err := heap.Analyze(dump, bin)
 		if err != nil {
-			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), path, dump), dumpHint(path))
+			hint := ""
+			if source == dump {
+				hint = dumpHint(dump)
+			}
+			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), dump, source), hint)
 		}
 		defer an.Close()
 		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
 		if err != nil {
-			return fmt.Errorf("%s: %w", dump, err)
+			return fmt.Errorf("%s: %w", source, err)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	rep.Dump = dump
+	if source != dump {
+		rep.Dump = source // the URL or "-", not the deleted temporary file
+	}
 
 	var out bytes.Buffer
 	switch f.format {
@@ -167,7 +196,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		err = enc.Encode(rep)
 	case "pprof":
 		p := rep.Profile()
-		p.Comments = []string{"ctxleak holders " + dump}
+		p.Comments = []string{"ctxleak holders " + source}
 		err = p.Write(&out)
 	default:
 		w := a.stdout
