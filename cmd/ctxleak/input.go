@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/google/pprof/profile"
 )
@@ -36,6 +37,9 @@ func await(ctx context.Context, fn func() error) error {
 // dump reader needs random access), and returns its path and a function
 // that removes it.
 func (a *app) spoolStdin(ctx context.Context) (path string, remove func(), err error) {
+	if f, ok := a.stdin.(*os.File); ok && ui.IsTerminal(f) {
+		return "", func() {}, usageErrorf("- reads the dump from standard input, which is a terminal: pipe or redirect a dump in")
+	}
 	f, err := os.CreateTemp("", "ctxleak-stdin-*.heapdump")
 	if err != nil {
 		return "", func() {}, usageErrorf("spooling standard input: %v", err)
@@ -60,6 +64,9 @@ func (a *app) spoolStdin(ctx context.Context) (path string, remove func(), err e
 
 // readStdinProfile reads a pprof profile from standard input.
 func (a *app) readStdinProfile(ctx context.Context) (*profiles.Profile, error) {
+	if f, ok := a.stdin.(*os.File); ok && ui.IsTerminal(f) {
+		return nil, usageErrorf("- reads a profile from standard input, which is a terminal: pipe or redirect a profile in")
+	}
 	var data []byte
 	err := await(ctx, func() error {
 		var err error
