@@ -3,14 +3,12 @@ package cost
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 )
@@ -55,16 +53,6 @@ func (r *Runner) Run(ctx context.Context, list []*Measurement) (*Report, error) 
 	samples := map[string][]*Sample{}
 	for run := range r.Count {
 		order := append(append([]*Measurement(nil), list[run%len(list):]...), list[:run%len(list)]...)
-		if r.Batch {
-			// A batch child measures the pending rows first, in catalogue
-			// order, before any other row has started and ended goroutines:
-			// a dead goroutine keeps its stack for the next one to start, so
-			// pending-goroutine measured after such rows counts fewer stack
-			// bytes than each goroutine holds.
-			slices.SortStableFunc(order, func(a, b *Measurement) int {
-				return cmp.Compare(pendingRank(a, list), pendingRank(b, list))
-			})
-		}
 		var groups [][]string
 		for _, m := range order {
 			if r.Batch && len(groups) > 0 {
@@ -98,15 +86,6 @@ func (r *Runner) Run(ctx context.Context, list []*Measurement) (*Report, error) 
 		rep.Rows = append(rep.Rows, newRow(m, samples[m.Name]))
 	}
 	return rep, nil
-}
-
-// pendingRank orders a batch: pending rows first, by their place in list,
-// then every other row, in the order it came.
-func pendingRank(m *Measurement, list []*Measurement) int {
-	if m.Kind != Pending {
-		return len(list)
-	}
-	return slices.Index(list, m)
 }
 
 // child runs one child process measuring names and reads its samples.
