@@ -12,10 +12,13 @@ import (
 	"github.com/ctxleak/ctxleak/watch"
 )
 
-// holdDumpPayload holds a payload for the dump TestHoldersURL downloads.
+// holdDumpPayload holds a payload for the dump TestHoldersURL downloads;
+// it closes started once it runs, so that its frame, not the closure of a
+// goroutine not yet started, is what holds the payload in the dump.
 //
 //go:noinline
-func holdDumpPayload(p []byte, stop <-chan struct{}) {
+func holdDumpPayload(p []byte, started chan<- struct{}, stop <-chan struct{}) {
+	close(started)
 	<-stop
 	runtime.KeepAlive(p)
 }
@@ -40,7 +43,9 @@ func TestHoldersURL(t *testing.T) {
 	url := serveWatch(t)
 	stop := make(chan struct{})
 	defer close(stop)
-	go holdDumpPayload(make([]byte, 2<<20), stop)
+	started := make(chan struct{})
+	go holdDumpPayload(make([]byte, 2<<20), started, stop)
+	<-started
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
