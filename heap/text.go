@@ -9,6 +9,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 )
 
 // Style decorates the text report. PlainStyle leaves text as it is and
@@ -72,11 +73,11 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	case r.GroupsTotal == 0:
 		fmt.Fprintf(&b, "No object of %s or more is retained, and no root directly holds %s or more.\n", min, min)
 	case len(r.Groups) == 0:
-		fmt.Fprintf(&b, "None of the %d groups of %s or more matches.\n", r.GroupsTotal, min)
+		fmt.Fprintf(&b, "No group matches (%s of %s or more in all).\n", english.Plural(r.GroupsTotal, "group"), min)
 	case len(r.Groups) < r.GroupsTotal:
-		fmt.Fprintf(&b, "%s of %d groups of %s or more, most retained first:\n", plural(len(r.Groups), "group"), r.GroupsTotal, min)
+		fmt.Fprintf(&b, "%d of %s of %s or more, most retained first:\n", len(r.Groups), english.Plural(r.GroupsTotal, "group"), min)
 	default:
-		fmt.Fprintf(&b, "%s of %s or more, most retained first:\n", plural(len(r.Groups), "group"), min)
+		fmt.Fprintf(&b, "%s of %s or more, most retained first:\n", english.Plural(len(r.Groups), "group"), min)
 	}
 	for i, g := range r.Groups {
 		b.WriteString("\n")
@@ -133,7 +134,7 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 
 // lines describes the holder in one to three lines.
 func (h Holder) lines() []string {
-	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), plural(int(h.Objects), "object"))
+	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), english.Plural(int(h.Objects), "object"))
 	if h.RetainedBytes == 0 {
 		retains = "shares all it holds with other roots"
 	}
@@ -236,16 +237,8 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		size := fmt.Sprintf("%10s", bytesize.Format(int64(s.Size)))
 		line := fmt.Sprintf("%s%s%s%s %s", ind, branch, names[i], pad, size)
 		if s.RetainedBytes > s.Size {
-			line += st.Faint(fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), plural(int(s.Objects), "object")))
+			line += st.Faint(fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), english.Plural(int(s.Objects), "object")))
 		}
 		b.WriteString(line + "\n")
 	}
-}
-
-// plural formats n with noun, adding an "s" unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

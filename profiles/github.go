@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 )
 
 // WriteGitHub writes GitHub Actions workflow commands: an ::error
@@ -50,8 +51,8 @@ func (r *Report) WriteGitHub(w io.Writer, workspace string) error {
 				if s.Growth.Bytes <= 0 {
 					break
 				}
-				msg := fmt.Sprintf("%s: heap in use grew by %s (%+d objects) against the base",
-					s.Function, bytesize.FormatDelta(s.Growth.Bytes), s.Growth.Objects)
+				msg := fmt.Sprintf("%s: heap in use grew by %s (%s) against the base",
+					s.Function, bytesize.FormatDelta(s.Growth.Bytes), english.PluralDelta(int64(s.Growth.Objects), "object"))
 				if r.Heap.Base.Requests > 0 {
 					msg += fmt.Sprintf(", %s per request", bytesize.FormatDelta(int64(s.Growth.PerRequestBytes)))
 				}
@@ -63,8 +64,8 @@ func (r *Report) WriteGitHub(w io.Writer, workspace string) error {
 		case GateRetained:
 			for _, s := range topN(byRequestBytes(r.Heap.Sites), limit) {
 				annotate("error", &s.Position, "ctxleak: request-scoped memory in use",
-					fmt.Sprintf("%s: %s in %d objects allocated on a request path is still in use",
-						s.Function, bytesize.Format(s.RequestBytes), s.RequestObjects))
+					fmt.Sprintf("%s: %s in %s allocated on a request path is still in use",
+						s.Function, bytesize.Format(s.RequestBytes), english.Plural(int(s.RequestObjects), "object")))
 			}
 		case GateGoroutines:
 			n := 0

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 )
 
@@ -51,17 +52,17 @@ func (r *Report) writeHeapText(p *ui.Printer) {
 	}
 	p.Print(p.Heading(title))
 	rows := [][2]string{
-		{"in use", fmt.Sprintf("%s in %d objects", bytesize.Format(h.InuseBytes), h.InuseObjects)},
+		{"in use", fmt.Sprintf("%s in %s", bytesize.Format(h.InuseBytes), english.Plural(int(h.InuseObjects), "object"))},
 	}
-	req := fmt.Sprintf("%s in %d objects (%s of in use), allocated on request paths and still in use",
-		bytesize.Format(h.RequestBytes), h.RequestObjects, percent(h.RequestBytes, h.InuseBytes))
+	req := fmt.Sprintf("%s in %s (%s of in use), allocated on request paths and still in use",
+		bytesize.Format(h.RequestBytes), english.Plural(int(h.RequestObjects), "object"), percent(h.RequestBytes, h.InuseBytes))
 	if h.RequestBytes > 0 {
 		req = p.Warn(req)
 	}
 	rows = append(rows, [2]string{"request-scoped", req})
 	if g := h.Base; g != nil {
-		growth := fmt.Sprintf("%s and %+d objects against the base (%s in %d objects); %d new sites",
-			bytesize.FormatDelta(g.GrowthBytes), g.GrowthObjects, bytesize.Format(g.InuseBytes), g.InuseObjects, g.NewSites)
+		growth := fmt.Sprintf("%s and %s against the base (%s in %s); %s",
+			bytesize.FormatDelta(g.GrowthBytes), english.PluralDelta(int64(g.GrowthObjects), "object"), bytesize.Format(g.InuseBytes), english.Plural(int(g.InuseObjects), "object"), english.Plural(g.NewSites, "new site"))
 		if g.GrowthBytes > 0 {
 			growth = p.Warn(growth)
 		}

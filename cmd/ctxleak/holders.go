@@ -12,6 +12,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -156,7 +157,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if len(rep.Groups) > 0 {
 		g := rep.Groups[0]
 		return findingsErrorf("retention found: %s of %s or more; the largest, %s, is held by %s",
-			plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
+			english.Plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
 			bytesize.Format(int64(g.RetainedBytes)), g.Root.Short())
 	}
 	return nil

@@ -169,7 +169,7 @@ func TestHoldersReport(t *testing.T) {
 
 	// Nothing matches: clean.
 	code, stdout, _ = ctxleak(t, "holders", dump, "--binary", exe, "--focus", "^no-such-thing$")
-	if code != 0 || !strings.Contains(stdout, "None of the 1 groups") {
+	if code != 0 || !strings.Contains(stdout, "No group matches (1 group of ") {
 		t.Errorf("--focus with no match: exit %d\n%s", code, stdout)
 	}
 }
