@@ -3,6 +3,7 @@ package heap
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -112,7 +113,7 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
 	}
 	ind := "    "
-	for _, line := range g.Root.lines() {
+	for _, line := range g.Root.lines(g.Goroutines) {
 		fmt.Fprintf(b, "%s%s\n", ind, line)
 	}
 	if g.Shared {
@@ -132,8 +133,9 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	writePath(b, ind, g.Path, st)
 }
 
-// lines describes the holder in one to three lines.
-func (h Holder) lines() []string {
+// lines describes the holder in one to three lines; ids are the
+// goroutines of a group's frames or goroutine holders, h's among them.
+func (h Holder) lines(ids []uint64) []string {
 	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), english.Plural(int(h.Objects), "object"))
 	if h.RetainedBytes == 0 {
 		retains = "shares all it holds with other roots"
@@ -145,9 +147,19 @@ func (h Holder) lines() []string {
 		if h.Unsure {
 			fn += ", or the arguments of its callee " + h.Callee
 		}
+		if len(ids) > 1 {
+			out = append(out, fmt.Sprintf("held by %s, frame %s", goroutines(ids), fn))
+			out = append(out, h.createdBy()+fmt.Sprintf("the frame of goroutine %d %s", h.Goroutine, retains))
+			break
+		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s", h.Goroutine, h.Status, fn))
 		out = append(out, h.createdBy()+"the frame "+retains)
 	case heapdump.RootGoroutine:
+		if len(ids) > 1 {
+			out = append(out, fmt.Sprintf("held by %s: %s", goroutines(ids), h.Detail))
+			out = append(out, h.createdBy()+fmt.Sprintf("goroutine %d %s", h.Goroutine, retains))
+			break
+		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
 		out = append(out, h.createdBy()+"it "+retains)
 	case heapdump.RootGlobal:
@@ -190,6 +202,38 @@ func (h Holder) Short() string {
 		return "finalizer " + h.Function
 	}
 	return h.Kind.String() + " " + h.Detail
+}
+
+// Short names the group's holder in a few words, as Holder.Short does,
+// with the count and ids of the goroutines when there are several:
+// "3 goroutines (12, 14 and 15) frame main.loop".
+func (g *Group) Short() string {
+	h := g.Root
+	if len(g.Goroutines) > 1 {
+		switch h.Kind {
+		case heapdump.RootFrame:
+			return goroutines(g.Goroutines) + " frame " + h.Function
+		case heapdump.RootGoroutine:
+			return goroutines(g.Goroutines)
+		}
+	}
+	return h.Short()
+}
+
+// maxGoroutineIDs is how many goroutine ids a group's text lists.
+const maxGoroutineIDs = 8
+
+// goroutines counts ids and lists them: "3 goroutines (12, 14 and 15)",
+// "20 goroutines (3, 4, 5, 6, 7, 8, 9, 10 and 12 more)".
+func goroutines(ids []uint64) string {
+	list := make([]string, 0, min(len(ids), maxGoroutineIDs)+1)
+	for _, id := range ids[:min(len(ids), maxGoroutineIDs)] {
+		list = append(list, strconv.FormatUint(id, 10))
+	}
+	if more := len(ids) - len(list); more > 0 {
+		list = append(list, fmt.Sprintf("%d more", more))
+	}
+	return fmt.Sprintf("%s (%s)", english.Plural(len(ids), "goroutine"), english.List(list))
 }
 
 // createdBy says where the holder's goroutine was created, ending in "; ".

@@ -158,7 +158,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		g := rep.Groups[0]
 		return findingsErrorf("retention found: %s of %s or more; the largest, %s, is held by %s",
 			english.Plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
-			bytesize.Format(int64(g.RetainedBytes)), g.Root.Short())
+			bytesize.Format(int64(g.RetainedBytes)), g.Short())
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ type result struct {
 	HeapAlloc   uint64 `json:"heap_alloc"`
 	PayloadAddr uint64 `json:"payload_addr"`
 	Goroutine   int64  `json:"goroutine,omitempty"`
+	// Goroutines are the ids of the goroutines of the "three-uploads"
+	// pattern, in the order they started.
+	Goroutines []int64 `json:"goroutines,omitempty"`
 }
 
 // release ends the goroutines the patterns block; never closed before the dump.
@@ -226,6 +229,16 @@ func main() {
 		table := make([]*[1 << 20]byte, (1<<20)/8)
 		table[0], table[1] = new([1 << 20]byte), new([1 << 20]byte)
 		nested = &index{table: table}
+	case "three-uploads":
+		// Three uploads, each held by its own goroutine, alike: one
+		// group of three payloads held by three goroutines.
+		for range 3 {
+			ctx := context.WithValue(context.Background(), ctxKey{}, newPayload())
+			go worker(ctx, ready)
+			id := <-ready
+			waitBlocked(id, "chan receive")
+			res.Goroutines = append(res.Goroutines, id)
+		}
 	case "none":
 	default:
 		fmt.Fprintln(os.Stderr, "unknown pattern", pattern)
