@@ -5,12 +5,12 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/textfit"
 )
 
 // Style decorates the text report. PlainStyle leaves text as it is and
@@ -27,6 +27,21 @@ type Style interface {
 	// to leave it unnamed. The report shows it in parentheses: "no
 	// executable given (--binary): ...".
 	Input(r Reason) string
+}
+
+// Widther is a Style that fits the report to a width: paths shorten long
+// type names from the left, other lines wrap. Width returns the width in
+// cells, 0 for no limit.
+type Widther interface {
+	Width() int
+}
+
+// styleWidth returns the width st fits the report to, 0 for no limit.
+func styleWidth(st Style) int {
+	if w, ok := st.(Widther); ok {
+		return w.Width()
+	}
+	return 0
 }
 
 // PlainStyle is the Style for logs and pipes: no escapes, ASCII only.
@@ -84,7 +99,7 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 		b.WriteString("\n")
 		g.writeText(&b, fmt.Sprintf("#%d", i+1), st)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, textfit.Wrap(b.String(), styleWidth(st)))
 	return err
 }
 
@@ -252,14 +267,16 @@ func at(s *binsym.Position) string {
 	return " (" + s.FileLine() + ")"
 }
 
-// writePath draws the steps of a path, one a line.
+// writePath draws the steps of a path, one a line, the sizes aligned:
+// past the style's width, long names are shortened from the left.
 func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 	mid, last := "|- ", "`- "
 	if st.Unicode() {
 		mid, last = "├─ ", "└─ "
 	}
 	names := make([]string, len(path))
-	width := 0
+	retains := make([]string, len(path))
+	width, tail := 0, 0
 	for i, s := range path {
 		t := s.Type
 		if t == "" {
@@ -269,20 +286,31 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		if s.Via != "" {
 			names[i] = s.Via + " -> " + t
 		}
-		width = max(width, utf8.RuneCountInString(names[i]))
+		width = max(width, textfit.Len(names[i]))
+		if s.RetainedBytes > s.Size {
+			retains[i] = fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), english.Plural(int(s.Objects), "object"))
+			tail = max(tail, len(retains[i]))
+		}
 	}
-	width = min(width, 64)
+	if w := styleWidth(st); w > 0 {
+		// The indent, the branch, a space and the size take the rest.
+		width = min(width, max(minPathName, w-len(ind)-3-1-10-tail))
+	}
 	for i, s := range path {
 		branch := mid
 		if i == len(path)-1 {
 			branch = last
 		}
-		pad := strings.Repeat(" ", max(0, width-utf8.RuneCountInString(names[i])))
+		name := textfit.Shorten(names[i], width)
+		pad := strings.Repeat(" ", max(0, width-textfit.Len(name)))
 		size := fmt.Sprintf("%10s", bytesize.Format(int64(s.Size)))
-		line := fmt.Sprintf("%s%s%s%s %s", ind, branch, names[i], pad, size)
-		if s.RetainedBytes > s.Size {
-			line += st.Faint(fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), english.Plural(int(s.Objects), "object")))
+		line := fmt.Sprintf("%s%s%s%s %s", ind, branch, name, pad, size)
+		if retains[i] != "" {
+			line += st.Faint(retains[i])
 		}
 		b.WriteString(line + "\n")
 	}
 }
+
+// minPathName is the narrowest a path's names are shortened to.
+const minPathName = 24

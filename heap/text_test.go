@@ -116,3 +116,44 @@ func TestHoldersThreeGoroutines(t *testing.T) {
 		t.Errorf("no %s in %s", key, b)
 	}
 }
+
+// widthStyle is PlainStyle fitted to a width.
+type widthStyle struct {
+	PlainStyle
+	width int
+}
+
+func (s widthStyle) Width() int { return s.width }
+
+// At 80 columns no line of the report is wider than 80, and a path with a
+// long type name keeps its sizes aligned.
+func TestReportFitsWidth(t *testing.T) {
+	rep := sampleReport()
+	long := "map[github.com/ctxleak/ctxleak/internal/some/deeply/nested/package.Key]github.com/ctxleak/ctxleak/internal/some/deeply/nested/package.Value"
+	rep.Groups[2].Path = append(rep.Groups[2].Path, Step{Via: ".entries", Type: long, Addr: "0xc000031000", Size: 4096, RetainedBytes: 3 << 20, Objects: 8999})
+	for _, width := range []int{0, 80} {
+		var b strings.Builder
+		if err := rep.WriteText(&b, widthStyle{width: width}); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		var sizeCols []int
+		for _, line := range strings.Split(text, "\n") {
+			if width > 0 && len(line) > width {
+				t.Errorf("width %d: line of %d: %q", width, len(line), line)
+			}
+			if strings.HasSuffix(line, "retains 3.0 MiB in 9000 objects") || strings.HasSuffix(line, "retains 3.0 MiB in 8999 objects") {
+				sizeCols = append(sizeCols, strings.Index(line, "  retains"))
+			}
+		}
+		if len(sizeCols) != 2 || sizeCols[0] != sizeCols[1] || sizeCols[0] < 0 {
+			t.Errorf("width %d: the sizes of the map's path are not aligned (%v):\n%s", width, sizeCols, text)
+		}
+		if width > 0 && !strings.Contains(text, "...") {
+			t.Errorf("width %d: the long type is not shortened:\n%s", width, text)
+		}
+		if width == 0 && !strings.Contains(text, long) {
+			t.Errorf("no width: the long type is shortened:\n%s", text)
+		}
+	}
+}

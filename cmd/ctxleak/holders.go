@@ -192,6 +192,7 @@ func (s printerStyle) Bold(t string) string    { return s.p.Bold(t) }
 func (s printerStyle) Faint(t string) string   { return s.p.Faint(t) }
 func (s printerStyle) Warn(t string) string    { return s.p.Warn(t) }
 func (s printerStyle) Unicode() bool           { return s.p.Styled() }
+func (s printerStyle) Width() int              { return s.p.Width() }
 
 // Input names the flag that supplies what r says is missing.
 func (s printerStyle) Input(r heap.Reason) string {

@@ -1,0 +1,55 @@
+package textfit
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestShorten(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"main.handleUpload (shop/upload.go:69)", 80, "main.handleUpload (shop/upload.go:69)"},
+		{"main.handleUpload (shop/upload.go:69)", 20, "...hop/upload.go:69)"},
+		{"abcdef", 3, "abc"},
+		{"\x1b[1mabcdef\x1b[0m", 5, "\x1b[1m...ef\x1b[0m"},
+	} {
+		if got := Shorten(tt.s, tt.n); got != tt.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	s := "verdict:   as expected: " + strings.Repeat("the payload stays alive while the goroutine waits ", 4) + "\n" +
+		"  " + strings.Repeat("x", 120) + "\nshort"
+	got := Wrap(s, 40)
+	for _, line := range strings.Split(got, "\n") {
+		if Len(line) > 40 {
+			t.Errorf("line of %d cells: %q", Len(line), line)
+		}
+	}
+	if !strings.HasSuffix(got, "\nshort") || !strings.HasPrefix(got, "verdict:   as expected: the payload") {
+		t.Errorf("Wrap changed what fits:\n%s", got)
+	}
+	if strings.ReplaceAll(strings.Join(strings.Fields(got), ""), " ", "") != strings.Join(strings.Fields(s), "") {
+		t.Errorf("Wrap lost or added text:\n%s", got)
+	}
+	if Wrap(s, 0) != s {
+		t.Error("Wrap(s, 0) changed s")
+	}
+}
+
+func TestWidth(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	if got := Width(&bytes.Buffer{}); got != 80 {
+		t.Errorf("Width with COLUMNS=80 = %d", got)
+	}
+	t.Setenv("COLUMNS", "")
+	if got := Width(&bytes.Buffer{}); got != 0 {
+		t.Errorf("Width of a buffer = %d, want 0 (no limit)", got)
+	}
+}
