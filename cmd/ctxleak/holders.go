@@ -121,12 +121,20 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		defer b.Close()
 		bin = b
 	}
-	an, err := heap.Analyze(dump, bin)
+	var opts []heap.Option
+	prog := a.newProgress()
+	if prog != nil {
+		opts = append(opts, heap.OnProgress(prog.heap(dump)))
+	}
+	an, err := heap.Analyze(dump, bin, opts...)
 	if err != nil {
+		prog.clear()
 		return usageErrorf("%v", err)
 	}
 	defer an.Close()
+	prog.show("ctxleak: finding the holders in "+dump, true)
 	rep, err := an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
+	prog.clear()
 	if err != nil {
 		return fmt.Errorf("%s: %w", dump, err)
 	}
