@@ -116,6 +116,10 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if f.binary != "" {
 		b, err := binsym.Open(f.binary)
 		if err != nil {
+			var oe *binsym.OpenError
+			if errors.As(err, &oe) {
+				return usageErrorf("--binary %s: %v", oe.Path, oe.Err)
+			}
 			return usageErrorf("--binary: %v", err)
 		}
 		defer b.Close()

@@ -96,9 +96,6 @@ type result struct {
 	HeapAlloc   uint64 `json:"heap_alloc"`
 	PayloadAddr uint64 `json:"payload_addr"`
 	Goroutine   int64  `json:"goroutine,omitempty"`
-	// Goroutines are the ids of the goroutines of the "three-uploads"
-	// pattern, in the order they started.
-	Goroutines []int64 `json:"goroutines,omitempty"`
 }
 
 // release ends the goroutines the patterns block; never closed before the dump.
@@ -237,7 +234,7 @@ func main() {
 			go worker(ctx, ready)
 			id := <-ready
 			waitBlocked(id, "chan receive")
-			res.Goroutines = append(res.Goroutines, id)
+			threeIDs = append(threeIDs, id)
 		}
 	case "none":
 	default:
@@ -255,8 +252,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(output{res, threeIDs}); err != nil {
 		os.Exit(1)
 	}
 	runtime.KeepAlive(ready)
+}
+
+// threeIDs are the ids of the goroutines of the "three-uploads" pattern,
+// in the order they started.
+var threeIDs []int64
+
+// output is what the program prints: the result, and the goroutines of
+// "three-uploads".
+type output struct {
+	result
+	Goroutines []int64 `json:"goroutines,omitempty"`
 }
