@@ -70,8 +70,8 @@ func (r *Report) writeHeapText(p *ui.Printer) {
 		}
 		rows = append(rows, [2]string{"growth", growth})
 		if g.Requests > 0 {
-			rows = append(rows, [2]string{"per request", fmt.Sprintf("%s over %d requests",
-				bytesize.FormatDelta(int64(g.PerRequestBytes)), g.Requests)})
+			rows = append(rows, [2]string{"per request", fmt.Sprintf("%s over %s",
+				bytesize.FormatDelta(int64(g.PerRequestBytes)), english.Plural(int(g.Requests), "request"))})
 		}
 	}
 	printPairs(p, rows)
@@ -147,7 +147,7 @@ func (r *Report) writeGoroutinesText(p *ui.Printer) {
 		captured = p.Warn(captured)
 	}
 	printPairs(p, [][2]string{
-		{"goroutines", fmt.Sprintf("%d in %d groups", g.Total, len(g.Groups))},
+		{"goroutines", fmt.Sprintf("%d in %s", g.Total, english.Plural(len(g.Groups), "group"))},
 		{"captured", captured},
 		{"in flight", fmt.Sprintf("%d on a request path, serving a request", g.InFlight)},
 	})
@@ -168,7 +168,7 @@ func (r *Report) writeGoroutinesText(p *ui.Printer) {
 		}
 		shown := topN(groups, r.Settings.Top)
 		p.Print("")
-		p.Print(p.Heading(fmt.Sprintf("%s: top %d of %d groups", title, len(shown), len(groups))))
+		p.Print(p.Heading(fmt.Sprintf("%s: top %d of %s", title, len(shown), english.Plural(len(groups), "group"))))
 		t := ui.Table{Headers: []string{"goroutines", "started in", "waiting in", "labels"}, Right: []int{0}}
 		if fullStack {
 			t.Headers = append([]string{"#"}, t.Headers...)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 )
 
@@ -58,8 +59,8 @@ func (r *Result) WriteText(p *ui.Printer) {
 	}
 	switch {
 	case r.Payloads > 0:
-		p.Print(p.Faint(fmt.Sprintf("payload %s in %d object(s); child peak RSS %s, %s",
-			bytesize.Format(r.PayloadBytes), r.Payloads, bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
+		p.Print(p.Faint(fmt.Sprintf("payload %s in %s; child peak RSS %s, %s",
+			bytesize.Format(r.PayloadBytes), english.Plural(r.Payloads, "object"), bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
 	case r.PeakRSSBytes > 0:
 		p.Print(p.Faint(fmt.Sprintf("child peak RSS %s, %s", bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
 	}
@@ -194,7 +195,7 @@ func (rep *Report) WriteSummaryText(p *ui.Printer) {
 		t.Rows = append(t.Rows, []string{r.Name, verdictText(p, r.Verdict), byPhase, rss, wallText(r.WallMillis)})
 	}
 	p.Print(p.Table(t))
-	line := fmt.Sprintf("%d of %d scenarios as expected (%s in children)", good, len(rep.Scenarios), wallText(wall))
+	line := fmt.Sprintf("%d of %s as expected (%s in children)", good, english.Plural(len(rep.Scenarios), "scenario"), wallText(wall))
 	if good == len(rep.Scenarios) {
 		p.Print(p.Good(line))
 	} else {
