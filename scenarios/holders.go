@@ -232,7 +232,7 @@ func (d *HolderDetail) key() string {
 	for _, r := range d.Roots {
 		fmt.Fprintf(&b, "|%d:%s", r.Count, r.shape())
 	}
-	b.WriteString("|" + strings.Join(d.pathTypes(), " > "))
+	b.WriteString("|" + d.TypesText())
 	return b.String()
 }
 
@@ -348,6 +348,10 @@ func (d *HolderDetail) PathText() string {
 	}
 	return strings.Join(parts, " > ")
 }
+
+// TypesText is PathText without the payload's size: "context.valueCtx >
+// []uint8". Scenario.Expect's path expressions match it.
+func (d *HolderDetail) TypesText() string { return strings.Join(d.pathTypes(), " > ") }
 
 // pathTypes returns the steps of PathText without the payload's size.
 func (d *HolderDetail) pathTypes() []string {

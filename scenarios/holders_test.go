@@ -126,8 +126,9 @@ func checkGrouping(t *testing.T, r *Runner, res Result, want struct {
 	if d.RetainedBytes < uint64(r.Options.PayloadBytes) {
 		t.Errorf("retained %d bytes, want at least the payload, %d", d.RetainedBytes, r.Options.PayloadBytes)
 	}
-	// The boxed slice (its header, then its array) is one step.
-	if want := "context.valueCtx > []uint8 of " + bytesize.Format(int64(r.Options.PayloadBytes)); d.PathText() != want {
+	// The boxed slice (its header, then its array) is one step, with the
+	// size of one payload: the payload split among them.
+	if want := "context.valueCtx > []uint8 of " + bytesize.Format(int64(r.Options.PayloadBytes)/int64(d.Payloads)); d.PathText() != want {
 		t.Errorf("path %s, want %s", d.PathText(), want)
 	}
 }
