@@ -23,7 +23,7 @@ type HeapReport struct {
 	RequestBytes   int64 `json:"request_bytes"`
 	RequestObjects int64 `json:"request_objects"`
 	// Base is nil without a base profile.
-	Base *HeapGrowth `json:"base"`
+	Base *HeapGrowth `json:"base,omitempty"`
 	// Sites are all allocation sites, largest growth first with a base,
 	// else most bytes in use first.
 	Sites []AllocSite `json:"sites"`
@@ -61,7 +61,7 @@ type AllocSite struct {
 	// path.
 	Request bool `json:"request"`
 	// Growth is nil without a base profile.
-	Growth *SiteGrowth `json:"growth"`
+	Growth *SiteGrowth `json:"growth,omitempty"`
 }
 
 // SiteGrowth compares one allocation site with the base.

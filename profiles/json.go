@@ -15,8 +15,8 @@ type reportJSON struct {
 	Schema     string          `json:"schema"`
 	Inputs     []Input         `json:"inputs"`
 	Options    Settings        `json:"options"`
-	Heap       *heapJSON       `json:"heap"`
-	Goroutines *goroutinesJSON `json:"goroutines"`
+	Heap       *heapJSON       `json:"heap,omitempty"`
+	Goroutines *goroutinesJSON `json:"goroutines,omitempty"`
 	Gates      []gateJSON      `json:"gates"`
 	Result     string          `json:"result"` // "pass" or "fail"
 	Reasons    []string        `json:"reasons"`

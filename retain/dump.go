@@ -6,15 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
-)
 
-// dumpMu serializes heap dumps: each one stops the world, and two trackers
-// in parallel tests may fail at the same moment.
-var dumpMu sync.Mutex
+	"github.com/ctxleak/ctxleak/internal/selfdump"
+)
 
 // dumpFile is a heap dump written for a failure.
 type dumpFile struct {
@@ -41,24 +38,10 @@ func writeDump(dir, name string) (dumpFile, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return dumpFile{}, fmt.Errorf("making the heap dump directory: %w", err)
 	}
-	f, err := os.CreateTemp(dir, base+"-*.heapdump") // 0600, O_EXCL
+	sd, err := selfdump.Write(dir, base+"-*.heapdump")
+	d := dumpFile{path: sd.Path, size: sd.Size, took: sd.Took}
 	if err != nil {
-		return dumpFile{}, fmt.Errorf("creating the heap dump: %w", err)
-	}
-	d := dumpFile{path: f.Name()}
-
-	dumpMu.Lock()
-	start := time.Now()
-	debug.WriteHeapDump(f.Fd())
-	d.took = time.Since(start)
-	dumpMu.Unlock()
-
-	st, statErr := f.Stat()
-	if err := f.Close(); err != nil {
-		return d, fmt.Errorf("writing the heap dump %s: %w", d.path, err)
-	}
-	if statErr == nil {
-		d.size = st.Size()
+		return d, err
 	}
 	d.binary = keepBinary(dir)
 	return d, nil

@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/heapobj"
 )
 
 // TB is the part of testing.TB a Tracker uses; *testing.T and *testing.B
@@ -76,14 +77,11 @@ func NewTracker(opts ...Option) *Tracker {
 // package documentation) with an error wrapping ErrNotTrackable; with a
 // Tracker made by New the refusal also fails the test.
 func (tr *Tracker) Track(v any, label string) error {
-	tg, reason := classify(v)
-	if reason == "" {
-		reason = onHeap(tg.ptr, tg.typ.Kind())
-	}
+	tg, reason := heapobj.Of(v)
 	if reason != "" {
 		r := &refusal{label: label, reason: reason}
-		if tg.typ != nil {
-			r.typ = tg.typ.String()
+		if tg.Type != nil {
+			r.typ = tg.Type.String()
 		}
 		if tr.tb != nil {
 			tr.tb.Helper()
@@ -94,12 +92,12 @@ func (tr *Tracker) Track(v any, label string) error {
 	o := &object{
 		Tracked: Tracked{
 			Label: label,
-			Type:  tg.typ.String(),
-			Kind:  tg.typ.Kind(),
-			Addr:  uintptr(tg.ptr),
-			Size:  tg.size,
+			Type:  tg.Type.String(),
+			Kind:  tg.Type.Kind(),
+			Addr:  uintptr(tg.Ptr),
+			Size:  tg.Size,
 		},
-		wp: weak.Make((*byte)(tg.ptr)),
+		wp: weak.Make((*byte)(tg.Ptr)),
 	}
 	runtime.Callers(2, o.callers[:])
 	runtime.KeepAlive(v)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
@@ -19,18 +20,20 @@ import (
 
 // holdersFlags are the flags of "ctxleak holders".
 type holdersFlags struct {
-	binary  string
-	minSize bytesize.Size
-	top     int
-	focus   string
-	format  string
-	output  string
+	binary      string
+	httpTimeout time.Duration // for a URL
+	maxDumpSize bytesize.Size // for a URL
+	minSize     bytesize.Size
+	top         int
+	focus       string
+	format      string
+	output      string
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
 	var f holdersFlags
 	cmd := &cobra.Command{
-		Use:   "holders DUMP [--binary EXE]",
+		Use:   "holders DUMP|URL [--binary EXE]",
 		Short: "Read a heap dump and say which goroutine frame, global or timer holds what",
 		Long: `Holders reads a Go heap dump (runtime/debug.WriteHeapDump) and reports who
 keeps the large objects alive: for each object of --min-size or more, and
@@ -63,6 +66,11 @@ To get a dump from your own program:
         return nil
     }
 
+Or let a running service serve its dump with package watch (Handler, with
+Options.AllowHeapDump) and give its URL: ctxleak downloads it into a 0600
+temporary file (at most --max-dump-size, within --http-timeout), refuses it
+when the service's build ID is not --binary's, and deletes it when done.
+
 A dump holds every byte of the process, secrets included: keep it 0600 and
 delete it when done. ctxleak never prints object contents.
 
@@ -71,6 +79,7 @@ Exit status: 0 when nothing of --min-size or more is retained (after
 executable.`,
 		Example: `  ctxleak holders app.heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
+  ctxleak holders http://localhost:6060/debug/ctxleak/heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz
   go tool pprof -http=: holders.pb.gz`,
 		Args: rangeArgs(1, 1),
@@ -80,6 +89,8 @@ executable.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.binary, "binary", "", "the executable that wrote the dump (`EXE`), for names, lines and types")
+	fs.DurationVar(&f.httpTimeout, "http-timeout", 5*time.Minute, "time limit for downloading a dump from a URL")
+	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL larger than this `SIZE`")
 	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.StringVar(&f.focus, "focus", "", "keep groups whose holder, path or allocation site matches `REGEX`")
@@ -112,6 +123,19 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
 	}
 
+	source := dump
+	if isURL(dump) {
+		if f.httpTimeout <= 0 {
+			return usageErrorf("invalid --http-timeout %v: want a positive duration such as 5m", f.httpTimeout)
+		}
+		path, cleanup, err := downloadDump(dump, f.httpTimeout, f.maxDumpSize, f.binary)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		dump = path
+	}
+
 	var bin *binsym.Binary
 	if f.binary != "" {
 		b, err := binsym.Open(f.binary)
@@ -140,7 +164,10 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	rep, err := an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
 	prog.clear()
 	if err != nil {
-		return fmt.Errorf("%s: %w", dump, err)
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	if source != dump {
+		rep.Dump = source // the URL, not the deleted temporary file
 	}
 
 	var out bytes.Buffer

@@ -38,6 +38,8 @@ goroutines, and says exactly who holds it.
                      which goroutine frame, global or timer holds what
   ctxleak analyze    read pprof heap and goroutine profiles, find what stays
                      in use or grows, and fail CI past a threshold
+  ctxleak cost       measure what carrying a request context costs, beside
+                     Node, Bun and Python's published figures
 
 Exit status: 0 clean, 1 retention found or expectation not met,
 2 usage or input error.`,
@@ -67,6 +69,8 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 		newScenarioChildCmd(a),
 		newHoldersCmd(a),
 		newAnalyzeCmd(a),
+		newCostCmd(a),
+		newCostChildCmd(a),
 	)
 	return root
 }

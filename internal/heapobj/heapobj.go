@@ -1,4 +1,7 @@
-package retain
+// Package heapobj finds the heap object behind a Go value handed to a
+// tracker (retain.Tracker.Track, watch.Watcher.Track), or says why the
+// runtime could never report it freed.
+package heapobj
 
 import (
 	"errors"
@@ -8,38 +11,28 @@ import (
 	"unsafe"
 )
 
-// ErrNotTrackable is wrapped by every error Track returns for a value the
-// runtime could never report as freed.
+// ErrNotTrackable is wrapped by every error a tracker returns for a value
+// the runtime could never report as freed.
 var ErrNotTrackable = errors.New("value cannot be tracked")
 
 // tinySize is the runtime's tiny allocator block: pointer-free allocations
 // smaller than this share a block and are freed only together.
 const tinySize = 16
 
-// target is the heap object behind a value handed to Track.
-type target struct {
-	ptr  unsafe.Pointer
-	size uintptr // bytes known to belong to the value from ptr; 0 if unknown
-	typ  reflect.Type
+// Object is the heap object behind a value.
+type Object struct {
+	// Ptr is the address of the object: the pointed-to value, the first
+	// element of a slice, the first byte of a string, the runtime's header
+	// of a map or channel, or the closure of a func.
+	Ptr unsafe.Pointer
+	// Size is how many bytes from Ptr are known to belong to the value; 0
+	// for maps, channels and funcs.
+	Size uintptr
+	// Type is the type of the value, nil for a nil interface.
+	Type reflect.Type
 }
 
-// refusal is why a value cannot be tracked.
-type refusal struct {
-	label  string
-	typ    string
-	reason string
-}
-
-func (r *refusal) Error() string {
-	if r.typ == "" {
-		return fmt.Sprintf("retain: cannot track %q: %s", r.label, r.reason)
-	}
-	return fmt.Sprintf("retain: cannot track %q (%s): %s", r.label, r.typ, r.reason)
-}
-
-func (r *refusal) Unwrap() error { return ErrNotTrackable }
-
-// Reasons, worded for the error message.
+// Reasons, worded for an error message.
 const (
 	reasonNil        = "it is nil: there is nothing to free"
 	reasonZeroSize   = "it is zero-size: all zero-size values share one address, never freed"
@@ -53,68 +46,80 @@ const (
 	reasonEmpty      = "it is empty: there are no bytes to free"
 )
 
+// Of returns the heap object behind v, a pointer, slice, string, map,
+// channel or func, and "" ; or, when the runtime could never free such an
+// object on its own, a reason in words (Object.Type is then set when v has
+// a type).
+func Of(v any) (Object, string) {
+	o, reason := classify(v)
+	if reason == "" {
+		reason = onHeap(o.Ptr, o.Type.Kind())
+	}
+	return o, reason
+}
+
 // classify finds the heap object behind v, or says why there is none the
 // runtime could ever free. It does not check that the object is on the heap;
 // onHeap does.
-func classify(v any) (target, string) {
+func classify(v any) (Object, string) {
 	if v == nil {
-		return target{}, reasonNil
+		return Object{}, reasonNil
 	}
 	rv := reflect.ValueOf(v)
 	t := rv.Type()
 	switch t.Kind() {
 	case reflect.Pointer:
 		if rv.IsNil() {
-			return target{typ: t}, reasonNil
+			return Object{Type: t}, reasonNil
 		}
-		return sized(target{ptr: rv.UnsafePointer(), size: t.Elem().Size(), typ: t}, hasPointers(t.Elem()))
+		return sized(Object{Ptr: rv.UnsafePointer(), Size: t.Elem().Size(), Type: t}, hasPointers(t.Elem()))
 	case reflect.Slice:
 		if rv.IsNil() {
-			return target{typ: t}, reasonNil
+			return Object{Type: t}, reasonNil
 		}
 		if rv.Cap() == 0 {
-			return target{typ: t}, reasonNoCap
+			return Object{Type: t}, reasonNoCap
 		}
 		size := uintptr(rv.Cap()) * t.Elem().Size()
-		return sized(target{ptr: rv.UnsafePointer(), size: size, typ: t}, hasPointers(t.Elem()))
+		return sized(Object{Ptr: rv.UnsafePointer(), Size: size, Type: t}, hasPointers(t.Elem()))
 	case reflect.String:
 		s := rv.String()
 		if len(s) == 0 {
-			return target{typ: t}, reasonEmpty
+			return Object{Type: t}, reasonEmpty
 		}
-		return sized(target{ptr: unsafe.Pointer(unsafe.StringData(s)), size: uintptr(len(s)), typ: t}, false)
+		return sized(Object{Ptr: unsafe.Pointer(unsafe.StringData(s)), Size: uintptr(len(s)), Type: t}, false)
 	case reflect.Map, reflect.Chan:
 		if rv.IsNil() {
-			return target{typ: t}, reasonNil
+			return Object{Type: t}, reasonNil
 		}
 		// The runtime's header; its size is not visible from here.
-		return target{ptr: rv.UnsafePointer(), typ: t}, ""
+		return Object{Ptr: rv.UnsafePointer(), Type: t}, ""
 	case reflect.Func:
 		if rv.IsNil() {
-			return target{typ: t}, reasonNil
+			return Object{Type: t}, reasonNil
 		}
 		// A func value is a pointer to its closure, and an interface holds
 		// pointer-shaped values directly in its data word.
 		// (reflect.Value.UnsafePointer would give the code pointer instead.)
 		closure := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]
-		return target{ptr: closure, typ: t}, ""
+		return Object{Ptr: closure, Type: t}, ""
 	case reflect.UnsafePointer:
-		return target{typ: t}, reasonUnsafe
+		return Object{Type: t}, reasonUnsafe
 	default:
-		return target{typ: t}, reasonNotRef
+		return Object{Type: t}, reasonNotRef
 	}
 }
 
 // sized refuses the allocations the runtime can never free on their own
 // because of their size: zero-size values and tiny pointer-free ones.
-func sized(tg target, pointers bool) (target, string) {
+func sized(o Object, pointers bool) (Object, string) {
 	switch {
-	case tg.size == 0:
-		return tg, reasonZeroSize
-	case !pointers && tg.size < tinySize:
-		return tg, reasonTiny
+	case o.Size == 0:
+		return o, reasonZeroSize
+	case !pointers && o.Size < tinySize:
+		return o, reasonTiny
 	}
-	return tg, ""
+	return o, ""
 }
 
 // hasPointers reports whether values of type t hold pointers, which decides

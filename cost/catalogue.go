@@ -1,0 +1,53 @@
+package cost
+
+// catalogue is every measurement, in the order rows are printed. The
+// argument baseline comes first: the other operations are judged against
+// it.
+var catalogue = []*Measurement{
+	{Name: "argument", Kind: Op, op: opArgument,
+		Description: "pass the request ID to a function as an argument (the baseline)"},
+	{Name: "with-value", Kind: Op, op: opWithValue,
+		Description: "context.WithValue, then read the value back"},
+	{Name: "value-depth-1", Kind: Op, op: opValueAt(1),
+		Description: "ctx.Value found in the outermost of 1 WithValue layer"},
+	{Name: "value-depth-10", Kind: Op, op: opValueAt(10),
+		Description: "ctx.Value found 10 WithValue layers down"},
+	{Name: "value-depth-100", Kind: Op, op: opValueAt(100),
+		Description: "ctx.Value found 100 WithValue layers down"},
+	{Name: "value-missing-depth-100", Kind: Op, op: opValueMissing,
+		Description: "ctx.Value not found below 100 WithValue layers"},
+	{Name: "with-cancel", Kind: Op, op: opWithCancel,
+		Description: "context.WithCancel of a cancelable parent, then cancel"},
+	{Name: "with-timeout", Kind: Op, op: opWithTimeout,
+		Description: "context.WithTimeout of a cancelable parent, then cancel"},
+	{Name: "after-func", Kind: Op, op: opAfterFunc,
+		Description: "context.AfterFunc on a cancelable context, then stop"},
+	{Name: "without-cancel", Kind: Op, op: opWithoutCancel,
+		Description: "context.WithoutCancel, then a ctx.Value through it"},
+	{Name: "pprof-do", Kind: Op, op: opPprofDo,
+		Description: "runtime/pprof.Do with one label"},
+	{Name: "go-with-ctx", Kind: Op, op: opGoWithContext,
+		Description: "start a goroutine that takes the context, wait for it"},
+	{Name: "go-without-ctx", Kind: Op, op: opGoWithoutContext,
+		Description: "start a goroutine that takes nothing, wait for it"},
+	{Name: "slog-ctx", Kind: Op, op: opSlogContext,
+		Description: "slog Logger.InfoContext with one attribute, text handler to io.Discard"},
+
+	{Name: "pending-goroutine", Kind: Pending, pending: pendingGoroutines,
+		Description: "a goroutine blocked on <-ctx.Done()"},
+	{Name: "pending-with-timeout", Kind: Pending, pending: pendingWithTimeout,
+		Description: "a context.WithTimeout not yet expired nor canceled"},
+	{Name: "pending-after-func", Kind: Pending, pending: pendingAfterFunc,
+		Description: "a context.AfterFunc registered on a live context"},
+	{Name: "pending-time-after-func", Kind: Pending, pending: pendingTimeAfterFunc,
+		Description: "a time.AfterFunc whose closure captures the request context"},
+	{Name: "pending-http-request", Kind: Pending, pending: pendingRequests, conns: true,
+		Description: "an in-flight net/http request with a value in its context (both ends of its TCP connection counted)"},
+
+	{Name: "server-arguments", Kind: Server, server: serveArguments,
+		Description: "the handler gets the request's values as arguments"},
+	{Name: "server-value-12", Kind: Server, server: serveValue12,
+		Description: "one middleware stores the values; the handler calls ctx.Value 12 times"},
+	{Name: "server-middleware-5", Kind: Server, server: serveMiddleware5,
+		Description: "a chain of 5 WithValue middlewares; the handler calls ctx.Value 12 times"},
+}

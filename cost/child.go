@@ -1,0 +1,126 @@
+package cost
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// Settings say how long and how big one measurement is, in one child.
+type Settings struct {
+	// OpTime is the benchmark time of one sample of an Op row
+	// (testing.Benchmark's -test.benchtime).
+	OpTime time.Duration
+	// Pending is how many items a Pending row makes pending at once
+	// (at most MaxPendingConns for pending-http-request).
+	Pending int
+	// LoadTime is how long one sample of a Server row drives the server.
+	LoadTime time.Duration
+}
+
+// DefaultSettings and QuickSettings are the settings of "ctxleak cost" and
+// "ctxleak cost --quick" (whose load time is per sample: the command
+// splits its --duration between the runs).
+var (
+	DefaultSettings = Settings{OpTime: 50 * time.Millisecond, Pending: 100_000, LoadTime: time.Second}
+	QuickSettings   = Settings{OpTime: 2 * time.Millisecond, Pending: 5_000, LoadTime: 100 * time.Millisecond}
+)
+
+// Check reports settings that cannot be measured with.
+func (s Settings) Check() error {
+	switch {
+	case s.OpTime <= 0:
+		return errors.New("operation time must be positive")
+	case s.Pending < 1:
+		return errors.New("pending count must be at least 1")
+	case s.LoadTime <= 0:
+		return errors.New("load time must be positive")
+	}
+	return nil
+}
+
+// Sample is what one child process measured for one row: one value per
+// figure.
+type Sample struct {
+	// Name is the row's.
+	Name string `json:"name"`
+	// Figures are keyed by figure name (NsPerOp, ...).
+	Figures map[string]float64 `json:"figures"`
+	// PendingCount is how many items were pending, for Pending rows.
+	PendingCount int `json:"pending_count,omitempty"`
+}
+
+// Measure runs the measurement called name in this process and returns
+// its sample. It is what a child process runs; RunChild wraps it.
+func Measure(name string, s Settings) (*Sample, error) {
+	m, ok := Lookup(name)
+	if !ok {
+		return nil, &UnknownError{Name: name}
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	out := &Sample{Name: name}
+	var err error
+	switch m.Kind {
+	case Op:
+		out.Figures, err = measureOp(m, s.OpTime)
+	case Pending:
+		n := s.Pending
+		if m.conns && n > MaxPendingConns {
+			n = MaxPendingConns
+		}
+		out.PendingCount = n
+		out.Figures, err = measurePending(m, n)
+	case Server:
+		out.Figures, err = measureServer(m, s.LoadTime)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// RunChild measures each named row in turn in this process and writes
+// each Sample as one line of JSON to w: the child side of Runner.
+func RunChild(w io.Writer, names []string, s Settings) error {
+	enc := json.NewEncoder(w)
+	for _, name := range names {
+		smp, err := Measure(name, s)
+		if err != nil {
+			return err
+		}
+		if err := enc.Encode(smp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureOp benchmarks m's operation with testing.Benchmark for about d.
+func measureOp(m *Measurement, d time.Duration) (map[string]float64, error) {
+	testing.Init()
+	if err := flag.Set("test.benchtime", d.String()); err != nil {
+		return nil, err
+	}
+	r := testing.Benchmark(func(b *testing.B) {
+		op := m.op()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			op()
+		}
+	})
+	if r.N == 0 {
+		return nil, errors.New("the benchmark did not run")
+	}
+	return map[string]float64{
+		NsPerOp:     float64(r.T.Nanoseconds()) / float64(r.N),
+		BytesPerOp:  float64(r.AllocedBytesPerOp()),
+		AllocsPerOp: float64(r.AllocsPerOp()),
+	}, nil
+}
