@@ -67,19 +67,38 @@ func Wrap(s string, width int) string {
 		}
 		body := strings.TrimLeft(line, " ")
 		indent := len(line) - len(body)
-		cont := indent + 2
-		if cont > width/2 {
-			indent, cont = 0, 0
-		}
-		wrapped := strings.Split(ansi.Wrap(body, width-cont, ""), "\n")
-		for k := range wrapped {
-			pad := cont
-			if k == 0 {
-				pad = indent
-			}
-			wrapped[k] = strings.Repeat(" ", pad) + strings.TrimRight(wrapped[k], " ")
-		}
-		lines[i] = strings.Join(wrapped, "\n")
+		lines[i] = hang(body, width, indent, indent+2)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Hang wraps s, one line, to width cells as Wrap does, but indents the
+// continuation lines by indent cells: under a column that the first line
+// starts further left. A width of 0 or less leaves s as it is.
+func Hang(s string, width, indent int) string {
+	if width <= 0 || Len(s) <= width {
+		return s
+	}
+	body := strings.TrimLeft(s, " ")
+	return hang(body, width, len(s)-len(body), indent)
+}
+
+// hang wraps body to width cells, the first line indented by first cells
+// and the others by cont, or by none when that leaves less than half the
+// width.
+func hang(body string, width, first, cont int) string {
+	if cont > width/2 {
+		first, cont = min(first, width/2), 0
+	}
+	head, rest, _ := strings.Cut(ansi.Wrap(body, width-first, ""), "\n")
+	out := strings.Repeat(" ", first) + strings.TrimRight(head, " ")
+	if rest == "" {
+		return out
+	}
+	// The rest, wrapped again to the width its lines have.
+	rest = strings.ReplaceAll(strings.TrimLeft(rest, " "), "\n", " ")
+	for _, line := range strings.Split(ansi.Wrap(rest, width-cont, ""), "\n") {
+		out += "\n" + strings.Repeat(" ", cont) + strings.TrimRight(line, " ")
+	}
+	return out
 }

@@ -140,6 +140,9 @@ type Table struct {
 	Rows    [][]string
 	// Right lists the columns (by index) to align right, such as numbers.
 	Right []int
+	// Short, if set, are shorter headers, one per column, for a table too
+	// wide for the terminal with Headers.
+	Short []string
 }
 
 // minColumn is the narrowest a table's column is shortened to.
@@ -174,6 +177,12 @@ func (t Table) fit(width int) Table {
 		return t
 	}
 	out := Table{Right: t.Right, Headers: slices.Clone(t.Headers), Rows: make([][]string, len(t.Rows))}
+	if len(t.Short) == len(t.Headers) {
+		copy(out.Headers, t.Short)
+		for c, h := range out.Headers {
+			cols[c] = max(cells[c], textfit.Len(h))
+		}
+	}
 	for total() > width {
 		widest := 0
 		for c, w := range cols {
