@@ -53,3 +53,25 @@ func TestWidth(t *testing.T) {
 		t.Errorf("Width of a buffer = %d, want 0 (no limit)", got)
 	}
 }
+
+func TestHang(t *testing.T) {
+	s := "  request-running   goroutine 1 frame scenarios.tasksScenario.func1 (scenarios/catalogue.go:428) + 2 x goroutine frame scenarios.task"
+	got := Hang(s, 60, 20)
+	lines := strings.Split(got, "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "  request-running   goroutine 1") {
+		t.Fatalf("Hang:\n%s", got)
+	}
+	for _, l := range lines {
+		if Len(l) > 60 {
+			t.Errorf("line of %d cells: %q", Len(l), l)
+		}
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, strings.Repeat(" ", 20)) || l[20] == ' ' {
+			t.Errorf("continuation not under column 20: %q", l)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(s), " ") {
+		t.Errorf("Hang lost or added text:\n%s", got)
+	}
+}

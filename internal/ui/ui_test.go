@@ -84,3 +84,22 @@ func TestFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// A table with short headers uses them only when it is too wide.
+func TestTableShortHeaders(t *testing.T) {
+	tb := Table{
+		Headers: []string{"phase", "heap vs base", "GC to free"},
+		Short:   []string{"phase", "heap", "GCs"},
+		Rows:    [][]string{{"request-returned", "+1.0 MiB", "1"}},
+	}
+	for _, tt := range []struct {
+		columns string
+		want    string
+	}{{"", "| phase            | heap vs base | GC to free |"}, {"40", "| phase            | heap     | GCs |"}} {
+		t.Setenv("COLUMNS", tt.columns)
+		p := NewPrinter(&bytes.Buffer{}, Plain)
+		if out := p.Table(tb); !strings.Contains(out, tt.want) {
+			t.Errorf("COLUMNS=%q: want %q in\n%s", tt.columns, tt.want, out)
+		}
+	}
+}
