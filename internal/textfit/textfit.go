@@ -7,6 +7,7 @@ package textfit
 import (
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -90,15 +91,22 @@ func hang(body string, width, first, cont int) string {
 	if cont > width/2 {
 		first, cont = min(first, width/2), 0
 	}
+	body = sizeSpace.ReplaceAllString(body, "$1"+nbsp+"$2")
 	head, rest, _ := strings.Cut(ansi.Wrap(body, width-first, ""), "\n")
 	out := strings.Repeat(" ", first) + strings.TrimRight(head, " ")
-	if rest == "" {
-		return out
+	if rest != "" {
+		// The rest, wrapped again to the width its lines have.
+		rest = strings.ReplaceAll(strings.TrimLeft(rest, " "), "\n", " ")
+		for _, line := range strings.Split(ansi.Wrap(rest, width-cont, ""), "\n") {
+			out += "\n" + strings.Repeat(" ", cont) + strings.TrimRight(line, " ")
+		}
 	}
-	// The rest, wrapped again to the width its lines have.
-	rest = strings.ReplaceAll(strings.TrimLeft(rest, " "), "\n", " ")
-	for _, line := range strings.Split(ansi.Wrap(rest, width-cont, ""), "\n") {
-		out += "\n" + strings.Repeat(" ", cont) + strings.TrimRight(line, " ")
-	}
-	return out
+	return strings.ReplaceAll(out, nbsp, " ")
 }
+
+// nbsp joins a size's number and unit while a line is wrapped.
+const nbsp = "\u00a0"
+
+// sizeSpace matches the space between a size's number and its unit:
+// "32.2 KiB", "+512 B".
+var sizeSpace = regexp.MustCompile(`(\d) ([KMGTP]?i?B\b)`)

@@ -75,3 +75,11 @@ func TestHang(t *testing.T) {
 		t.Errorf("Hang lost or added text:\n%s", got)
 	}
 }
+
+// A size's number and unit stay on one line.
+func TestWrapKeepsSizes(t *testing.T) {
+	got := Wrap("#2 2 objects held the same way (the first a runtime.p of 16.0 KiB) retain 32.2 KiB", 78)
+	if !strings.Contains(got, "32.2 KiB") || strings.Contains(got, "\u00a0") {
+		t.Errorf("Wrap split a size or left a no-break space:\n%q", got)
+	}
+}
