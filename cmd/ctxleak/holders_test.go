@@ -235,10 +235,17 @@ func normalizeHoldersJSON(t *testing.T, doc, tmp string) string {
 	return doc
 }
 
+// One dump of three uploads for two tests: its goroutines, and the
+// progress line.
+func TestHoldersThreeUploads(t *testing.T) {
+	dump, exe := holdersDump(t, "three-uploads")
+	t.Run("goroutines", func(t *testing.T) { testHoldersThreeGoroutines(t, dump, exe) })
+	t.Run("progress", func(t *testing.T) { testHoldersProgress(t, dump, exe) })
+}
+
 // Three uploads held alike by three goroutines: the report, its JSON and
 // the summary line give the count of goroutines and their ids.
-func TestHoldersThreeGoroutines(t *testing.T) {
-	dump, exe := holdersDump(t, "three-uploads")
+func testHoldersThreeGoroutines(t *testing.T, dump, exe string) {
 	three := `3 goroutines \((\d+), (\d+) and (\d+)\)`
 	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
 	if code != 1 || !regexp.MustCompile(`(?m)^    held by `+three+`, frame main\.waitThenUse \(`).MatchString(stdout) {

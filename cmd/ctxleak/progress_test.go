@@ -8,8 +8,7 @@ import (
 // "ctxleak holders" shows its progress on a terminal's stderr: nothing
 // when stderr is piped, and with NO_COLOR or --color never no escape code
 // at all, only carriage returns.
-func TestHoldersProgress(t *testing.T) {
-	dump, exe := holdersDump(t, "goroutine")
+func testHoldersProgress(t *testing.T, dump, exe string) {
 	args := []string{"holders", dump, "--binary", exe}
 
 	t.Setenv("NO_COLOR", "")
