@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -55,7 +56,8 @@ net/http/pprof endpoints of a running process, and reports:
 Profiles may be gzipped or plain profile.proto, or the legacy debug=1 text.
 For a URL ending in /heap or /allocs, gc=1 is added so the server collects
 garbage first; goroutine URLs are read in proto form, which has labels.
-Several profiles of one kind add up, as in go tool pprof.
+Several profiles of one kind add up, as in go tool pprof. "-" reads one
+profile from standard input.
 
 The --fail-on-* gates make it a CI check: exit 1 when one trips, with the
 reason as the last line; exit 2 for bad flags or unreadable input.`,
@@ -129,14 +131,29 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if prog != nil {
 		loader.Progress = prog.report
 	}
+	stdinUsed := false
 	load := func(source string) (*profiles.Profile, error) {
+		if source == stdinName {
+			if stdinUsed {
+				return nil, usageErrorf("standard input (-) given twice")
+			}
+			stdinUsed = true
+			return a.readStdinProfile(cmd.Context())
+		}
 		p, err := loader.Load(cmd.Context(), source)
 		prog.clear()
+		if cause := context.Cause(cmd.Context()); cause != nil {
+			return nil, cause
+		}
 		if errors.Is(err, profiles.ErrDeltaProfile) {
 			return nil, usageErrorf("%s: %v: fetch the profile twice and use --base", source, profiles.ErrDeltaProfile)
 		}
 		if err != nil {
-			return nil, usageErrorf("%v", err)
+			hint := urlHint(source)
+			if hint == "" && !profiles.IsURL(source) {
+				hint = profileHint(fileHead(source, len(heapDumpHeader)))
+			}
+			return nil, usageErrorf("%v%s", err, hint)
 		}
 		return p, nil
 	}

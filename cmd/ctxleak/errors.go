@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 )
 
 // Exit statuses of ctxleak.
@@ -11,6 +12,10 @@ const (
 	exitClean    = 0 // nothing retained, every expectation met
 	exitFindings = 1 // retention found, or an expectation not met
 	exitUsage    = 2 // bad flags, arguments or input
+
+	// An interrupted run exits 128 plus the signal number, as a shell
+	// reports a process the signal killed: 130 for SIGINT, 143 for SIGTERM.
+	exitSignalBase = 128
 )
 
 // exitError is an error that chooses the process exit status.
@@ -40,6 +45,16 @@ func silentExit(code int) error {
 	return &exitError{code: code}
 }
 
+// interruptError is the cause of a run cut short by a signal.
+type interruptError struct{ sig syscall.Signal }
+
+func (e *interruptError) Error() string {
+	if e.sig == syscall.SIGTERM {
+		return "terminated"
+	}
+	return "interrupted"
+}
+
 // report prints err once, as "ctxleak: ...", and returns the exit status
 // for it. Errors that are not exitErrors (cobra's flag and argument errors,
 // unreadable files) are usage or input errors: exit 2.
@@ -49,7 +64,10 @@ func report(stderr io.Writer, err error) int {
 	}
 	code := exitUsage
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var ie *interruptError
+	if errors.As(err, &ie) {
+		code = exitSignalBase + int(ie.sig)
+	} else if errors.As(err, &ee) {
 		code = ee.code
 		if ee.err == nil {
 			return code

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -28,6 +29,7 @@ type holdersFlags struct {
 	focus       string
 	format      string
 	output      string
+	force       bool
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
@@ -74,14 +76,19 @@ when the service's build ID is not --binary's, and deletes it when done.
 A dump holds every byte of the process, secrets included: keep it 0600 and
 delete it when done. ctxleak never prints object contents.
 
-Exit status: 0 when nothing of --min-size or more is retained (after
---focus), 1 when something is, 2 for bad flags or an unreadable dump or
-executable.`,
+DUMP "-" reads the dump from standard input (spooled to a temporary file,
+mode 0600, removed on exit); -o - writes to standard output. -o never
+replaces an existing file unless --force is given.
+
+Exit status, whatever the format: 0 when nothing of --min-size or more is
+retained (after --focus), 1 when something is, 2 for bad flags or an
+unreadable dump or executable. Chain a viewer with ";", not "&&", since
+finding retention exits 1.`,
 		Example: `  ctxleak holders app.heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
   ctxleak holders http://localhost:6060/debug/ctxleak/heapdump --binary ./app
-  ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz
-  go tool pprof -http=: holders.pb.gz`,
+  ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz --force; go tool pprof -http=: holders.pb.gz
+  ssh host cat /tmp/app.heapdump | ctxleak holders - --binary ./app`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runHolders(cmd, f, args[0])
@@ -95,7 +102,8 @@ executable.`,
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.StringVar(&f.focus, "focus", "", "keep groups whose holder, path or allocation site matches `REGEX`")
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or pprof (a retention profile for go tool pprof)")
-	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (created, never overwritten) instead of stdout")
+	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (mode 0600; - is stdout) instead of stdout")
+	fs.BoolVarP(&f.force, "force", "f", false, "let -o replace an existing file")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "pprof"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -119,6 +127,9 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		}
 		focus = re
 	}
+	if f.output == stdinName {
+		f.output = ""
+	}
 	if f.format == "pprof" && f.output == "" && ui.IsTerminal(a.stdout) {
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
 	}
@@ -133,6 +144,15 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 			return err
 		}
 		defer cleanup()
+		dump = path
+	}
+	ctx := cmd.Context()
+	if dump == stdinName {
+		path, remove, err := a.spoolStdin(ctx)
+		if err != nil {
+			return err
+		}
+		defer remove()
 		dump = path
 	}
 
@@ -152,22 +172,32 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	var opts []heap.Option
 	prog := a.newProgress()
 	if prog != nil {
-		opts = append(opts, heap.OnProgress(prog.heap(dump)))
+		opts = append(opts, heap.OnProgress(prog.heap(source)))
 	}
-	an, err := heap.Analyze(dump, bin, opts...)
+	var rep *heap.Report
+	err := await(ctx, func() error {
+		defer prog.clear()
+		an, err := heap.Analyze(dump, bin, opts...)
+		if err != nil {
+			hint := ""
+			if source == dump {
+				hint = dumpHint(dump)
+			}
+			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), dump, source), hint)
+		}
+		defer an.Close()
+		prog.show("ctxleak: finding the holders in "+source, true)
+		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
+		if err != nil {
+			return fmt.Errorf("%s: %w", source, err)
+		}
+		return nil
+	})
 	if err != nil {
-		prog.clear()
-		return usageErrorf("%v", err)
-	}
-	defer an.Close()
-	prog.show("ctxleak: finding the holders in "+dump, true)
-	rep, err := an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
-	prog.clear()
-	if err != nil {
-		return fmt.Errorf("%s: %w", source, err)
+		return err
 	}
 	if source != dump {
-		rep.Dump = source // the URL, not the deleted temporary file
+		rep.Dump = source // the URL or "-", not the deleted temporary file
 	}
 
 	var out bytes.Buffer
@@ -178,7 +208,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		err = enc.Encode(rep)
 	case "pprof":
 		p := rep.Profile()
-		p.Comments = []string{"ctxleak holders " + dump}
+		p.Comments = []string{"ctxleak holders " + source}
 		err = p.Write(&out)
 	default:
 		w := a.stdout
@@ -190,7 +220,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if err != nil {
 		return err
 	}
-	if err := a.writeOutput(f.output, out.Bytes()); err != nil {
+	if err := a.writeOutput(f.output, f.force, out.Bytes()); err != nil {
 		return err
 	}
 	if len(rep.Groups) > 0 {
@@ -202,16 +232,20 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	return nil
 }
 
-// writeOutput writes data to stdout, or to a new file path (never
-// overwriting one that exists), mode 0600.
-func (a *app) writeOutput(path string, data []byte) error {
+// writeOutput writes data to stdout, or to the file path, mode 0600: a new
+// file, or with force one that exists, replaced.
+func (a *app) writeOutput(path string, force bool, data []byte) error {
 	if path == "" {
 		_, err := a.stdout.Write(data)
 		return err
 	}
-	file, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	flags := os.O_CREATE | os.O_EXCL | os.O_WRONLY
+	if force {
+		flags = os.O_CREATE | os.O_TRUNC | os.O_WRONLY
+	}
+	file, err := os.OpenFile(path, flags, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return usageErrorf("-o %s: file exists; ctxleak never overwrites a file", path)
+		return usageErrorf("-o %s: file exists; --force replaces it", path)
 	}
 	if err != nil {
 		return usageErrorf("-o: %v", err)

@@ -23,7 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	os.Setenv("GORACE", noExitSleep())
 	testscript.Main(m, map[string]func(){
-		"ctxleak": func() { os.Exit(execute(os.Stdout, os.Stderr, os.Args[1:])) },
+		"ctxleak": func() { os.Exit(execute(os.Stdin, os.Stdout, os.Stderr, os.Args[1:])) },
 	})
 }
 

@@ -12,10 +12,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// app holds what every command shares: the output streams and global flags.
+// app holds what every command shares: the standard streams and global flags.
 type app struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
-	color          string // --color: auto, always or never
+	color          string   // --color: auto, always or never
+	args           []string // the command line, for hints about flag errors
 }
 
 // printer returns a ui.Printer for w honouring --color, NO_COLOR and
@@ -41,9 +43,12 @@ goroutines, and says exactly who holds it.
   ctxleak cost       measure what carrying a request context costs, beside
                      Node, Bun and Python's published figures
 
+A file argument "-" is standard input; -o - is standard output. Flags take
+two dashes: --base, not -base.
+
 Exit status: 0 clean, 1 retention found or expectation not met,
-2 usage or input error.`,
-		Version:       version(),
+2 usage or input error, 130 on SIGINT and 143 on SIGTERM.`,
+		Version:       versionText(debug.ReadBuildInfo()),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +62,9 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 	root.SetErr(a.stderr)
 	root.SetVersionTemplate("ctxleak {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if hint := singleDashHint(cmd, err, a.args); hint != "" {
+			return usageErrorf("%s (see '%s --help')", hint, cmd.CommandPath())
+		}
 		return usageErrorf("%v (see '%s --help')", err, cmd.CommandPath())
 	})
 	root.PersistentFlags().StringVar(&a.color, "color", "auto",
@@ -75,34 +83,100 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 	return root
 }
 
-// version reports the module version from the build info, falling back to
-// the VCS revision the binary was built from, then to "devel".
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
+// versionText is what --version prints after "ctxleak ": the module
+// version, then, in the style of "go version -m", the Go release, the
+// command and module paths and the VCS revision, time and state the binary
+// was built from.
+func versionText(bi *debug.BuildInfo, ok bool) string {
 	if !ok {
-		return "devel"
+		return "(unknown: the binary has no build information)"
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
 	}
-	var rev, dirty string
+	var b strings.Builder
+	b.WriteString(version)
+	fmt.Fprintf(&b, "\n\tgo\t%s", bi.GoVersion)
+	if bi.Path != "" {
+		fmt.Fprintf(&b, "\n\tpath\t%s", bi.Path)
+	}
+	if bi.Main.Path != "" {
+		fmt.Fprintf(&b, "\n\tmod\t%s\t%s", bi.Main.Path, version)
+		if bi.Main.Sum != "" {
+			fmt.Fprintf(&b, "\t%s", bi.Main.Sum)
+		}
+	}
 	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
+		if strings.HasPrefix(s.Key, "vcs") {
+			fmt.Fprintf(&b, "\n\tbuild\t%s=%s", s.Key, s.Value)
+		}
+	}
+	return b.String()
+}
+
+// singleDashFlag returns the name of a long flag of cmd that args give
+// with a single dash, pprof style, when pflag took it for shorthands and a
+// value ("-output x" as -o "utput", "-force" as -f -o "rce"); "" if none.
+func singleDashFlag(cmd *cobra.Command, args []string) string {
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	for i, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if len(arg) < 3 || arg[0] != '-' || arg[1] == '-' {
+			continue
+		}
+		if i > 0 && strings.HasPrefix(args[i-1], "--") && !strings.Contains(args[i-1], "=") {
+			if f := lookup(args[i-1][2:]); f != nil && f.NoOptDefVal == "" {
+				continue // the value of the flag before: --focus -binary
 			}
 		}
-	}
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
+		name, _, _ := strings.Cut(arg[1:], "=")
+		if len(name) > 1 && lookup(name) != nil {
+			return name
 		}
-		return "devel " + rev + dirty
 	}
-	return "devel"
+	return ""
+}
+
+// singleDashHint explains an unknown shorthand flag error caused by a
+// pprof-style single-dash long flag, "-base x" or "-http=:8080"; it returns
+// "" for other errors. pflag reports what is left of the word after the
+// shorthands it took ("-ttp=:8080" for "-http=:8080", -h being --help), so
+// the word is looked up in args.
+func singleDashHint(cmd *cobra.Command, err error, args []string) string {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "unknown shorthand flag: ") {
+		return ""
+	}
+	i := strings.LastIndex(msg, " in -")
+	if i < 0 {
+		return ""
+	}
+	word := msg[i+len(" in -"):]
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.HasSuffix(arg, word) {
+			word = arg[1:]
+			break
+		}
+	}
+	name, _, _ := strings.Cut(word, "=")
+	if len(name) < 2 || strings.HasPrefix(name, "-") {
+		return ""
+	}
+	if cmd.Flags().Lookup(name) != nil {
+		return fmt.Sprintf("unknown flag -%s: did you mean --%s? (long flags take two dashes)", name, name)
+	}
+	return fmt.Sprintf("unknown flag -%s: long flags take two dashes, and there is no --%s", name, name)
 }
 
 // exactArgs, rangeArgs and so on validate positional arguments with errors
