@@ -8,14 +8,13 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
-	"github.com/ctxleak/ctxleak/internal/textfit"
 	"github.com/ctxleak/ctxleak/internal/ui"
 )
 
 // WriteText writes the report for people: summaries, tables of the top
 // sites and goroutine groups, the stacks with Settings.FullStack, and the
 // gates. Styled output has colours and rounded table borders; plain output
-// has neither. Both fit the width textfit.Width finds for w.
+// has neither. Both fit the width ui.Width finds for w.
 func (r *Report) WriteText(w io.Writer, styled bool) error {
 	mode := ui.Plain
 	if styled {
@@ -23,7 +22,7 @@ func (r *Report) WriteText(w io.Writer, styled bool) error {
 	}
 	var b strings.Builder
 	p := ui.NewPrinter(&b, mode)
-	p.SetWidth(textfit.Width(w))
+	p.SetWidth(ui.Width(w))
 	sections := 0
 	if r.Heap != nil {
 		r.writeHeapText(p)

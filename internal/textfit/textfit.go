@@ -1,62 +1,49 @@
-// Package textfit fits text to a terminal's width: it finds the width,
-// shortens names from the left (keeping their tail, the part that tells
-// them apart) and wraps long lines. Widths count terminal cells; ANSI
-// escape codes take none.
+// Package textfit fits text to a width (ui.Width finds the terminal's):
+// it shortens names from the left (keeping their tail, the part that tells
+// them apart) and wraps long lines. Widths count runes; ANSI escape
+// sequences (colours) take none. It has no dependencies, so that the
+// library packages that use it stay light.
 package textfit
 
 import (
-	"io"
-	"os"
 	"regexp"
-	"strconv"
 	"strings"
-
-	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/term"
+	"unicode/utf8"
 )
 
-// Width returns the width to fit output to w in: the COLUMNS environment
-// variable when it holds a positive number, else the width of the
-// terminal w is, else 0, meaning no limit (a pipe or a file).
-func Width(w io.Writer) int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	f, ok := w.(interface{ Fd() uintptr })
-	if !ok || !term.IsTerminal(f.Fd()) {
-		return 0
-	}
-	n, _, err := term.GetSize(f.Fd())
-	if err != nil || n <= 0 {
-		return 0
-	}
-	return n
-}
+// escape matches an ANSI CSI escape sequence, such as a colour.
+var escape = regexp.MustCompile("\x1b\\[[0-9;?]*[@-~]")
 
-// Len returns the width of s in cells, escape codes left out.
-func Len(s string) int { return ansi.StringWidth(s) }
+// Len returns the width of s, escape sequences left out.
+func Len(s string) int {
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return utf8.RuneCountInString(s)
+	}
+	return utf8.RuneCountInString(escape.ReplaceAllString(s, ""))
+}
 
 // Ellipsis starts a shortened text.
 const Ellipsis = "..."
 
 // Shorten returns s in at most n cells: s itself when it fits, else its
 // tail after Ellipsis, "...ctxleak/scenarios/catalogue.go:427". When n
-// leaves no room for the tail, s is cut to n cells.
+// leaves no room for the tail, s is cut to n cells. A shortened text loses
+// its escape sequences.
 func Shorten(s string, n int) string {
-	w := Len(s)
-	if w <= n {
+	if Len(s) <= n {
 		return s
 	}
+	r := []rune(escape.ReplaceAllString(s, ""))
 	if n <= len(Ellipsis) {
-		return ansi.Truncate(s, max(n, 0), "")
+		return string(r[:max(n, 0)])
 	}
-	return ansi.TruncateLeft(s, w-n+len(Ellipsis), Ellipsis)
+	return Ellipsis + string(r[len(r)-(n-len(Ellipsis)):])
 }
 
 // Wrap breaks the lines of s longer than width cells at spaces (or, for
 // a word longer than a line, anywhere), indenting each continuation two
-// cells more than the line it continues. A width of 0 or less leaves s as
-// it is.
+// cells more than the line it continues. A size's number and unit ("32.2
+// KiB") stay together. A width of 0 or less leaves s as it is.
 func Wrap(s string, width int) string {
 	if width <= 0 {
 		return s
@@ -92,16 +79,35 @@ func hang(body string, width, first, cont int) string {
 		first, cont = min(first, width/2), 0
 	}
 	body = sizeSpace.ReplaceAllString(body, "$1"+nbsp+"$2")
-	head, rest, _ := strings.Cut(ansi.Wrap(body, width-first, ""), "\n")
-	out := strings.Repeat(" ", first) + strings.TrimRight(head, " ")
-	if rest != "" {
-		// The rest, wrapped again to the width its lines have.
-		rest = strings.ReplaceAll(strings.TrimLeft(rest, " "), "\n", " ")
-		for _, line := range strings.Split(ansi.Wrap(rest, width-cont, ""), "\n") {
-			out += "\n" + strings.Repeat(" ", cont) + strings.TrimRight(line, " ")
-		}
+	var out strings.Builder
+	line, lineLen := "", 0
+	pad, limit := first, width-first
+	flush := func() {
+		out.WriteString(strings.Repeat(" ", pad) + strings.TrimRight(line, " ") + "\n")
+		line, lineLen = "", 0
+		pad, limit = cont, width-cont
 	}
-	return strings.ReplaceAll(out, nbsp, " ")
+	for _, word := range strings.Split(body, " ") {
+		n := Len(word)
+		if lineLen > 0 && lineLen+1+n > limit {
+			flush()
+		}
+		// A word longer than a line is cut, unless it is styled.
+		for n > limit && lineLen == 0 && !strings.Contains(word, "\x1b") {
+			r, cut := []rune(word), limit
+			line, lineLen = string(r[:cut]), cut
+			flush()
+			word, n = string(r[cut:]), n-cut
+		}
+		if lineLen > 0 {
+			line += " "
+			lineLen++
+		}
+		line += word
+		lineLen += n
+	}
+	out.WriteString(strings.Repeat(" ", pad) + strings.TrimRight(line, " "))
+	return strings.ReplaceAll(out.String(), nbsp, " ")
 }
 
 // nbsp joins a size's number and unit while a line is wrapped.

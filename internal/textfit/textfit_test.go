@@ -1,7 +1,6 @@
 package textfit
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -15,7 +14,8 @@ func TestShorten(t *testing.T) {
 		{"main.handleUpload (shop/upload.go:69)", 80, "main.handleUpload (shop/upload.go:69)"},
 		{"main.handleUpload (shop/upload.go:69)", 20, "...hop/upload.go:69)"},
 		{"abcdef", 3, "abc"},
-		{"\x1b[1mabcdef\x1b[0m", 5, "\x1b[1m...ef\x1b[0m"},
+		{"\x1b[1mabcdef\x1b[0m", 5, "...ef"},
+		{"\x1b[1mabc\x1b[0m", 5, "\x1b[1mabc\x1b[0m"},
 	} {
 		if got := Shorten(tt.s, tt.n); got != tt.want {
 			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
@@ -40,17 +40,6 @@ func TestWrap(t *testing.T) {
 	}
 	if Wrap(s, 0) != s {
 		t.Error("Wrap(s, 0) changed s")
-	}
-}
-
-func TestWidth(t *testing.T) {
-	t.Setenv("COLUMNS", "80")
-	if got := Width(&bytes.Buffer{}); got != 80 {
-		t.Errorf("Width with COLUMNS=80 = %d", got)
-	}
-	t.Setenv("COLUMNS", "")
-	if got := Width(&bytes.Buffer{}); got != 0 {
-		t.Errorf("Width of a buffer = %d, want 0 (no limit)", got)
 	}
 }
 

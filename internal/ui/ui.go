@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
+	"github.com/charmbracelet/x/term"
 	"github.com/ctxleak/ctxleak/internal/textfit"
 	"github.com/mattn/go-isatty"
 	"github.com/muesli/termenv"
@@ -41,6 +43,24 @@ func ParseMode(s string) (Mode, bool) {
 	return Auto, false
 }
 
+// Width returns the width to fit output to w in: the COLUMNS environment
+// variable when it holds a positive number, else the width of the
+// terminal w is, else 0, meaning no limit (a pipe or a file).
+func Width(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return 0
+	}
+	n, _, err := term.GetSize(f.Fd())
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(interface{ Fd() uintptr })
@@ -60,7 +80,7 @@ type Printer struct {
 
 // NewPrinter returns a Printer for w. In Auto mode it styles output only if
 // w is a terminal and the NO_COLOR environment variable is empty. It fits
-// output to the width textfit.Width finds for w: COLUMNS, else the
+// output to the width Width finds for w: COLUMNS, else the
 // terminal's width, else no limit.
 func NewPrinter(w io.Writer, mode Mode) *Printer {
 	styled := mode == Styled
@@ -76,7 +96,7 @@ func NewPrinter(w io.Writer, mode Mode) *Printer {
 	} else {
 		r.SetColorProfile(termenv.Ascii)
 	}
-	return &Printer{w: w, r: r, styled: styled, width: textfit.Width(w)}
+	return &Printer{w: w, r: r, styled: styled, width: Width(w)}
 }
 
 // Width returns the width in cells the printer fits its output to, 0 for

@@ -103,3 +103,14 @@ func TestTableShortHeaders(t *testing.T) {
 		}
 	}
 }
+
+func TestWidth(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	if got := Width(&bytes.Buffer{}); got != 80 {
+		t.Errorf("Width with COLUMNS=80 = %d", got)
+	}
+	t.Setenv("COLUMNS", "")
+	if got := Width(&bytes.Buffer{}); got != 0 {
+		t.Errorf("Width of a buffer = %d, want 0 (no limit)", got)
+	}
+}
