@@ -13,7 +13,7 @@
 // Holders builds the report (Report): the live objects of at least MinSize
 // bytes and the holdings of roots that retain as much in small objects,
 // grouped by how they are held, largest first; it renders as text
-// (WriteText), JSON and a pprof profile (WriteProfile). Explain describes the
+// (WriteText), JSON and a pprof profile (Profile). Explain describes the
 // holders of chosen objects, as package retain does for a test.
 //
 // Options are values, as in Analyze(path, bin, Globals(syms...)) or
@@ -23,5 +23,6 @@
 // options.go (the Options); analysis.go (the Analysis, its dominator tree);
 // path.go (searches of the graph) and types.go (typing the objects on a
 // path), which do not call each other; holder.go (holders and groups);
-// report.go (the report); text.go and pprof.go (rendering it).
+// report.go (the report) and unknown.go (what it cannot tell without the
+// binary); text.go, json.go and pprof.go (rendering it).
 package heap

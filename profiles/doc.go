@@ -43,10 +43,16 @@
 // themselves on a request path are captured request contexts: they outlived
 // the request whose labels they inherited.
 //
+// [CompareGoroutines] compares a goroutine report with one of a base
+// profile taken earlier from the same process: the groups, matched by start
+// function and wait site whatever their labels, that gained goroutines. It
+// is a goleak-style check for a running service that needs no pprof labels.
+//
 // # Gates
 //
 // [Gates] compares the reports with limits for CI: heap growth against the
-// base, request-scoped bytes in use, and captured request goroutines.
+// base, request-scoped bytes in use, captured request goroutines, and
+// goroutines gained against a base goroutine profile.
 //
 // # Reports
 //

@@ -16,6 +16,11 @@ type Gates struct {
 	// Goroutines limits the goroutines that still carry request labels
 	// off the request path (captured request contexts).
 	Goroutines *int64
+	// GoroutineGrowth limits the goroutines gained against a base
+	// goroutine profile (GoroutineGrowth.Growth). Unlike the other gates,
+	// it trips when the growth reaches the limit, as goleak fails on one
+	// leaked goroutine: a limit of 1 allows none.
+	GoroutineGrowth *int64
 }
 
 // Gate names.
@@ -23,16 +28,26 @@ const (
 	GateGrowth     = "growth"
 	GateRetained   = "retained"
 	GateGoroutines = "goroutines"
+	// GateGoroutineGrowth is the gate of Gates.GoroutineGrowth.
+	GateGoroutineGrowth = "goroutine-growth"
 )
+
+// IsCountGate reports whether a gate's limit and value count goroutines;
+// those of the other gates are bytes.
+func IsCountGate(gate string) bool {
+	return gate == GateGoroutines || gate == GateGoroutineGrowth
+}
 
 // GateResult is the outcome of one gate.
 type GateResult struct {
-	// Gate is GateGrowth, GateRetained or GateGoroutines.
+	// Gate is GateGrowth, GateRetained, GateGoroutines or
+	// GateGoroutineGrowth.
 	Gate string
 	// Limit and Value are bytes for the growth and retained gates, and
-	// goroutines for the goroutines gate.
+	// goroutines for the goroutine gates (see IsCountGate).
 	Limit, Value int64
-	// Tripped says Value is over Limit.
+	// Tripped says Value is over Limit (reaches it, for the goroutine
+	// growth gate).
 	Tripped bool
 	// Reason says what was measured against what, in words.
 	Reason string
@@ -75,6 +90,20 @@ func (g Gates) Check(heap *HeapReport, goroutines *GoroutineReport) ([]GateResul
 		res := GateResult{Gate: GateGoroutines, Limit: *g.Goroutines, Value: v, Tripped: v > *g.Goroutines}
 		res.Reason = fmt.Sprintf("%d goroutines off the request path still carry request labels", v) +
 			verdict(res, fmt.Sprint(*g.Goroutines))
+		out = append(out, res)
+	}
+	if g.GoroutineGrowth != nil {
+		if goroutines == nil || goroutines.Base == nil {
+			return nil, fmt.Errorf("the goroutine growth gate needs a goroutine profile and a base goroutine profile")
+		}
+		v := goroutines.Base.Growth
+		res := GateResult{Gate: GateGoroutineGrowth, Limit: *g.GoroutineGrowth, Value: v, Tripped: v >= *g.GoroutineGrowth}
+		res.Reason = fmt.Sprintf("%+d goroutines against the base in %d groups that grew", v, len(goroutines.Base.Groups))
+		if res.Tripped {
+			res.Reason += fmt.Sprintf(", at or over the limit of %d", *g.GoroutineGrowth)
+		} else {
+			res.Reason += fmt.Sprintf(", under the limit of %d", *g.GoroutineGrowth)
+		}
 		out = append(out, res)
 	}
 	return out, nil

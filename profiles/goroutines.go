@@ -26,6 +26,9 @@ type GoroutineReport struct {
 	// Groups are captured groups first, then in-flight ones, then the
 	// rest, each by count, largest first.
 	Groups []GoroutineGroup `json:"groups"`
+	// Base is the growth against a base goroutine profile, set by the
+	// caller from CompareGoroutines; nil without a base.
+	Base *GoroutineGrowth `json:"base,omitempty"`
 }
 
 // GoroutineGroup is a set of goroutines that started in the same function,

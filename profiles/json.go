@@ -37,8 +37,8 @@ type goroutinesJSON struct {
 }
 
 // gateJSON is one gate's outcome: its limit and value are bytes for the
-// growth and retained gates, and a count of goroutines for the goroutines
-// gate.
+// growth and retained gates, and a count of goroutines for the goroutine
+// gates.
 type gateJSON struct {
 	Gate       string `json:"gate"`
 	LimitBytes *int64 `json:"limit_bytes,omitempty"`
@@ -76,7 +76,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for _, g := range r.Gates {
 		limit, value := g.Limit, g.Value
 		gj := gateJSON{Gate: g.Gate, Tripped: g.Tripped, Reason: g.Reason, Setting: r.Setting(g)}
-		if g.Gate == GateGoroutines {
+		if IsCountGate(g.Gate) {
 			gj.LimitCount, gj.ValueCount = &limit, &value
 		} else {
 			gj.LimitBytes, gj.ValueBytes = &limit, &value

@@ -131,7 +131,7 @@ func (r *Report) Setting(g GateResult) string {
 	if r.GateSetting != nil {
 		return r.GateSetting(g)
 	}
-	if g.Gate == GateGoroutines {
+	if IsCountGate(g.Gate) {
 		return fmt.Sprintf("%s limit %d", g.Gate, g.Limit)
 	}
 	return fmt.Sprintf("%s limit %s", g.Gate, bytesize.Compact(bytesize.Size(g.Limit)))

@@ -139,7 +139,11 @@ func (r *Report) writeHeapText(p *ui.Printer) {
 
 func (r *Report) writeGoroutinesText(p *ui.Printer) {
 	g := r.Goroutines
-	p.Print(p.Heading("Goroutines: " + strings.Join(r.sources(Goroutine, RoleProfile), ", ")))
+	title := "Goroutines: " + strings.Join(r.sources(Goroutine, RoleProfile), ", ")
+	if g.Base != nil {
+		title += " (base: " + strings.Join(r.sources(Goroutine, RoleBase), ", ") + ")"
+	}
+	p.Print(p.Heading(title))
 	captured := fmt.Sprintf("%d off the request path still carry request labels (%s)",
 		g.Captured, strings.Join(r.Settings.requestLabels(), ", "))
 	if g.Captured > 0 {
@@ -190,6 +194,10 @@ func (r *Report) writeGoroutinesText(p *ui.Printer) {
 	}
 	table("Captured request contexts", capturedGroups)
 	table("Other goroutines", others)
+	if g.Base != nil {
+		p.Print("")
+		r.writeGoroutineGrowthText(p)
+	}
 }
 
 // labelsCell lists a group's label keys, with their values under

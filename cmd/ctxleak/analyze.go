@@ -32,6 +32,7 @@ type analyzeFlags struct {
 	failOnGrowth     bytesize.Size
 	failOnRetained   bytesize.Size
 	failOnGoroutines int64
+	failOnGoGrowth   int64
 }
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -51,7 +52,10 @@ net/http/pprof endpoints of a running process, and reports:
     the growth per request;
   - goroutines grouped by the function they started in, where they wait and
     their pprof label keys; those carrying a request label (request_id, or
-    --request-label) off the request path are captured request contexts.
+    --request-label) off the request path are captured request contexts;
+  - with a goroutine profile as --base, the goroutines gained by start
+    function and wait site, labels or not (profiles do not record where a
+    goroutine was created).
 
 Profiles may be gzipped or plain profile.proto, or the legacy debug=1 text.
 For a URL ending in /heap or /allocs, gc=1 is added so the server collects
@@ -71,7 +75,7 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.base, "base", "", "heap profile or URL to compare with: growth per site")
+	fs.StringVar(&f.base, "base", "", "heap or goroutine profile or URL to compare with: growth per site or goroutine group")
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or github")
 	fs.IntVar(&f.top, "top", 10, "sites and goroutine groups to show (0: all)")
 	fs.StringVar(&f.focus, "focus", "", "keep only samples with a frame whose function or file matches `REGEX`")
@@ -87,6 +91,7 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 	fs.Var(bytesize.NewFlag(&f.failOnGrowth, 0), "fail-on-growth", "exit 1 if heap in use grew by more than `SIZE` against --base")
 	fs.Var(bytesize.NewFlag(&f.failOnRetained, 0), "fail-on-retained", "exit 1 if more than `SIZE` allocated on request paths is still in use")
 	fs.Int64Var(&f.failOnGoroutines, "fail-on-goroutines", 0, "exit 1 if more than `N` goroutines off the request path carry request labels")
+	fs.Int64Var(&f.failOnGoGrowth, "fail-on-goroutine-growth", 0, "exit 1 if goroutines grew by `N` or more against a goroutine --base")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "github"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions(
@@ -117,6 +122,12 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 				return usageErrorf("--%s needs --base, the heap profile to compare with", name)
 			}
 		}
+		if changed(fs, "fail-on-goroutine-growth") {
+			return usageErrorf("--fail-on-goroutine-growth needs --base, the goroutine profile to compare with")
+		}
+	}
+	if changed(fs, "fail-on-goroutine-growth") && f.failOnGoGrowth < 1 {
+		return usageErrorf("invalid --fail-on-goroutine-growth %d: want 1 or more", f.failOnGoGrowth)
 	}
 	if changed(fs, "fail-on-goroutines") && f.failOnGoroutines < 0 {
 		return usageErrorf("invalid --fail-on-goroutines %d: want 0 or more", f.failOnGoroutines)
@@ -159,7 +170,7 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	}
 
 	rep := &profiles.Report{Settings: f.settings(), GateSetting: gateFlag, Title: "ctxleak analyze"}
-	var heaps, bases, goroutines []*profiles.Profile
+	var heaps, bases, goroutines, goroutineBases []*profiles.Profile
 	for _, src := range args {
 		p, err := load(src)
 		if err != nil {
@@ -174,18 +185,29 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 		}
 	}
 	if f.base != "" {
-		if len(heaps) == 0 {
-			return usageErrorf("--base %s: no heap profile among the arguments to compare it with", f.base)
-		}
 		p, err := load(f.base)
 		if err != nil {
 			return err
 		}
-		if p.Kind != profiles.Heap {
-			return usageErrorf("--base %s: a %s profile; --base takes a heap profile", f.base, p.Kind)
+		switch {
+		case p.Kind == profiles.Heap && len(heaps) > 0:
+			bases = append(bases, p)
+		case p.Kind == profiles.Goroutine && len(goroutines) > 0:
+			goroutineBases = append(goroutineBases, p)
+		default:
+			return usageErrorf("--base %s: no %s profile among the arguments to compare it with", f.base, p.Kind)
 		}
 		rep.Inputs = append(rep.Inputs, profiles.NewInput(p, profiles.RoleBase))
-		bases = append(bases, p)
+	}
+	if len(bases) == 0 {
+		for _, name := range []string{"requests", "fail-on-growth"} {
+			if changed(fs, name) {
+				return usageErrorf("--%s needs a heap profile as --base", name)
+			}
+		}
+	}
+	if changed(fs, "fail-on-goroutine-growth") && len(goroutineBases) == 0 {
+		return usageErrorf("--fail-on-goroutine-growth needs a goroutine profile as --base")
 	}
 	if changed(fs, "fail-on-retained") && len(heaps) == 0 {
 		return usageErrorf("--fail-on-retained needs a heap profile among the arguments")
@@ -203,6 +225,13 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 		if rep.Goroutines, err = profiles.AnalyzeGoroutines(goroutines, opt); err != nil {
 			return usageErrorf("%v", err)
 		}
+		if len(goroutineBases) > 0 {
+			base, err := profiles.AnalyzeGoroutines(goroutineBases, opt)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			rep.Goroutines.Base = profiles.CompareGoroutines(rep.Goroutines, base)
+		}
 	}
 	var gates profiles.Gates
 	if changed(fs, "fail-on-growth") {
@@ -213,6 +242,9 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	}
 	if changed(fs, "fail-on-goroutines") {
 		gates.Goroutines = ptr(f.failOnGoroutines)
+	}
+	if changed(fs, "fail-on-goroutine-growth") {
+		gates.GoroutineGrowth = ptr(f.failOnGoGrowth)
 	}
 	if rep.Gates, err = gates.Check(rep.Heap, rep.Goroutines); err != nil {
 		return usageErrorf("%v", err)
@@ -302,8 +334,8 @@ func (f analyzeFlags) settings() profiles.Settings {
 
 // gateFlag returns the flag and value that set a gate.
 func gateFlag(g profiles.GateResult) string {
-	if g.Gate == profiles.GateGoroutines {
-		return fmt.Sprintf("--fail-on-goroutines %d", g.Limit)
+	if profiles.IsCountGate(g.Gate) {
+		return fmt.Sprintf("--fail-on-%s %d", g.Gate, g.Limit)
 	}
 	return fmt.Sprintf("--fail-on-%s %s", g.Gate, bytesize.Compact(bytesize.Size(g.Limit)))
 }
