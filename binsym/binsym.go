@@ -86,14 +86,18 @@ func Open(path string) (*Binary, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("binary %s: no such file", path)
+			return nil, &OpenError{Path: path, Err: errors.New("no such file")}
 		}
-		return nil, fmt.Errorf("binary %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &OpenError{Path: path, Err: err}
 	}
 	b, err := newBinary(path, f)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, &OpenError{Path: path, Err: err}
 	}
 	return b, nil
 }
@@ -103,34 +107,34 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 	if err != nil {
 		var fe *elf.FormatError
 		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("binary %s: not an ELF executable: %v", path, err)
+			return nil, fmt.Errorf("not an ELF executable: %v", err)
 		}
-		return nil, readError(path, "ELF headers", err)
+		return nil, readPartError("ELF headers", err)
 	}
 	b := &Binary{path: path, f: f, elf: ef}
 	switch {
 	case ef.Class != elf.ELFCLASS64 || ef.Data != elf.ELFDATA2LSB:
-		return nil, fmt.Errorf("binary %s: unsupported ELF class %v, %v (want 64-bit little-endian)", path, ef.Class, ef.Data)
+		return nil, fmt.Errorf("unsupported ELF class %v, %v (want 64-bit little-endian)", ef.Class, ef.Data)
 	case ef.Machine == elf.EM_X86_64:
 		b.arch = "amd64"
 	case ef.Machine == elf.EM_AARCH64:
 		b.arch = "arm64"
 	default:
-		return nil, fmt.Errorf("binary %s: unsupported architecture %v (want amd64 or arm64)", path, ef.Machine)
+		return nil, fmt.Errorf("unsupported architecture %v (want amd64 or arm64)", ef.Machine)
 	}
 	switch ef.Type {
 	case elf.ET_EXEC:
 	case elf.ET_DYN:
 		b.pie = true
 	default:
-		return nil, fmt.Errorf("binary %s: ELF type %v is not an executable", path, ef.Type)
+		return nil, fmt.Errorf("ELF type %v is not an executable", ef.Type)
 	}
 	info, err := buildinfo.Read(f)
 	if err != nil {
 		if err.Error() == ErrNotGo.Error() {
-			return nil, fmt.Errorf("binary %s: %w (no Go build information)", path, ErrNotGo)
+			return nil, fmt.Errorf("%w (no Go build information)", ErrNotGo)
 		}
-		return nil, fmt.Errorf("binary %s: %w: %v", path, ErrNotGo, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotGo, err)
 	}
 	b.goVersion = info.GoVersion
 	for _, s := range info.Settings {
@@ -143,11 +147,11 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		sec = ef.Section(".data.rel.ro.gopclntab") // a PIE before Go 1.23
 	}
 	if sec == nil || sec.Type == elf.SHT_NOBITS {
-		return nil, fmt.Errorf("binary %s: %w: no .gopclntab section", path, ErrNotGo)
+		return nil, fmt.Errorf("%w: no .gopclntab section", ErrNotGo)
 	}
 	data, err := sec.Data()
 	if err != nil {
-		return nil, readError(path, ".gopclntab", err)
+		return nil, readPartError(".gopclntab", err)
 	}
 	if b.pcln, err = b.newPclntab(data, sec.Addr); err != nil {
 		// Functions are unknown, symbols and types may still be.
@@ -156,14 +160,31 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 	return b, nil
 }
 
-// readError describes an error reading part of the executable, calling a
-// short read a truncated file.
+// readError describes an error reading part of the executable at path,
+// calling a short read a truncated file.
 func readError(path, what string, err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("binary %s: truncated file: reading %s: %v", path, what, err)
-	}
-	return fmt.Errorf("binary %s: reading %s: %w", path, what, err)
+	return &OpenError{Path: path, Err: readPartError(what, err)}
 }
+
+// readPartError is readError without the executable's path.
+func readPartError(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated file: reading %s: %v", what, err)
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
+
+// OpenError is an error of Open, or of reading the executable later: what
+// went wrong (Err) with which file (Path). Its text is "binary PATH: ERR".
+type OpenError struct {
+	Path string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return "binary " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns Err, so that errors.Is finds ErrNotGo.
+func (e *OpenError) Unwrap() error { return e.Err }
 
 // Close closes the executable file. Types and functions already returned stay
 // valid; further lookups that need the file fail.

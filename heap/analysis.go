@@ -1,7 +1,9 @@
 package heap
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -21,6 +23,7 @@ type Analysis struct {
 	Unknown []Unknown
 
 	g        *heapdump.Graph
+	file     io.Closer      // the dump, when Analyze opened it (OnProgress)
 	d        *heapdump.Dump // g.Dump()
 	opts     options        // as given to Analyze
 	tree     *dom.Tree
@@ -52,15 +55,28 @@ type Analysis struct {
 // report (MinSize, Top, Focus) given here are the defaults of Holders.
 func Analyze(path string, bin *binsym.Binary, opts ...Option) (*Analysis, error) {
 	o := newOptions(opts)
-	g, err := heapdump.Load(path, o.loadOptions(path, bin))
+	if o.progress == nil {
+		g, err := heapdump.Load(path, o.loadOptions(path, bin))
+		if err != nil {
+			return nil, err
+		}
+		a, err := newAnalysis(g, bin, o)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		return a, nil
+	}
+	g, file, err := loadWithProgress(path, o.loadOptions(path, bin), o.progress)
 	if err != nil {
 		return nil, err
 	}
 	a, err := newAnalysis(g, bin, o)
 	if err != nil {
-		g.Close()
+		file.Close()
 		return nil, err
 	}
+	a.file = file
 	return a, nil
 }
 
@@ -76,6 +92,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 			_ = bin.LoadTypes() // a type lookup says what failed
 		}()
 		defer func() { <-types }()
+	}
+	if o.progress != nil {
+		o.progress(Progress{Phase: PhaseDominators})
 	}
 	tree, err := dom.New(domInput{g}, g.SuperRoot())
 	if err != nil {
@@ -178,7 +197,14 @@ func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 func (a *Analysis) Graph() *heapdump.Graph { return a.g }
 
 // Close releases the dump file. The Binary is the caller's to close.
-func (a *Analysis) Close() error { return a.g.Close() }
+func (a *Analysis) Close() error {
+	err := a.g.Close()
+	if a.file != nil {
+		err = cmp.Or(err, a.file.Close())
+		a.file = nil
+	}
+	return err
+}
 
 // Retained returns the bytes node v retains: its own size and that of every
 // object it dominates. It is 0 for objects no root reaches.

@@ -187,8 +187,14 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 		if e == nil {
 			t.Fatalf("Explain(%s): no holder", g.Object.Addr)
 		}
-		// What merging adds up differs; the rest must not.
-		e.Count, e.RetainedBytes, e.Objects = g.Count, g.RetainedBytes, g.Objects
+		// What merging adds up differs; the rest must not. The group's
+		// goroutines include the first one's.
+		for _, id := range e.Goroutines {
+			if !slices.Contains(g.Goroutines, id) {
+				t.Errorf("group of %s: goroutines %v lack its first object's %d", g.Object.Addr, g.Goroutines, id)
+			}
+		}
+		e.Count, e.RetainedBytes, e.Objects, e.Goroutines = g.Count, g.RetainedBytes, g.Objects, g.Goroutines
 		got, _ := json.Marshal(g)
 		want, _ := json.Marshal(e)
 		if !bytes.Equal(got, want) {

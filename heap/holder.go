@@ -38,6 +38,10 @@ type Group struct {
 	Objects       uint64 `json:"retained_objects"`
 	// Count is the number of objects held this way.
 	Count int `json:"object_count"`
+	// Goroutines are the ids of the goroutines whose frames or runtime.g
+	// hold the objects, ascending, each once: several when goroutines
+	// alike hold one object each. Empty for other holders.
+	Goroutines []uint64 `json:"goroutine_ids"`
 }
 
 // held is a Group being built, with what the report needs to group it and
@@ -249,6 +253,9 @@ func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
 		if !others && (g.Root.Kind != heapdump.RootGlobal || isRuntimeGlobal(g.Root)) {
 			g.Shared = false // shared only with the runtime's structures
 		}
+	}
+	if k := g.Root.Kind; k == heapdump.RootFrame || k == heapdump.RootGoroutine {
+		g.Goroutines = []uint64{g.Root.Goroutine}
 	}
 	g.key = groupKey(g)
 	return g, nil

@@ -69,10 +69,11 @@ func buildHolders(dir string) {
 
 // patternRun is what testdata/holders printed about itself.
 type patternRun struct {
-	Pattern     string `json:"pattern"`
-	HeapAlloc   uint64 `json:"heap_alloc"`
-	PayloadAddr uint64 `json:"payload_addr"`
-	Goroutine   uint64 `json:"goroutine"`
+	Pattern     string   `json:"pattern"`
+	HeapAlloc   uint64   `json:"heap_alloc"`
+	PayloadAddr uint64   `json:"payload_addr"`
+	Goroutine   uint64   `json:"goroutine"`
+	Goroutines  []uint64 `json:"goroutines"`
 	dump, exe   string
 }
 

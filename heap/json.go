@@ -26,6 +26,7 @@ func (g Group) MarshalJSON() ([]byte, error) {
 	c := group(g)
 	c.OtherRoots = nonNil(c.OtherRoots)
 	c.Path = nonNil(c.Path)
+	c.Goroutines = nonNil(c.Goroutines)
 	return json.Marshal(&c)
 }
 

@@ -22,6 +22,8 @@ type options struct {
 	minSize uint64
 	top     int
 	focus   *regexp.Regexp
+	// progress is OnProgress's function, nil for none.
+	progress func(Progress)
 }
 
 // newOptions applies opts to the defaults.

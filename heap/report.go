@@ -138,6 +138,11 @@ func mergeGroups(groups []*held) []*held {
 			m.Count += g.Count
 			m.RetainedBytes += g.RetainedBytes
 			m.Objects += g.Objects
+			for _, id := range g.Goroutines {
+				if i, found := slices.BinarySearch(m.Goroutines, id); !found {
+					m.Goroutines = slices.Insert(m.Goroutines, i, id)
+				}
+			}
 			continue
 		}
 		byKey[g.key] = g

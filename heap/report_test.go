@@ -39,7 +39,7 @@ func sampleReport() *Report {
 					CreatedBy: &binsym.Position{Function: "main.(*server).handle", File: "/src/app/handler.go", Line: 77},
 					Function:  "main.(*thumbnailer).loop", Location: &binsym.Position{Function: "main.(*thumbnailer).loop", File: "/src/app/thumb.go", Line: 30},
 					RetainedBytes: 52428896, Objects: 3},
-				Path: upload, Object: object, RetainedBytes: 52428800, Objects: 1, Count: 1,
+				Path: upload, Object: object, RetainedBytes: 52428800, Objects: 1, Count: 1, Goroutines: []uint64{812},
 			},
 			{
 				Root: Holder{Kind: heapdump.RootTimer, Function: "context.WithDeadlineCause.func2",
@@ -63,7 +63,7 @@ func sampleReport() *Report {
 				Root: Holder{Kind: heapdump.RootGoroutine, Goroutine: 9, Status: "select", Detail: "its runtime.g: pprof labels or other per-goroutine state",
 					CreatedBy: &binsym.Position{Function: "main.serve.func1", File: "/src/app/serve.go", Line: 20}, RetainedBytes: 2 << 20, Objects: 4},
 				Path:   []Step{{Type: "runtime.g", Addr: "0xc000040000", Size: 456, RetainedBytes: 2 << 20, Objects: 4}, {Via: ".labels", Type: "runtime/pprof.labelMap", Addr: "0xc000050000", Size: 24, RetainedBytes: 2 << 20, Objects: 3}},
-				Object: Object{Type: "string", Addr: "0xc000600000", Size: 2 << 20}, RetainedBytes: 2 << 20, Objects: 1, Count: 1,
+				Object: Object{Type: "string", Addr: "0xc000600000", Size: 2 << 20}, RetainedBytes: 2 << 20, Objects: 1, Count: 1, Goroutines: []uint64{9},
 			},
 		},
 	}
@@ -125,7 +125,7 @@ func TestReportJSONEmptyLists(t *testing.T) {
 	if bytes.Contains(b, []byte("null")) {
 		t.Errorf("null in %s", b)
 	}
-	for _, key := range []string{`"unknown":[]`, `"other_roots":[]`, `"path":[]`, `"alloc_stack":[]`} {
+	for _, key := range []string{`"unknown":[]`, `"other_roots":[]`, `"path":[]`, `"alloc_stack":[]`, `"goroutine_ids":[]`} {
 		if !bytes.Contains(b, []byte(key)) {
 			t.Errorf("no %s in %s", key, b)
 		}

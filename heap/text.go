@@ -3,12 +3,14 @@ package heap
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/textfit"
 )
 
 // Style decorates the text report. PlainStyle leaves text as it is and
@@ -25,6 +27,21 @@ type Style interface {
 	// to leave it unnamed. The report shows it in parentheses: "no
 	// executable given (--binary): ...".
 	Input(r Reason) string
+}
+
+// Widther is a Style that fits the report to a width: paths shorten long
+// type names from the left, other lines wrap. Width returns the width in
+// cells, 0 for no limit.
+type Widther interface {
+	Width() int
+}
+
+// styleWidth returns the width st fits the report to, 0 for no limit.
+func styleWidth(st Style) int {
+	if w, ok := st.(Widther); ok {
+		return w.Width()
+	}
+	return 0
 }
 
 // PlainStyle is the Style for logs and pipes: no escapes, ASCII only.
@@ -72,17 +89,17 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	case r.GroupsTotal == 0:
 		fmt.Fprintf(&b, "No object of %s or more is retained, and no root directly holds %s or more.\n", min, min)
 	case len(r.Groups) == 0:
-		fmt.Fprintf(&b, "None of the %d groups of %s or more matches.\n", r.GroupsTotal, min)
+		fmt.Fprintf(&b, "No group matches (%s of %s or more in all).\n", english.Plural(r.GroupsTotal, "group"), min)
 	case len(r.Groups) < r.GroupsTotal:
-		fmt.Fprintf(&b, "%s of %d groups of %s or more, most retained first:\n", plural(len(r.Groups), "group"), r.GroupsTotal, min)
+		fmt.Fprintf(&b, "%d of %s of %s or more, most retained first:\n", len(r.Groups), english.Plural(r.GroupsTotal, "group"), min)
 	default:
-		fmt.Fprintf(&b, "%s of %s or more, most retained first:\n", plural(len(r.Groups), "group"), min)
+		fmt.Fprintf(&b, "%s of %s or more, most retained first:\n", english.Plural(len(r.Groups), "group"), min)
 	}
 	for i, g := range r.Groups {
 		b.WriteString("\n")
 		g.writeText(&b, fmt.Sprintf("#%d", i+1), st)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, textfit.Wrap(b.String(), styleWidth(st)))
 	return err
 }
 
@@ -111,7 +128,7 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
 	}
 	ind := "    "
-	for _, line := range g.Root.lines() {
+	for _, line := range g.Root.lines(g.Goroutines) {
 		fmt.Fprintf(b, "%s%s\n", ind, line)
 	}
 	if g.Shared {
@@ -131,9 +148,10 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	writePath(b, ind, g.Path, st)
 }
 
-// lines describes the holder in one to three lines.
-func (h Holder) lines() []string {
-	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), plural(int(h.Objects), "object"))
+// lines describes the holder in one to three lines; ids are the
+// goroutines of a group's frames or goroutine holders, h's among them.
+func (h Holder) lines(ids []uint64) []string {
+	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), english.Plural(int(h.Objects), "object"))
 	if h.RetainedBytes == 0 {
 		retains = "shares all it holds with other roots"
 	}
@@ -144,9 +162,19 @@ func (h Holder) lines() []string {
 		if h.Unsure {
 			fn += ", or the arguments of its callee " + h.Callee
 		}
+		if len(ids) > 1 {
+			out = append(out, fmt.Sprintf("held by %s, frame %s", goroutines(ids), fn))
+			out = append(out, h.createdBy()+fmt.Sprintf("the frame of goroutine %d %s", h.Goroutine, retains))
+			break
+		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s", h.Goroutine, h.Status, fn))
 		out = append(out, h.createdBy()+"the frame "+retains)
 	case heapdump.RootGoroutine:
+		if len(ids) > 1 {
+			out = append(out, fmt.Sprintf("held by %s: %s", goroutines(ids), h.Detail))
+			out = append(out, h.createdBy()+fmt.Sprintf("goroutine %d %s", h.Goroutine, retains))
+			break
+		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
 		out = append(out, h.createdBy()+"it "+retains)
 	case heapdump.RootGlobal:
@@ -191,6 +219,38 @@ func (h Holder) Short() string {
 	return h.Kind.String() + " " + h.Detail
 }
 
+// Short names the group's holder in a few words, as Holder.Short does,
+// with the count and ids of the goroutines when there are several:
+// "3 goroutines (12, 14 and 15) frame main.loop".
+func (g *Group) Short() string {
+	h := g.Root
+	if len(g.Goroutines) > 1 {
+		switch h.Kind {
+		case heapdump.RootFrame:
+			return goroutines(g.Goroutines) + " frame " + h.Function
+		case heapdump.RootGoroutine:
+			return goroutines(g.Goroutines)
+		}
+	}
+	return h.Short()
+}
+
+// maxGoroutineIDs is how many goroutine ids a group's text lists.
+const maxGoroutineIDs = 8
+
+// goroutines counts ids and lists them: "3 goroutines (12, 14 and 15)",
+// "20 goroutines (3, 4, 5, 6, 7, 8, 9, 10 and 12 more)".
+func goroutines(ids []uint64) string {
+	list := make([]string, 0, min(len(ids), maxGoroutineIDs)+1)
+	for _, id := range ids[:min(len(ids), maxGoroutineIDs)] {
+		list = append(list, strconv.FormatUint(id, 10))
+	}
+	if more := len(ids) - len(list); more > 0 {
+		list = append(list, fmt.Sprintf("%d more", more))
+	}
+	return fmt.Sprintf("%s (%s)", english.Plural(len(ids), "goroutine"), english.List(list))
+}
+
 // createdBy says where the holder's goroutine was created, ending in "; ".
 func (h Holder) createdBy() string {
 	if h.CreatedBy == nil {
@@ -207,14 +267,16 @@ func at(s *binsym.Position) string {
 	return " (" + s.FileLine() + ")"
 }
 
-// writePath draws the steps of a path, one a line.
+// writePath draws the steps of a path, one a line, the sizes aligned:
+// past the style's width, long names are shortened from the left.
 func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 	mid, last := "|- ", "`- "
 	if st.Unicode() {
 		mid, last = "├─ ", "└─ "
 	}
 	names := make([]string, len(path))
-	width := 0
+	retains := make([]string, len(path))
+	width, tail := 0, 0
 	for i, s := range path {
 		t := s.Type
 		if t == "" {
@@ -224,28 +286,31 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		if s.Via != "" {
 			names[i] = s.Via + " -> " + t
 		}
-		width = max(width, utf8.RuneCountInString(names[i]))
+		width = max(width, textfit.Len(names[i]))
+		if s.RetainedBytes > s.Size {
+			retains[i] = fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), english.Plural(int(s.Objects), "object"))
+			tail = max(tail, len(retains[i]))
+		}
 	}
-	width = min(width, 64)
+	if w := styleWidth(st); w > 0 {
+		// The indent, the branch, a space and the size take the rest.
+		width = min(width, max(minPathName, w-len(ind)-3-1-10-tail))
+	}
 	for i, s := range path {
 		branch := mid
 		if i == len(path)-1 {
 			branch = last
 		}
-		pad := strings.Repeat(" ", max(0, width-utf8.RuneCountInString(names[i])))
+		name := textfit.Shorten(names[i], width)
+		pad := strings.Repeat(" ", max(0, width-textfit.Len(name)))
 		size := fmt.Sprintf("%10s", bytesize.Format(int64(s.Size)))
-		line := fmt.Sprintf("%s%s%s%s %s", ind, branch, names[i], pad, size)
-		if s.RetainedBytes > s.Size {
-			line += st.Faint(fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), plural(int(s.Objects), "object")))
+		line := fmt.Sprintf("%s%s%s%s %s", ind, branch, name, pad, size)
+		if retains[i] != "" {
+			line += st.Faint(retains[i])
 		}
 		b.WriteString(line + "\n")
 	}
 }
 
-// plural formats n with noun, adding an "s" unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// minPathName is the narrowest a path's names are shortened to.
+const minPathName = 24

@@ -123,7 +123,7 @@ func ExampleReport_WriteText() {
 	// Heap in use: heap.txt (base: base.txt)
 	//   in use          3.5 MiB in 104 objects
 	//   request-scoped  2.5 MiB in 40 objects (71% of in use), allocated on request paths and still in use
-	//   growth          +2.5 MiB and +40 objects against the base (1.0 MiB in 64 objects); 1 new sites
+	//   growth          +2.5 MiB and +40 objects against the base (1.0 MiB in 64 objects); 1 new site
 	//   per request     +64.0 KiB over 40 requests
 	//
 	// Allocation sites by growth: top 1 of 2

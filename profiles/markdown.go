@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 )
 
 // WriteMarkdown writes the report as a GitHub Actions step summary: the
@@ -26,12 +27,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if h := r.Heap; h != nil {
 		b.WriteString("| heap | |\n|---|---|\n")
-		fmt.Fprintf(&b, "| in use | %s in %d objects |\n", bytesize.Format(h.InuseBytes), h.InuseObjects)
-		fmt.Fprintf(&b, "| request-scoped, still in use | %s in %d objects (%s) |\n",
-			bytesize.Format(h.RequestBytes), h.RequestObjects, percent(h.RequestBytes, h.InuseBytes))
+		fmt.Fprintf(&b, "| in use | %s in %s |\n", bytesize.Format(h.InuseBytes), english.Plural(int(h.InuseObjects), "object"))
+		fmt.Fprintf(&b, "| request-scoped, still in use | %s in %s (%s) |\n",
+			bytesize.Format(h.RequestBytes), english.Plural(int(h.RequestObjects), "object"), percent(h.RequestBytes, h.InuseBytes))
 		if g := h.Base; g != nil {
-			fmt.Fprintf(&b, "| growth against the base | %s, %+d objects, %d new sites |\n",
-				bytesize.FormatDelta(g.GrowthBytes), g.GrowthObjects, g.NewSites)
+			fmt.Fprintf(&b, "| growth against the base | %s, %s, %s |\n",
+				bytesize.FormatDelta(g.GrowthBytes), english.PluralDelta(int64(g.GrowthObjects), "object"), english.Plural(g.NewSites, "new site"))
 			if g.Requests > 0 {
 				fmt.Fprintf(&b, "| growth per request | %s over %d requests |\n", bytesize.FormatDelta(int64(g.PerRequestBytes)), g.Requests)
 			}

@@ -96,6 +96,63 @@ func TestRealProfiles(t *testing.T) {
 		}
 	})
 
+	// One real leak, three gates: one ::error per finding that trips a
+	// gate, each at a file of the module (the leak server's source), none
+	// in the Go root, none for the small growths of other sites.
+	t.Run("github", func(t *testing.T) {
+		t.Parallel()
+		r := &profiles.Report{}
+		var err error
+		if r.Heap, err = profiles.AnalyzeHeap([]*profiles.Profile{load(t, "heap.pb.gz")}, []*profiles.Profile{load(t, "base.pb.gz")},
+			profiles.Options{Requests: requests}); err != nil {
+			t.Fatal(err)
+		}
+		if r.Goroutines, err = profiles.AnalyzeGoroutines([]*profiles.Profile{load(t, "goroutine.pb.gz")}, profiles.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		limit := func(n int64) *int64 { return &n }
+		if r.Gates, err = (profiles.Gates{Growth: limit(1 << 20), Retained: limit(1 << 20), Goroutines: limit(0)}).Check(r.Heap, r.Goroutines); err != nil {
+			t.Fatal(err)
+		}
+		module, err := filepath.Abs("..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside := 0
+		for _, s := range r.Heap.Sites {
+			if s.Growth != nil && s.Growth.Bytes > 0 && !profiles.InModule(s.Position, module) {
+				outside++
+			}
+		}
+		t.Logf("%d sites outside the module grew", outside)
+		var out strings.Builder
+		if err := r.WriteGitHub(&out, module); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		places := map[string]bool{}
+		for _, l := range lines {
+			props, msg, ok := strings.Cut(strings.TrimPrefix(l, "::error "), "::")
+			if !ok || !strings.HasPrefix(l, "::error file=profiles/testdata/leakserver/main.go,line=") {
+				t.Errorf("annotation not at a line of the module's leak server: %s", l)
+				continue
+			}
+			if places[props] {
+				t.Errorf("two annotations at one place: %s", props)
+			}
+			places[props] = true
+			if !strings.Contains(msg, "main.") {
+				t.Errorf("annotation names no function of the module: %s", l)
+			}
+		}
+		// The payloads (growth and retained, one site), and the
+		// goroutines blocked in notify: two places.
+		if len(lines) != 2 || !strings.Contains(out.String(), "growth and retained gate::main.handleUpload") ||
+			!strings.Contains(out.String(), "goroutines gate::40 goroutines started in ") {
+			t.Errorf("want 2 annotations, the payload site for 2 gates and the goroutines; got:\n%s", out.String())
+		}
+	})
+
 	t.Run("sites", func(t *testing.T) {
 		t.Parallel()
 		// With the helpers hidden, pprof's flat value of each function is

@@ -7,13 +7,14 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 )
 
 // WriteText writes the report for people: summaries, tables of the top
 // sites and goroutine groups, the stacks with Settings.FullStack, and the
 // gates. Styled output has colours and rounded table borders; plain output
-// has neither.
+// has neither. Both fit the width ui.Width finds for w.
 func (r *Report) WriteText(w io.Writer, styled bool) error {
 	mode := ui.Plain
 	if styled {
@@ -21,6 +22,7 @@ func (r *Report) WriteText(w io.Writer, styled bool) error {
 	}
 	var b strings.Builder
 	p := ui.NewPrinter(&b, mode)
+	p.SetWidth(ui.Width(w))
 	sections := 0
 	if r.Heap != nil {
 		r.writeHeapText(p)
@@ -51,24 +53,24 @@ func (r *Report) writeHeapText(p *ui.Printer) {
 	}
 	p.Print(p.Heading(title))
 	rows := [][2]string{
-		{"in use", fmt.Sprintf("%s in %d objects", bytesize.Format(h.InuseBytes), h.InuseObjects)},
+		{"in use", fmt.Sprintf("%s in %s", bytesize.Format(h.InuseBytes), english.Plural(int(h.InuseObjects), "object"))},
 	}
-	req := fmt.Sprintf("%s in %d objects (%s of in use), allocated on request paths and still in use",
-		bytesize.Format(h.RequestBytes), h.RequestObjects, percent(h.RequestBytes, h.InuseBytes))
+	req := fmt.Sprintf("%s in %s (%s of in use), allocated on request paths and still in use",
+		bytesize.Format(h.RequestBytes), english.Plural(int(h.RequestObjects), "object"), percent(h.RequestBytes, h.InuseBytes))
 	if h.RequestBytes > 0 {
 		req = p.Warn(req)
 	}
 	rows = append(rows, [2]string{"request-scoped", req})
 	if g := h.Base; g != nil {
-		growth := fmt.Sprintf("%s and %+d objects against the base (%s in %d objects); %d new sites",
-			bytesize.FormatDelta(g.GrowthBytes), g.GrowthObjects, bytesize.Format(g.InuseBytes), g.InuseObjects, g.NewSites)
+		growth := fmt.Sprintf("%s and %s against the base (%s in %s); %s",
+			bytesize.FormatDelta(g.GrowthBytes), english.PluralDelta(int64(g.GrowthObjects), "object"), bytesize.Format(g.InuseBytes), english.Plural(int(g.InuseObjects), "object"), english.Plural(g.NewSites, "new site"))
 		if g.GrowthBytes > 0 {
 			growth = p.Warn(growth)
 		}
 		rows = append(rows, [2]string{"growth", growth})
 		if g.Requests > 0 {
-			rows = append(rows, [2]string{"per request", fmt.Sprintf("%s over %d requests",
-				bytesize.FormatDelta(int64(g.PerRequestBytes)), g.Requests)})
+			rows = append(rows, [2]string{"per request", fmt.Sprintf("%s over %s",
+				bytesize.FormatDelta(int64(g.PerRequestBytes)), english.Plural(int(g.Requests), "request"))})
 		}
 	}
 	printPairs(p, rows)
@@ -148,7 +150,7 @@ func (r *Report) writeGoroutinesText(p *ui.Printer) {
 		captured = p.Warn(captured)
 	}
 	printPairs(p, [][2]string{
-		{"goroutines", fmt.Sprintf("%d in %d groups", g.Total, len(g.Groups))},
+		{"goroutines", fmt.Sprintf("%d in %s", g.Total, english.Plural(len(g.Groups), "group"))},
 		{"captured", captured},
 		{"in flight", fmt.Sprintf("%d on a request path, serving a request", g.InFlight)},
 	})
@@ -169,7 +171,7 @@ func (r *Report) writeGoroutinesText(p *ui.Printer) {
 		}
 		shown := topN(groups, r.Settings.Top)
 		p.Print("")
-		p.Print(p.Heading(fmt.Sprintf("%s: top %d of %d groups", title, len(shown), len(groups))))
+		p.Print(p.Heading(fmt.Sprintf("%s: top %d of %s", title, len(shown), english.Plural(len(groups), "group"))))
 		t := ui.Table{Headers: []string{"goroutines", "started in", "waiting in", "labels"}, Right: []int{0}}
 		if fullStack {
 			t.Headers = append([]string{"#"}, t.Headers...)

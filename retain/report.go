@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 )
 
 // explain turns a heap dump and the values still alive into the holder
@@ -34,9 +35,9 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	switch {
 	case st.total > 0:
 		fmt.Fprintf(&b, "retain: %d of %d tracked values still alive after %s (%s)\n",
-			len(alive), st.total, roundDuration(st.waited), plural(st.gcs, "GC"))
+			len(alive), st.total, roundDuration(st.waited), english.Plural(st.gcs, "GC"))
 	default:
-		fmt.Fprintf(&b, "retain: %s still alive\n", plural(len(alive), "tracked value"))
+		fmt.Fprintf(&b, "retain: %s still alive\n", english.Plural(len(alive), "tracked value"))
 	}
 	if tr.opts.noDump {
 		listAlive(&b, alive, nil)
@@ -110,11 +111,4 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Microsecond)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

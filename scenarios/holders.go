@@ -12,6 +12,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots
@@ -231,7 +232,7 @@ func (d *HolderDetail) key() string {
 	for _, r := range d.Roots {
 		fmt.Fprintf(&b, "|%d:%s", r.Count, r.shape())
 	}
-	b.WriteString("|" + d.PathText())
+	b.WriteString("|" + d.TypesText())
 	return b.String()
 }
 
@@ -337,22 +338,40 @@ func ShortFunc(fn string) string {
 }
 
 // PathText formats the types along d's path, e.g. "context.valueCtx >
-// []uint8 > []uint8", with "?" for a run of objects of unknown type and
-// closures named by their short function name.
+// []uint8 of 2.0 MiB", with "?" for a run of objects of unknown type,
+// closures named by their short function name and the payload's size
+// last. A boxed slice (its 24-byte header, then its array) is one step.
 func (d *HolderDetail) PathText() string {
+	parts := d.pathTypes()
+	if n := len(d.Path); n > 0 && d.Path[n-1].SizeBytes > 0 && len(parts) > 0 {
+		parts[len(parts)-1] += " of " + bytesize.Format(int64(d.Path[n-1].SizeBytes))
+	}
+	return strings.Join(parts, " > ")
+}
+
+// TypesText is PathText without the payload's size: "context.valueCtx >
+// []uint8". Scenario.Expect's path expressions match it.
+func (d *HolderDetail) TypesText() string { return strings.Join(d.pathTypes(), " > ") }
+
+// pathTypes returns the steps of PathText without the payload's size.
+func (d *HolderDetail) pathTypes() []string {
 	var parts []string
+	prev := ""
 	for _, s := range d.Path {
 		t := s.Type
 		switch {
 		case t == "":
 			t = "?"
-			if len(parts) > 0 && parts[len(parts)-1] == "?" {
+			if prev == "?" {
 				continue
 			}
 		case strings.HasPrefix(t, "closure "):
 			t = "closure " + ShortFunc(strings.TrimPrefix(t, "closure "))
+		case strings.HasPrefix(t, "[]") && t == prev:
+			continue // the array of the boxed slice before
 		}
 		parts = append(parts, t)
+		prev = t
 	}
-	return strings.Join(parts, " > ")
+	return parts
 }

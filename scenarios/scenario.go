@@ -78,7 +78,7 @@ type Phase struct {
 	// (PhaseResult.Holder) must match, e.g. `^global scenarios\.cache$`.
 	Holder string
 	// Via, if set, is a regular expression the types along the path from
-	// the holder to the payload (HolderDetail.PathText) must match.
+	// the holder to the payload (HolderDetail.TypesText) must match.
 	Via string
 }
 
@@ -287,7 +287,7 @@ func judgeHolder(got *PhaseResult, want Phase) string {
 			return fmt.Sprintf("bad expected path %q: %v", want.Via, err)
 		}
 		for _, d := range got.HolderDetail {
-			if p := d.PathText(); !re.MatchString(p) {
+			if p := d.TypesText(); !re.MatchString(p) {
 				return fmt.Sprintf("held through %s, want a path matching %s", p, want.Via)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/textfit"
 	"github.com/ctxleak/ctxleak/internal/ui"
 )
 
@@ -19,9 +21,11 @@ func (r *Result) WriteText(p *ui.Printer) {
 		perPayload := r.Payloads > 1
 		t := ui.Table{
 			Headers: []string{"phase", "payload", "heap vs base", "RSS vs base", "GC to free", "alloc site"},
+			Short:   []string{"phase", "payload", "heap", "RSS", "GCs", "at site"},
 			Right:   []int{2, 3, 4, 5},
 		}
 		if perPayload {
+			t.Short = append(t.Short, "per req")
 			t.Headers = append(t.Headers, "heap per request")
 			t.Right = append(t.Right, 6)
 		}
@@ -58,8 +62,8 @@ func (r *Result) WriteText(p *ui.Printer) {
 	}
 	switch {
 	case r.Payloads > 0:
-		p.Print(p.Faint(fmt.Sprintf("payload %s in %d object(s); child peak RSS %s, %s",
-			bytesize.Format(r.PayloadBytes), r.Payloads, bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
+		p.Print(p.Faint(fmt.Sprintf("payload %s in %s; child peak RSS %s, %s",
+			bytesize.Format(r.PayloadBytes), english.Plural(r.Payloads, "object"), bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
 	case r.PeakRSSBytes > 0:
 		p.Print(p.Faint(fmt.Sprintf("child peak RSS %s, %s", bytesize.Format(r.PeakRSSBytes), wallText(r.WallMillis))))
 	}
@@ -88,23 +92,25 @@ func (r *Result) writeHolders(p *ui.Printer) {
 	}
 	p.Print("held by:")
 	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
+	// Lines too long for the terminal go on under the holder column.
+	print := func(line string) { p.Print(textfit.Hang(line, p.Width(), 2+width+2)) }
 	for _, ph := range r.Phases {
 		switch {
 		case ph.HolderError != "":
-			p.Print("  " + pad(ph.Name) + "  " + p.Bad("unknown: "+ph.HolderError))
+			print("  " + pad(ph.Name) + "  " + p.Bad("unknown: "+ph.HolderError))
 		case ph.Holder != "":
 			holder := ph.Holder
 			if !ph.AsExpected && ph.Alive == ph.ExpectAlive {
 				holder = p.Bad(holder)
 			}
-			p.Print("  " + pad(ph.Name) + "  " + holder)
+			print("  " + pad(ph.Name) + "  " + holder)
 			for _, d := range ph.HolderDetail {
-				p.Print("  " + strings.Repeat(" ", width) + "  " + p.Faint("via "+d.PathText()))
+				print("  " + strings.Repeat(" ", width) + "  " + p.Faint("via "+d.PathText()))
 			}
 		case ph.Alive:
-			p.Print("  " + pad(ph.Name) + "  " + p.Faint("not looked for"))
+			print("  " + pad(ph.Name) + "  " + p.Faint("not looked for"))
 		default:
-			p.Print("  " + pad(ph.Name) + "  " + p.Faint("nothing: the payload is freed"))
+			print("  " + pad(ph.Name) + "  " + p.Faint("nothing: the payload is freed"))
 		}
 	}
 }
@@ -194,7 +200,7 @@ func (rep *Report) WriteSummaryText(p *ui.Printer) {
 		t.Rows = append(t.Rows, []string{r.Name, verdictText(p, r.Verdict), byPhase, rss, wallText(r.WallMillis)})
 	}
 	p.Print(p.Table(t))
-	line := fmt.Sprintf("%d of %d scenarios as expected (%s in children)", good, len(rep.Scenarios), wallText(wall))
+	line := fmt.Sprintf("%d of %s as expected (%s in children)", good, english.Plural(len(rep.Scenarios), "scenario"), wallText(wall))
 	if good == len(rep.Scenarios) {
 		p.Print(p.Good(line))
 	} else {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
-	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/spf13/cobra"
 )
@@ -139,9 +138,8 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	}
 
 	loader := &profiles.Loader{Timeout: f.httpTimeout}
-	var prog *progress
-	if ui.IsTerminal(a.stderr) {
-		prog = &progress{w: a.stderr}
+	prog := a.newProgress()
+	if prog != nil {
 		loader.Progress = prog.report
 	}
 	stdinUsed := false

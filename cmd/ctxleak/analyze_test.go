@@ -267,7 +267,7 @@ func TestAnalyzeStepSummary(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	// Files under the workspace are relative to it.
-	if !strings.Contains(stdout, "::error file=notify.go,line=85,title=ctxleak%3A captured request goroutines::40 goroutines started in main.(*Server).handleUpload.func1") {
+	if !strings.Contains(stdout, "::error file=notify.go,line=85,title=ctxleak%3A goroutines gate::40 goroutines started in main.(*Server).handleUpload.func1") {
 		t.Errorf("no annotation for the captured goroutines:\n%s", stdout)
 	}
 	ctxleak(t, args...)

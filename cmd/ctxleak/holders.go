@@ -14,6 +14,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -159,14 +160,24 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if f.binary != "" {
 		b, err := binsym.Open(f.binary)
 		if err != nil {
+			var oe *binsym.OpenError
+			if errors.As(err, &oe) {
+				return usageErrorf("--binary %s: %v", oe.Path, oe.Err)
+			}
 			return usageErrorf("--binary: %v", err)
 		}
 		defer b.Close()
 		bin = b
 	}
+	var opts []heap.Option
+	prog := a.newProgress()
+	if prog != nil {
+		opts = append(opts, heap.OnProgress(prog.heap(source)))
+	}
 	var rep *heap.Report
 	err := await(ctx, func() error {
-		an, err := heap.Analyze(dump, bin)
+		defer prog.clear()
+		an, err := heap.Analyze(dump, bin, opts...)
 		if err != nil {
 			hint := ""
 			if source == dump {
@@ -175,6 +186,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), dump, source), hint)
 		}
 		defer an.Close()
+		prog.show("ctxleak: finding the holders in "+source, true)
 		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
 		if err != nil {
 			return fmt.Errorf("%s: %w", source, err)
@@ -214,8 +226,8 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if len(rep.Groups) > 0 {
 		g := rep.Groups[0]
 		return findingsErrorf("retention found: %s of %s or more; the largest, %s, is held by %s",
-			plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
-			bytesize.Format(int64(g.RetainedBytes)), g.Root.Short())
+			english.Plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
+			bytesize.Format(int64(g.RetainedBytes)), g.Short())
 	}
 	return nil
 }
@@ -253,6 +265,7 @@ func (s printerStyle) Bold(t string) string    { return s.p.Bold(t) }
 func (s printerStyle) Faint(t string) string   { return s.p.Faint(t) }
 func (s printerStyle) Warn(t string) string    { return s.p.Warn(t) }
 func (s printerStyle) Unicode() bool           { return s.p.Styled() }
+func (s printerStyle) Width() int              { return s.p.Width() }
 
 // Input names the flag that supplies what r says is missing.
 func (s printerStyle) Input(r heap.Reason) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,8 @@ func TestHoldersBadFlags(t *testing.T) {
 		{[]string{"holders", dump, "--min-size", "0"}, "invalid --min-size 0"},
 		{[]string{"holders", dump, "--top", "-1"}, "invalid --top -1"},
 		{[]string{"holders", dump, "--focus", "("}, `invalid --focus "("`},
-		{[]string{"holders", dump, "--binary", "testdata/dumps/no-such-exe"}, "--binary: "},
+		{[]string{"holders", dump, "--binary", "testdata/dumps/no-such-exe"}, "--binary testdata/dumps/no-such-exe: no such file"},
+		{[]string{"holders", dump, "--binary", "holders_test.go"}, "ctxleak: --binary holders_test.go: not an ELF executable: "},
 	} {
 		code, _, stderr := ctxleak(t, tt.args...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
@@ -200,7 +202,7 @@ func TestHoldersReport(t *testing.T) {
 
 	// Nothing matches: clean.
 	code, stdout, _ = ctxleak(t, "holders", dump, "--binary", exe, "--focus", "^no-such-thing$")
-	if code != 0 || !strings.Contains(stdout, "None of the 1 groups") {
+	if code != 0 || !strings.Contains(stdout, "No group matches (1 group of ") {
 		t.Errorf("--focus with no match: exit %d\n%s", code, stdout)
 	}
 }
@@ -256,6 +258,7 @@ func normalizeHoldersJSON(t *testing.T, doc, tmp string) string {
 		{`("addr": )"0x[0-9a-f]+"`, `$1"0xADDR"`},
 		{`("(live|dead|shared)_(bytes|objects)": )\d+`, `${1}0`},
 		{`("(goroutine_count|goroutine_id)": )\d+`, `${1}0`},
+		{`("goroutine_ids": \[\s*)\d+`, `${1}0`},
 		{`("file": "\$GOROOT/[^"]*",\s*"line": )\d+`, `${1}0`},
 		// The allocator's own frames on top of an allocation stack:
 		// Go 1.26 records them, Go 1.25 does not.
@@ -264,4 +267,38 @@ func normalizeHoldersJSON(t *testing.T, doc, tmp string) string {
 		doc = regexp.MustCompile(r.re).ReplaceAllString(doc, r.with)
 	}
 	return doc
+}
+
+// One dump of three uploads for two tests: its goroutines, and the
+// progress line.
+func TestHoldersThreeUploads(t *testing.T) {
+	dump, exe := holdersDump(t, "three-uploads")
+	t.Run("goroutines", func(t *testing.T) { testHoldersThreeGoroutines(t, dump, exe) })
+	t.Run("progress", func(t *testing.T) { testHoldersProgress(t, dump, exe) })
+}
+
+// Three uploads held alike by three goroutines: the report, its JSON and
+// the summary line give the count of goroutines and their ids.
+func testHoldersThreeGoroutines(t *testing.T, dump, exe string) {
+	three := `3 goroutines \((\d+), (\d+) and (\d+)\)`
+	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
+	if code != 1 || !regexp.MustCompile(`(?m)^    held by `+three+`, frame main\.waitThenUse \(`).MatchString(stdout) {
+		t.Errorf("exit %d; the text does not name the 3 goroutines:\n%s", code, stdout)
+	}
+	m := regexp.MustCompile(`^ctxleak: retention found: 1 group of 1\.0 MiB or more; the largest, 6\.0 MiB, is held by ` + three + ` frame main\.waitThenUse\n$`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("summary line %q does not name the 3 goroutines", stderr)
+	}
+	_, stdout, _ = ctxleak(t, "holders", dump, "--binary", exe, "--format", "json")
+	var doc struct {
+		Groups []struct {
+			Goroutines []uint64 `json:"goroutine_ids"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Groups) != 1 || fmt.Sprint(doc.Groups[0].Goroutines) != fmt.Sprintf("[%s %s %s]", m[1], m[2], m[3]) {
+		t.Errorf("JSON groups %+v, want one held by goroutines %v", doc.Groups, m[1:])
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -186,23 +187,15 @@ func rangeArgs(min, max int) cobra.PositionalArgs {
 			want := fmt.Sprintf("%d to %d arguments", min, max)
 			switch {
 			case max < 0:
-				want = fmt.Sprintf("at least %s", plural(min, "argument"))
+				want = fmt.Sprintf("at least %s", english.Plural(min, "argument"))
 			case min == max:
-				want = plural(min, "argument")
+				want = english.Plural(min, "argument")
 			}
 			return usageErrorf("%s takes %s, got %d (see '%s --help')",
 				cmd.CommandPath(), want, len(args), cmd.CommandPath())
 		}
 		return nil
 	}
-}
-
-// plural formats n with noun, adding an "s" unless n is 1: "1 argument", "2 arguments".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // oneOf returns a usage error unless v is one of allowed; flag names the flag.

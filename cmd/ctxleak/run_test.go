@@ -413,7 +413,7 @@ func TestRunNotAsExpected(t *testing.T) {
 		"test-unexpected  NOT as expected",
 		"alive (want freed)",
 		"verdict:   NOT as expected: request-returned: payload alive, want freed",
-		"0 of 1 scenarios as expected",
+		"0 of 1 scenario as expected",
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)

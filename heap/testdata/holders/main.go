@@ -226,6 +226,16 @@ func main() {
 		table := make([]*[1 << 20]byte, (1<<20)/8)
 		table[0], table[1] = new([1 << 20]byte), new([1 << 20]byte)
 		nested = &index{table: table}
+	case "three-uploads":
+		// Three uploads, each held by its own goroutine, alike: one
+		// group of three payloads held by three goroutines.
+		for range 3 {
+			ctx := context.WithValue(context.Background(), ctxKey{}, newPayload())
+			go worker(ctx, ready)
+			id := <-ready
+			waitBlocked(id, "chan receive")
+			threeIDs = append(threeIDs, id)
+		}
 	case "none":
 	default:
 		fmt.Fprintln(os.Stderr, "unknown pattern", pattern)
@@ -242,8 +252,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(output{res, threeIDs}); err != nil {
 		os.Exit(1)
 	}
 	runtime.KeepAlive(ready)
+}
+
+// threeIDs are the ids of the goroutines of the "three-uploads" pattern,
+// in the order they started.
+var threeIDs []int64
+
+// output is what the program prints: the result, and the goroutines of
+// "three-uploads".
+type output struct {
+	result
+	Goroutines []int64 `json:"goroutines,omitempty"`
 }
