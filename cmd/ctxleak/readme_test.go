@@ -60,6 +60,7 @@ func readmeScript(block []string) string {
 // in the directory the first made, so that running an example again works
 // too.
 func TestREADME(t *testing.T) {
+	skipUnlessREADME(t)
 	if testing.Short() {
 		t.Skip("-short: the README test builds and installs ctxleak")
 	}
@@ -113,6 +114,7 @@ func runREADME(t *testing.T, dir string, env, block []string) string {
 // and vet a program that imports retain. Only the module cache is used, as
 // the checkout's own dependencies are there.
 func TestUseFromAnotherModule(t *testing.T) {
+	skipUnlessREADME(t)
 	if testing.Short() {
 		t.Skip("-short: builds two modules")
 	}
@@ -154,5 +156,16 @@ func main() {
 			}
 			runREADME(t, dir, buildEnv, []string{"go vet ./...", "go build -o app ."})
 		})
+	}
+}
+
+// skipUnlessREADME skips the tests that build and install the module as the
+// README tells a new user to, unless CTXLEAK_README or CTXLEAK_LONG is set:
+// they compile for seconds, so .ci/run runs them in a step of their own and
+// the README's test command stays within its minute.
+func skipUnlessREADME(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CTXLEAK_README") == "" && os.Getenv("CTXLEAK_LONG") == "" {
+		t.Skip("set CTXLEAK_README=1 (as .ci/run does) to run the README's commands")
 	}
 }
