@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -73,23 +74,58 @@ func TestHoldersBadFlags(t *testing.T) {
 	}
 }
 
-// holdersDump builds heap/testdata/holders, runs it for pattern and returns
-// the dump and the executable that wrote it, both in a temporary directory.
+// holdersDump returns a heap dump written by heap/testdata/holders for
+// pattern and the executable that wrote it. The program is built once per
+// test binary and each pattern dumped once, in sharedDir (removed by
+// TestMain), so tests that read the same dump share it; they only read it.
 func holdersDump(t *testing.T, pattern string) (dump, exe string) {
 	t.Helper()
-	dir := t.TempDir()
-	exe = filepath.Join(dir, "holders")
-	if out, err := exec.Command("go", "build", "-o", exe, "../../heap/testdata/holders").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	holdersBuild.once.Do(func() {
+		holdersBuild.exe = filepath.Join(sharedDir(t), "holders")
+		if out, err := exec.Command("go", "build", "-o", holdersBuild.exe, "../../heap/testdata/holders").CombinedOutput(); err != nil {
+			holdersBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if holdersBuild.err != nil {
+		t.Fatal(holdersBuild.err)
 	}
-	dump = filepath.Join(dir, pattern+".dump")
-	if out, err := exec.Command(exe, pattern, dump).CombinedOutput(); err != nil {
-		t.Fatalf("holders %s: %v\n%s", pattern, err, out)
+	holdersBuild.mu.Lock()
+	d, ok := holdersBuild.dumps[pattern]
+	if !ok {
+		d = &holdersPatternDump{}
+		holdersBuild.dumps[pattern] = d
 	}
-	return dump, exe
+	holdersBuild.mu.Unlock()
+	d.once.Do(func() {
+		d.path = filepath.Join(sharedDir(t), pattern+".dump")
+		if out, err := exec.Command(holdersBuild.exe, pattern, d.path).CombinedOutput(); err != nil {
+			d.err = fmt.Errorf("holders %s: %v\n%s", pattern, err, out)
+		}
+	})
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	return d.path, holdersBuild.exe
+}
+
+// holdersBuild is heap/testdata/holders built once, with its dumps by pattern.
+var holdersBuild = struct {
+	once  sync.Once
+	exe   string
+	err   error
+	mu    sync.Mutex
+	dumps map[string]*holdersPatternDump
+}{dumps: map[string]*holdersPatternDump{}}
+
+// holdersPatternDump is one pattern's dump, written once.
+type holdersPatternDump struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 func TestHoldersReport(t *testing.T) {
+	t.Parallel()
 	dump, exe := holdersDump(t, "goroutine")
 
 	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
@@ -210,6 +246,7 @@ func TestHoldersReport(t *testing.T) {
 // A leaked goroutine that no longer uses its context holds nothing: the
 // report is clean, and its JSON lists nothing as [], not null.
 func TestHoldersDeadContextClean(t *testing.T) {
+	t.Parallel()
 	dump, exe := holdersDump(t, "dead-ctx")
 	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe)
 	if code != 0 || !strings.Contains(stdout, "No object of 1.0 MiB or more is retained") {
@@ -272,9 +309,16 @@ func normalizeHoldersJSON(t *testing.T, doc, tmp string) string {
 // One dump of three uploads for two tests: its goroutines, and the
 // progress line.
 func TestHoldersThreeUploads(t *testing.T) {
+	t.Parallel()
 	dump, exe := holdersDump(t, "three-uploads")
-	t.Run("goroutines", func(t *testing.T) { testHoldersThreeGoroutines(t, dump, exe) })
-	t.Run("progress", func(t *testing.T) { testHoldersProgress(t, dump, exe) })
+	testHoldersThreeGoroutines(t, dump, exe)
+}
+
+// The progress test sets the environment and a package variable, so it
+// runs alone.
+func TestHoldersProgress(t *testing.T) {
+	dump, exe := holdersDump(t, "three-uploads")
+	testHoldersProgress(t, dump, exe)
 }
 
 // Three uploads held alike by three goroutines: the report, its JSON and

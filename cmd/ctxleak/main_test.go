@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	// The scenarios that crash, hang or misbehave on purpose: known by name
@@ -22,9 +23,39 @@ import (
 // binary, and their scenario children, do not.
 func TestMain(m *testing.M) {
 	os.Setenv("GORACE", noExitSleep())
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeSharedAfter{m}, map[string]func(){
 		"ctxleak": func() { os.Exit(execute(os.Stdin, os.Stdout, os.Stderr, os.Args[1:])) },
 	})
+}
+
+// removeSharedAfter runs the tests, then removes the shared directory.
+type removeSharedAfter struct{ m *testing.M }
+
+// Run runs the tests and removes the shared directory.
+func (r removeSharedAfter) Run() int {
+	code := r.m.Run()
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	return code
+}
+
+// shared is a directory for files that several tests build once and share.
+var shared struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// sharedDir returns the shared directory, made on first use and removed by
+// TestMain when the tests end.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	shared.once.Do(func() { shared.dir, shared.err = os.MkdirTemp("", "ctxleak-test-") })
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.dir
 }
 
 // TestScripts runs every testdata/script/*.txtar script.

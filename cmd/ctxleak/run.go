@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/scenarios"
 	"github.com/spf13/cobra"
@@ -240,8 +241,8 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 		}
 	}
 	if len(bad) > 0 {
-		return findingsErrorf("%d of %d scenarios not as expected: %s",
-			len(bad), len(report.Scenarios), strings.Join(bad, ", "))
+		return findingsErrorf("%d of %s not as expected: %s",
+			len(bad), english.Plural(len(report.Scenarios), "scenario"), strings.Join(bad, ", "))
 	}
 	return nil
 }

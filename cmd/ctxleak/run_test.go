@@ -418,7 +418,7 @@ func TestRunNotAsExpected(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
 	}
-	if stderr != "ctxleak: 1 of 1 scenarios not as expected: test-unexpected\n" {
+	if stderr != "ctxleak: 1 of 1 scenario not as expected: test-unexpected\n" {
 		t.Errorf("stderr %q", stderr)
 	}
 }
