@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
@@ -18,11 +19,17 @@ func init() { explain = explainHolders }
 // timer, the typed path from it, and what it retains.
 func explainHolders(dumpPath, binaryPath string, alive []Tracked) (*explanation, error) {
 	ex := &explanation{entries: make([]string, len(alive))}
-	bin, err := openBinary(binaryPath)
+	// The binary kept next to the dump is a copy of the running
+	// executable, which is read once per process: its DWARF types are
+	// most of an explanation's time, and a test binary may fail often.
+	bin, err := runningBinary()
+	if err != nil && binaryPath != "" {
+		if bin, err = binsym.Open(binaryPath); err == nil {
+			defer bin.Close()
+		}
+	}
 	if err != nil {
 		ex.notes = append(ex.notes, fmt.Sprintf("no executable to read names from (%v): frames have no source lines, globals and types are unnamed", err))
-	} else {
-		defer bin.Close()
 	}
 	addrs := make([]uint64, len(alive))
 	for i, t := range alive {
@@ -71,17 +78,15 @@ func explainHolders(dumpPath, binaryPath string, alive []Tracked) (*explanation,
 	return ex, nil
 }
 
-// openBinary opens the executable kept next to the dump, or the running one
-// when none could be kept.
-func openBinary(path string) (*binsym.Binary, error) {
-	if path == "" {
-		var err error
-		if path, err = os.Executable(); err != nil {
-			return nil, err
-		}
+// runningBinary is the running executable, opened on first use and kept
+// open: binsym.Binary is safe for concurrent use.
+var runningBinary = sync.OnceValues(func() (*binsym.Binary, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
 	}
-	return binsym.Open(path)
-}
+	return binsym.Open(exe)
+})
 
 // analysis is what analyze found.
 type analysis struct {
