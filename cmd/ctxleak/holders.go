@@ -158,7 +158,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 
 	var bin *binsym.Binary
 	if f.binary != "" {
-		b, err := binsym.Open(f.binary)
+		b, err := openBinary(f.binary)
 		if err != nil {
 			var oe *binsym.OpenError
 			if errors.As(err, &oe) {
@@ -166,7 +166,6 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 			}
 			return usageErrorf("--binary: %v", err)
 		}
-		defer b.Close()
 		bin = b
 	}
 	var opts []heap.Option

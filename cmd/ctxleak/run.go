@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
@@ -255,7 +254,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 // Explainer: the scenarios run without holders.
 func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Explainer, dumps string, cleanup func(), err error) {
 	cleanup = func() {}
-	bin, err := binsym.Open(exe)
+	bin, err := openBinary(exe)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %v\n", err)
 		return nil, "", cleanup, nil
@@ -264,18 +263,15 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 	if keepDir != "" {
 		x.Keep = true
 		if err := copyNew(exe, filepath.Join(keepDir, keptExecutable), 0o700); err != nil {
-			bin.Close()
 			return nil, "", cleanup, fmt.Errorf("--keep: copying the executable: %w", err)
 		}
-		return x, keepDir, func() { bin.Close() }, nil
+		return x, keepDir, func() {}, nil
 	}
 	dir, err := scenarios.TempDumpDir(payload)
 	if err != nil {
-		bin.Close()
 		return nil, "", cleanup, fmt.Errorf("a directory for heap dumps: %w", err)
 	}
 	return x, dir, func() {
-		bin.Close()
 		os.RemoveAll(dir)
 	}, nil
 }
