@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/spf13/cobra"
 )
@@ -273,7 +275,15 @@ func (a *app) writeReport(rep *profiles.Report, format string) error {
 	if format == "json" {
 		return rep.WriteJSON(a.stdout)
 	}
-	if err := rep.WriteText(a.stdout, a.printer(a.stdout).Styled()); err != nil || format != "github" {
+	if format != "github" {
+		return rep.WriteText(a.stdout, a.printer(a.stdout).Styled())
+	}
+	// No line of the report may run as a workflow command.
+	var text strings.Builder
+	if err := rep.WriteText(&text, a.printer(a.stdout).Styled()); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(a.stdout, textsafe.GitHubVerbatim(text.String())); err != nil {
 		return err
 	}
 	if err := rep.WriteGitHub(a.stdout, os.Getenv("GITHUB_WORKSPACE")); err != nil {

@@ -7,6 +7,8 @@
 package textsafe
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"unicode"
@@ -83,21 +85,44 @@ func hex2(c byte) string {
 }
 
 // GitHubData escapes s for the message of a GitHub Actions workflow
-// command (after the last "::"): it is first made safe with Escape, then
-// '%', '\r' and '\n' are written as %25, %0D and %0A, as the runner
-// expects.
+// command (after the last "::"): '%', '\r' and '\n' are written as %25,
+// %0D and %0A, as the runner expects, then the other unsafe characters as
+// Escape writes them.
 func GitHubData(s string) string {
-	return githubData.Replace(Escape(s))
+	return Escape(githubData.Replace(s))
 }
 
 // GitHubProperty escapes s for a property value of a GitHub Actions
 // workflow command (file=, title=): as GitHubData, and ':' and ',' as
 // %3A and %2C.
 func GitHubProperty(s string) string {
-	return githubProperty.Replace(Escape(s))
+	return Escape(githubProperty.Replace(s))
 }
 
 var (
 	githubData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
 	githubProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 )
+
+// GitHubVerbatim returns text to print in a GitHub Actions log so that
+// none of its lines runs as a workflow command. The runner reads a line as
+// a command when it starts with "::" after leading spaces; when a line of
+// text does, text is wrapped in "::stop-commands::TOKEN" and "::TOKEN::",
+// which turn command processing off and on again, with a TOKEN made from
+// text's SHA-256, which the text cannot contain. Other text is returned as
+// it is. text must end with a newline.
+func GitHubVerbatim(text string) string {
+	forged := false
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") {
+			forged = true
+			break
+		}
+	}
+	if !forged {
+		return text
+	}
+	sum := sha256.Sum256([]byte(text))
+	token := "ctxleak-" + hex.EncodeToString(sum[:12])
+	return "::stop-commands::" + token + "\n" + text + "::" + token + "::\n"
+}

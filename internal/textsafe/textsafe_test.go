@@ -64,12 +64,33 @@ func TestGitHub(t *testing.T) {
 	if strings.ContainsAny(data, "\r\n\x1b") || strings.Contains(data, "100% ") {
 		t.Errorf("GitHubData(%q) = %q", in, data)
 	}
-	if want := `100%25 main.go:1,\r\n::error::forged\x1b`; data != want {
+	if want := `100%25 main.go:1,%0D%0A::error::forged\x1b`; data != want {
 		t.Errorf("GitHubData = %q, want %q", data, want)
 	}
 	prop := GitHubProperty(in)
 	if strings.ContainsAny(prop, ":,\r\n") {
 		t.Errorf("GitHubProperty(%q) = %q", in, prop)
+	}
+}
+
+func TestGitHubVerbatim(t *testing.T) {
+	plain := "heap in use 10 MiB\n  main.f  10 MiB\n"
+	if got := GitHubVerbatim(plain); got != plain {
+		t.Errorf("GitHubVerbatim changed plain text: %q", got)
+	}
+	forged := "sites:\n  ::error::forged\n\t::warning::x\n"
+	got := GitHubVerbatim(forged)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	first, last := lines[0], lines[len(lines)-1]
+	token, ok := strings.CutPrefix(first, "::stop-commands::")
+	if !ok || len(token) < 16 || last != "::"+token+"::" || strings.Join(lines[1:len(lines)-1], "\n")+"\n" != forged {
+		t.Errorf("GitHubVerbatim(%q) = %q", forged, got)
+	}
+	if strings.Contains(forged, token) {
+		t.Errorf("the token %q is in the text", token)
+	}
+	if again := GitHubVerbatim(forged); again != got {
+		t.Errorf("not deterministic: %q, %q", got, again)
 	}
 }
 
