@@ -151,6 +151,10 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 			bytesize.Compact(f.payload), bytesize.Compact(bytesize.Size(min)),
 			bytesize.Compact(scenarios.MinPayloadBytes), f.tasks)
 	}
+	if limit, ok := scenarios.MaxPayloadBytes(); ok && int64(f.payload) > limit {
+		return usageErrorf("invalid --payload %s: this machine can hold at most %s (half its physical memory)",
+			bytesize.Compact(f.payload), bytesize.Format(limit))
+	}
 	if f.timeout <= 0 {
 		return usageErrorf("invalid --timeout %v: want a positive duration such as 30s", f.timeout)
 	}
