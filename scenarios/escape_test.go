@@ -16,7 +16,7 @@ func TestDetailEscapesNames(t *testing.T) {
 	evil := "main.x\x1b[2J\r\n::error::forged"
 	g := &heap.Group{
 		Root: heap.Holder{Kind: heapdump.RootFrame, Goroutine: 7, Function: evil,
-			Location: &binsym.Position{Function: evil, File: "/src/a\x1b.go", Line: 3},
+			Location:  &binsym.Position{Function: evil, File: "/src/a\x1b.go", Line: 3},
 			CreatedBy: &binsym.Position{Function: evil}},
 		OtherRoots: []heap.Holder{{Kind: heapdump.RootGlobal, Global: evil}},
 		Shared:     true,

@@ -126,4 +126,3 @@ func GitHubVerbatim(text string) string {
 	token := "ctxleak-" + hex.EncodeToString(sum[:12])
 	return "::stop-commands::" + token + "\n" + text + "::" + token + "::\n"
 }
-
