@@ -65,8 +65,9 @@ type LimitError struct {
 	// "decompressed data" or "decoded profile".
 	What string
 	// Size is the size when it was known before reading (a file's, a
-	// Content-Length), 0 when reading stopped at the cap, or the estimated
-	// memory of the decoded profile.
+	// Content-Length), 0 when reading stopped at the cap, or the memory
+	// estimated for decoding the part of the profile scanned before the
+	// estimate went over the cap.
 	Size int64
 	// Max is the cap.
 	Max int64
@@ -78,8 +79,8 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	if e.Limit == LimitDecoded {
-		return fmt.Sprintf("decoding this profile would take about %s of memory, over the limit of %s (%d × the profile size limit of %s)",
-			bytesize.Format(e.Size), bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes))
+		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s)",
+			bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes))
 	}
 	if e.Size <= e.Max {
 		return fmt.Sprintf("the %s is over the profile size limit of %s", e.What, bytesize.Format(e.Max))
@@ -91,9 +92,10 @@ func (e *LimitError) Error() string {
 // DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text).
 func checkDecodeCost(raw []byte, maxBytes int64) error {
 	factor := int64(DecodeFactor)
-	cost, ok := protoCost(raw)
+	cost, ok := protoCost(raw, satMul(maxBytes, factor))
 	if !ok {
-		factor, cost = LegacyDecodeFactor, legacyCost(raw)
+		factor = LegacyDecodeFactor
+		cost = legacyCost(raw, satMul(maxBytes, factor))
 	}
 	if limit := satMul(maxBytes, factor); cost > limit {
 		return &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes}
@@ -109,49 +111,68 @@ func satMul(a, b int64) int64 {
 }
 
 // protoCost estimates the memory of decoding raw as a profile.proto
-// message. It reports false when raw is not well-formed protobuf at the
+// message, stopping once the estimate is over limit. It reports false when raw is not well-formed protobuf at the
 // top level (then it is no proto profile, and the text parsers get it).
-func protoCost(raw []byte) (int64, bool) {
+func protoCost(raw []byte, limit int64) (int64, bool) {
 	var cost int64
-	ok := eachField(raw, func(field, wire int, body []byte) bool {
-		cost += costOther
-		if wire != 2 {
-			return true
+	for len(raw) > 0 && cost <= limit {
+		f, ok := nextField(&raw)
+		if !ok {
+			return cost, false
 		}
-		switch field {
+		cost += costOther
+		if f.wire != 2 {
+			continue
+		}
+		switch f.num {
 		case 2: // sample
-			cost += costSample
-			return eachField(body, func(field, wire int, body []byte) bool {
-				switch field {
-				case 1:
-					cost += costID * varints(wire, body)
-				case 2:
-					cost += costValue * varints(wire, body)
-				case 3:
-					cost += costLabel
-				}
-				return true
-			})
+			c, ok := sampleCost(f.body)
+			if !ok {
+				return cost, false
+			}
+			cost += c
 		case 3:
 			cost += costMapping
 		case 4: // location
 			cost += costLocation
-			return eachField(body, func(field, wire int, body []byte) bool {
-				if field == 4 {
+			for body := f.body; len(body) > 0; {
+				g, ok := nextField(&body)
+				if !ok {
+					return cost, false
+				}
+				if g.num == 4 {
 					cost += costLine
 				}
-				return true
-			})
+			}
 		case 5:
 			cost += costFunction
 		case 6:
-			cost += costString + int64(len(body))
+			cost += costString + int64(len(f.body))
 		case 13: // comments, packed
-			cost += costValue * varints(wire, body)
+			cost += costValue * varints(f.wire, f.body)
 		}
-		return true
-	})
-	return cost, ok
+	}
+	return cost, true
+}
+
+// sampleCost estimates the memory of one decoded Sample message.
+func sampleCost(body []byte) (int64, bool) {
+	cost := int64(costSample)
+	for len(body) > 0 {
+		f, ok := nextField(&body)
+		if !ok {
+			return cost, false
+		}
+		switch f.num {
+		case 1:
+			cost += costID * varints(f.wire, f.body)
+		case 2:
+			cost += costValue * varints(f.wire, f.body)
+		case 3:
+			cost += costLabel
+		}
+	}
+	return cost, true
 }
 
 // varints counts the values of a repeated integer field: one when not
@@ -169,57 +190,56 @@ func varints(wire int, body []byte) int64 {
 	return n
 }
 
-// eachField calls fn with every field of the protobuf message in b: its
-// number, wire type, and body for length-delimited fields (wire type 2).
-// It stops when fn returns false, and reports false if b is not
-// well-formed or fn returned false.
-func eachField(b []byte, fn func(field, wire int, body []byte) bool) bool {
-	for len(b) > 0 {
-		tag, n := uvarint(b)
-		if n <= 0 {
-			return false
-		}
-		b = b[n:]
-		field, wire := int(tag>>3), int(tag&7)
-		if field == 0 {
-			return false
-		}
-		var body []byte
-		switch wire {
-		case 0:
-			_, n = uvarint(b)
-			if n <= 0 {
-				return false
-			}
-			b = b[n:]
-		case 1:
-			if len(b) < 8 {
-				return false
-			}
-			b = b[8:]
-		case 5:
-			if len(b) < 4 {
-				return false
-			}
-			b = b[4:]
-		case 2:
-			l, n := uvarint(b)
-			if n <= 0 || l > uint64(len(b)-n) {
-				return false
-			}
-			body, b = b[n:n+int(l)], b[n+int(l):]
-		default:
-			return false
-		}
-		if !fn(field, wire, body) {
-			return false
-		}
+// field is one field of a protobuf message: its number, wire type, and
+// body for length-delimited fields (wire type 2).
+type field struct {
+	num, wire int
+	body      []byte
+}
+
+// nextField reads the field at the start of *b and moves *b past it. It
+// reports false if *b does not start with a well-formed field.
+func nextField(b *[]byte) (field, bool) {
+	tag, n := uvarint(*b)
+	if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29 {
+		return field{}, false
 	}
-	return true
+	rest := (*b)[n:]
+	f := field{num: int(tag >> 3), wire: int(tag & 7)}
+	switch f.wire {
+	case 0:
+		if _, n = uvarint(rest); n <= 0 {
+			return f, false
+		}
+		rest = rest[n:]
+	case 1:
+		if len(rest) < 8 {
+			return f, false
+		}
+		rest = rest[8:]
+	case 5:
+		if len(rest) < 4 {
+			return f, false
+		}
+		rest = rest[4:]
+	case 2:
+		l, n := uvarint(rest)
+		if n <= 0 || l > uint64(len(rest)-n) {
+			return f, false
+		}
+		f.body, rest = rest[n:n+int(l)], rest[n+int(l):]
+	default:
+		return f, false
+	}
+	*b = rest
+	return f, true
 }
 
 // uvarint decodes a protobuf varint; n <= 0 means b holds none.
 func uvarint(b []byte) (v uint64, n int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
 	for i, c := range b {
 		if i == 10 {
 			return 0, -1
@@ -233,11 +253,11 @@ func uvarint(b []byte) (v uint64, n int) {
 }
 
 // legacyCost estimates the memory of parsing raw as a legacy text
-// profile: its record lines (those not starting with '#') and its
+// profile, stopping once the estimate is over limit: its record lines (those not starting with '#') and its
 // addresses ("0x" on record lines).
-func legacyCost(raw []byte) int64 {
+func legacyCost(raw []byte, limit int64) int64 {
 	var cost int64
-	for len(raw) > 0 {
+	for len(raw) > 0 && cost <= limit {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
 			line, raw = raw[:i], raw[i+1:]
