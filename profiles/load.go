@@ -261,7 +261,8 @@ func (l *Loader) fetch(ctx context.Context, source string, report func(string, i
 	if report != nil {
 		r = &countingReader{r: r, phase: "download", total: max(resp.ContentLength, 0), progress: report}
 	}
-	data, err := ReadLimited(r, "download", maxBytes, max(resp.ContentLength, 0))
+	// Content-Length is the server's word: the buffer grows as bytes come.
+	data, err := ReadLimited(r, "download", maxBytes, min(max(resp.ContentLength, 0), untrustedHint))
 	var re *readError
 	if errors.As(err, &re) {
 		return nil, &Error{Source: source, Err: fmt.Errorf("reading the answer at byte %d: %w", re.at, describeFetchError(re.err, timeout))}

@@ -173,7 +173,7 @@ func gunzip(source string, data []byte, maxBytes int64, progress func(phase stri
 	if progress != nil {
 		r = &countingReader{r: r, phase: "decompress", total: hint, progress: progress}
 	}
-	raw, err := ReadLimited(r, "decompressed data", maxBytes, hint)
+	raw, err := ReadLimited(r, "decompressed data", maxBytes, min(hint, untrustedHint))
 	var re *readError
 	switch {
 	case errors.As(err, &re) && errors.Is(err, io.ErrUnexpectedEOF):

@@ -11,6 +11,11 @@ import (
 // times, and more than the cap.
 const readChunk = 16 << 20
 
+// untrustedHint caps a size hint that the input gives about itself (a
+// Content-Length, a gzip trailer): memory is allocated for bytes that have
+// come, past the first few MiB.
+const untrustedHint = 4 << 20
+
 // ReadLimited reads r to its end, refusing more than maxBytes with a
 // *LimitError of LimitSize that names what (such as "input" or
 // "download"). sizeHint, when positive, is the size expected (a file's):
