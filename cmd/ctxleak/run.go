@@ -83,7 +83,9 @@ off with --holders=false; it is off for payloads above 256MiB unless
 --holders is given (a dump holds the payload: at 1GiB each takes seconds
 to write). Dumps are written mode 0600 into a fresh temporary directory
 ($TMPDIR, else /dev/shm when it has room, else /tmp) and removed once
-read.
+read; the directories a killed run left behind (named with its process
+ID, owned by you, the process gone) are removed by the next run. A
+--payload over half the physical memory is refused.
 
 Each scenario's expected outcome, including who holds the payload, is
 written down in the catalogue and checked. Exit status: 0 when every
