@@ -41,8 +41,9 @@ type Loader struct {
 	// byte; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// MaxBytes bounds a profile's size, compressed or not; 0 means
-	// DefaultMaxBytes. Decoding a profile may take DecodeFactor times as
-	// much memory; a profile that would take more is refused too.
+	// DefaultMaxBytes; more than MaxMaxBytes means MaxMaxBytes. Decoding a
+	// profile may take DecodeFactor times as much memory; a profile that
+	// would take more is refused too.
 	MaxBytes int64
 	// Progress, if set, is called as a URL, or a file of ProgressMinBytes
 	// or more, is read, decompressed and parsed.
@@ -128,7 +129,7 @@ func (l *Loader) Read(source string, r io.Reader) (*Profile, error) {
 
 func (l *Loader) maxBytes() int64 {
 	if l.MaxBytes > 0 {
-		return l.MaxBytes
+		return min(l.MaxBytes, MaxMaxBytes)
 	}
 	return DefaultMaxBytes
 }

@@ -39,6 +39,10 @@ const (
 // profile of a large service is a few MiB).
 const DefaultMaxBytes = 256 << 20
 
+// MaxMaxBytes is the largest size limit a Loader takes: 2 GiB - 1, what
+// one slice can hold on 32-bit platforms.
+const MaxMaxBytes = 1<<31 - 1
+
 // Profile is one parsed profile and where it came from.
 type Profile struct {
 	// Source is the file name or URL as the user gave it.

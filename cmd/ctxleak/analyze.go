@@ -141,8 +141,8 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 		return err
 	}
 
-	if f.maxSize <= 0 {
-		return usageErrorf("invalid --max-profile-size %s: want a positive size such as 256MiB", bytesize.Compact(f.maxSize))
+	if f.maxSize <= 0 || f.maxSize > profiles.MaxMaxBytes {
+		return usageErrorf("invalid --max-profile-size %s: want a positive size such as 256MiB, under 2GiB", bytesize.Compact(f.maxSize))
 	}
 	loader := &profiles.Loader{Timeout: f.httpTimeout, MaxBytes: int64(f.maxSize)}
 	prog := a.newProgress()

@@ -35,6 +35,7 @@ func TestAnalyzeCaps(t *testing.T) {
 		{"stdin", []string{"-", "--max-profile-size", "1KiB"},
 			"-: the input is over the profile size limit of 1.0 KiB (raise it with --max-profile-size, now 1KiB)"},
 		{"bad flag", []string{heap, "--max-profile-size", "0"}, "invalid --max-profile-size 0"},
+		{"flag too large", []string{heap, "--max-profile-size", "2GiB"}, "invalid --max-profile-size 2GiB: want a positive size such as 256MiB, under 2GiB"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := ctxleakStdin(t, bytes.NewReader(zeros.Bytes()), append([]string{"analyze"}, tt.args...)...)
