@@ -1,7 +1,6 @@
 package profiles_test
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -31,22 +30,25 @@ func allocated(fn func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// writeGzip writes the gzip of head followed by n copies of rec to a new
-// file, streaming, and returns its name.
+// writeGzip writes a gzip file of head followed by n MiB of rec repeated,
+// and returns its name. The MiB is compressed once and its gzip member
+// repeated: a gzip reader reads concatenated members as one stream.
 func writeGzip(t *testing.T, head, rec []byte, n int) string {
 	t.Helper()
-	name := filepath.Join(t.TempDir(), "hostile.gz")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
+	member := func(data []byte) []byte {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+		zw.Write(data)
+		zw.Close()
+		return b.Bytes()
 	}
-	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-	bw := bufio.NewWriterSize(zw, 1<<20)
-	bw.Write(head)
+	file := member(head)
+	mib := member(bytes.Repeat(rec, (1<<20)/len(rec)))
 	for range n {
-		bw.Write(rec)
+		file = append(file, mib...)
 	}
-	if err := errors.Join(bw.Flush(), zw.Close(), f.Close()); err != nil {
+	name := filepath.Join(t.TempDir(), "hostile.gz")
+	if err := os.WriteFile(name, file, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return name
@@ -78,16 +80,16 @@ func emptySamples(t *testing.T) (head, rec []byte) {
 
 func TestHostileManySamples(t *testing.T) {
 	head, rec := emptySamples(t)
-	const n = 4 << 20 // 8 MiB decompressed, about 600 MiB decoded
-	name := writeGzip(t, head, rec, n)
-	l := &profiles.Loader{MaxBytes: 16 << 20}
+	const mib = 2 // 1M samples, about 150 MiB decoded
+	name := writeGzip(t, head, rec, mib)
+	l := &profiles.Loader{MaxBytes: 4 << 20}
 	var le *profiles.LimitError
 	got := allocated(func() { le = loadLimit(t, l, name, profiles.LimitDecoded) })
 	if le.Size <= le.Max || le.Max != profiles.DecodeFactor*l.MaxBytes {
-		t.Errorf("estimate %d for %d samples, limit %d", le.Size, n, le.Max)
+		t.Errorf("estimate %d for %d MiB of samples, limit %d", le.Size, mib, le.Max)
 	}
-	if limit := uint64(2*(2*n+len(head))) + 2<<20; got > limit {
-		t.Errorf("refusing %d MiB allocated %d MiB, over %d", 2*n>>20, got>>20, limit>>20)
+	if limit := uint64(2*(mib<<20+len(head))) + 1<<20; got > limit {
+		t.Errorf("refusing %d MiB allocated %d KiB, over %d", mib, got>>10, limit>>10)
 	}
 	t.Logf("%v; %d MiB allocated", le, got>>20)
 }
@@ -100,22 +102,23 @@ func TestHostileManySamplesFull(t *testing.T) {
 	}
 	head, rec := emptySamples(t)
 	const n = 50_000_000
-	name := writeGzip(t, head, rec, n)
+	name := writeGzip(t, head, rec, 2*n>>20)
 	st, _ := os.Stat(name)
 	var le *profiles.LimitError
 	got := allocated(func() { le = loadLimit(t, new(profiles.Loader), name, profiles.LimitDecoded) })
-	if limit := uint64(2*(2*n+len(head))) + 2<<20; got > limit {
+	// The pieces read, their join, and the unfilled end of the last piece.
+	if limit := uint64(2*(2*n+len(head))) + 17<<20; got > limit {
 		t.Errorf("allocated %d MiB, over %d", got>>20, limit>>20)
 	}
 	t.Logf("%d KB gzip: %v; %d MiB allocated", st.Size()>>10, le, got>>20)
 }
 
 func TestHostileGzipOfZeros(t *testing.T) {
-	name := writeGzip(t, nil, make([]byte, 1<<20), 64) // 64 MiB of zeros
-	l := &profiles.Loader{MaxBytes: 8 << 20}
+	name := writeGzip(t, nil, make([]byte, 1<<10), 8) // 8 MiB of zeros
+	l := &profiles.Loader{MaxBytes: 2 << 20}
 	var le *profiles.LimitError
 	got := allocated(func() { le = loadLimit(t, l, name, profiles.LimitSize) })
-	if le.What != "decompressed data" || !strings.Contains(le.Error(), "the decompressed data is over the profile size limit of 8.0 MiB") {
+	if le.What != "decompressed data" || !strings.Contains(le.Error(), "the decompressed data is over the profile size limit of 2.0 MiB") {
 		t.Errorf("error %q", le)
 	}
 	if limit := uint64(l.MaxBytes) + 1<<20; got > limit {
@@ -144,12 +147,12 @@ func legacyRecords(n int) []byte {
 }
 
 func TestHostileLegacyRecords(t *testing.T) {
-	data := legacyRecords(10_000) // 180 KB, 13 MB decoded
+	data := legacyRecords(4_000) // 70 KB, 5 MB decoded
 	name := filepath.Join(t.TempDir(), "heap.txt")
 	if err := os.WriteFile(name, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l := &profiles.Loader{MaxBytes: 1 << 20}
+	l := &profiles.Loader{MaxBytes: 512 << 10}
 	var le *profiles.LimitError
 	got := allocated(func() { le = loadLimit(t, l, name, profiles.LimitDecoded) })
 	if le.Max != profiles.LegacyDecodeFactor*l.MaxBytes {
@@ -159,9 +162,9 @@ func TestHostileLegacyRecords(t *testing.T) {
 		t.Errorf("allocated %d KiB for %d KiB of text, over %d KiB", got>>10, len(data)>>10, limit>>10)
 	}
 	// Under the limits, the same records are read.
-	l.MaxBytes = 16 << 20
+	l.MaxBytes = 4 << 20
 	p, err := l.Load(context.Background(), name)
-	if err != nil || len(p.Prof.Sample) != 10_000 {
+	if err != nil || len(p.Prof.Sample) != 4_000 {
 		t.Fatalf("Load with a higher limit: %v", err)
 	}
 }
