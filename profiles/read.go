@@ -20,7 +20,8 @@ const untrustedHint = 4 << 20
 // *LimitError of LimitSize that names what (such as "input" or
 // "download"). sizeHint, when positive, is the size expected (a file's):
 // it is read into one buffer of that size. It never holds more than
-// maxBytes+1 bytes of r, and at most twice what it returns.
+// maxBytes+1 bytes of r, and allocates at most twice what it returns plus
+// one piece of readChunk.
 func ReadLimited(r io.Reader, what string, maxBytes, sizeHint int64) ([]byte, error) {
 	var (
 		chunks [][]byte
