@@ -101,8 +101,12 @@ func (h *headReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// fileHead returns up to n bytes from the start of the file at path.
+// fileHead returns up to n bytes from the start of the file at path, if
+// it is a regular file (opening a FIFO would wait for a writer).
 func fileHead(path string, n int) []byte {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
