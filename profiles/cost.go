@@ -36,8 +36,10 @@ const (
 // every byte of the size limit: a profile whose decoded form would take
 // more than DecodeFactor times the Loader's MaxBytes is refused (a
 // *LimitError of LimitDecoded) before it is decoded. Real profiles decode
-// to about 10 times their size, and are far under the size limit.
-const DecodeFactor = 8
+// to about 10 times their size: at the default limits, those up to about
+// 100 MiB decoded are read (real ones are a few MiB), and the largest
+// accepted takes a few seconds to decode.
+const DecodeFactor = 4
 
 // LegacyDecodeFactor is DecodeFactor for the legacy text formats, whose
 // parser takes about 4µs per record: at the default size limit it lets
