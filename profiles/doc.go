@@ -15,6 +15,20 @@
 // carries pprof labels. Every error is an [*Error] whose message starts with
 // the file name or URL.
 //
+// Inputs are untrusted. A Loader reads only regular files (a FIFO or a
+// device is refused before it is opened), and reads files, downloads,
+// standard input ([Loader.Read]) and gzip data in pieces up to
+// [Loader.MaxBytes] (default [DefaultMaxBytes], 256 MiB), never growing a
+// buffer by doubling. Before decoding, a scan that allocates nothing
+// estimates what the decoded profile will take, and refuses one over
+// [DecodeFactor] times MaxBytes ([LegacyDecodeFactor] for the text
+// formats, whose parser is slow): a few bytes per sample decode to about
+// 150. Past either cap the error is a [*LimitError]. Negative values and
+// sums over [MaxTotal], which no real heap or goroutine profile has, are
+// refused, so they cannot pass under a gate. Function and file names,
+// label keys and values are escaped where they hold control characters or
+// invalid UTF-8 (as Go escapes: "\x1b"), so no renderer prints them raw.
+//
 // # Allocation sites
 //
 // [AnalyzeHeap] adds up inuse_space and inuse_objects by allocation site: the

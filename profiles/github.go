@@ -11,6 +11,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // WriteGitHub writes GitHub Actions workflow commands: one ::error
@@ -220,11 +221,7 @@ func (r *Report) summaryLine() string {
 }
 
 // escapeData escapes the message of a workflow command.
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
+func escapeData(s string) string { return textsafe.GitHubData(s) }
 
 // escapeProperty escapes a property value of a workflow command.
-func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
-}
+func escapeProperty(s string) string { return textsafe.GitHubProperty(s) }

@@ -86,6 +86,9 @@ func AnalyzeGoroutines(profiles []*Profile, opt Options) (*GoroutineReport, erro
 				continue
 			}
 			n := s.Value[0]
+			if n < 0 || r.Total+n > maxSum {
+				return nil, sourceErrorf(p.Source, "goroutine counts that are negative or add up to more than %d: no real profile has them", int64(maxSum))
+			}
 			wait, flags := lt.stackInfo(s.Location)
 			if !t.keep(flags) {
 				continue

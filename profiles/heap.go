@@ -89,6 +89,9 @@ type heapAgg struct {
 	// site index, and stacks holds the frames and the site frame of each.
 	stackIDs map[string]int32
 	stacks   []fullStack
+	// total adds up the bytes and objects added, to refuse sums that
+	// would overflow (each profile's are at most MaxTotal).
+	total [2]int64
 }
 
 type fullStack struct {
@@ -110,6 +113,14 @@ func (a *heapAgg) add(p *Profile, vals []siteVals) ([]siteVals, error) {
 		space, objects := s.Value[spaceIdx], s.Value[objIdx]
 		if space == 0 && objects == 0 {
 			continue
+		}
+		if space < 0 || objects < 0 {
+			return vals, sourceErrorf(p.Source, "negative in-use values (%d bytes, %d objects): a profile of what is in use never has them", space, objects)
+		}
+		a.total[0] += space
+		a.total[1] += objects
+		if a.total[0] > maxSum || a.total[1] > maxSum {
+			return vals, sourceErrorf(p.Source, "the in-use values of the profiles add up to more than %d", int64(maxSum))
 		}
 		site, flags := lt.stackInfo(s.Location)
 		if !a.t.keep(flags) {

@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +41,9 @@ type Loader struct {
 	// byte; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// MaxBytes bounds a profile's size, compressed or not; 0 means
-	// DefaultMaxBytes.
+	// DefaultMaxBytes; more than MaxMaxBytes means MaxMaxBytes. Decoding a
+	// profile may take DecodeFactor times as much memory; a profile that
+	// would take more is refused too.
 	MaxBytes int64
 	// Progress, if set, is called as a URL, or a file of ProgressMinBytes
 	// or more, is read, decompressed and parsed.
@@ -114,9 +115,21 @@ func (l *Loader) Load(ctx context.Context, source string) (*Profile, error) {
 	return parse(source, data, maxBytes, report)
 }
 
+// Read reads one profile from r, as Load reads a file, within the same
+// limits: source names it in errors. A context that ends stops nothing
+// here; close r to stop a read.
+func (l *Loader) Read(source string, r io.Reader) (*Profile, error) {
+	maxBytes := l.maxBytes()
+	data, err := ReadLimited(r, "input", maxBytes, 0)
+	if err != nil {
+		return nil, &Error{Source: source, Err: err}
+	}
+	return parse(source, data, maxBytes, nil)
+}
+
 func (l *Loader) maxBytes() int64 {
 	if l.MaxBytes > 0 {
-		return l.MaxBytes
+		return min(l.MaxBytes, MaxMaxBytes)
 	}
 	return DefaultMaxBytes
 }
@@ -131,6 +144,13 @@ func (l *Loader) reporter(source string) func(phase string, done, total int64) {
 }
 
 func readFile(name string, maxBytes int64, report func(string, int64, int64)) ([]byte, error) {
+	// Stat before opening: opening a FIFO blocks until a writer comes, and
+	// a device such as /dev/zero never ends.
+	if st, err := os.Stat(name); err != nil {
+		return nil, &Error{Source: name, Err: plainPathError(err)}
+	} else if err := checkRegular(name, st); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, &Error{Source: name, Err: plainPathError(err)}
@@ -140,27 +160,50 @@ func readFile(name string, maxBytes int64, report func(string, int64, int64)) ([
 	if err != nil {
 		return nil, &Error{Source: name, Err: plainPathError(err)}
 	}
-	if st.IsDir() {
-		return nil, sourceErrorf(name, "is a directory, not a profile")
+	if err := checkRegular(name, st); err != nil {
+		return nil, err
 	}
 	size := st.Size()
 	if size > maxBytes {
-		return nil, sourceErrorf(name, "%d bytes is larger than the limit of %d bytes", size, maxBytes)
+		return nil, &Error{Source: name, Err: &LimitError{Limit: LimitSize, What: "file", Size: size, Max: maxBytes, Factor: 1, MaxBytes: maxBytes}}
 	}
-	var r io.Reader = io.LimitReader(f, maxBytes+1)
+	var r io.Reader = f
 	if report != nil && size >= ProgressMinBytes {
 		r = &countingReader{r: r, phase: "read", total: size, progress: report}
 	}
 	// The size from Stat is only a hint: the file may change under us, and
-	// the limit reader bounds what is read.
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, &Error{Source: name, Err: fmt.Errorf("reading at byte %d: %w", buf.Len(), plainPathError(err))}
+	// ReadLimited bounds what is read.
+	data, err := ReadLimited(r, "file", maxBytes, size)
+	if err != nil {
+		return nil, &Error{Source: name, Err: plainPathError(err)}
 	}
-	if int64(buf.Len()) > maxBytes {
-		return nil, sourceErrorf(name, "larger than the limit of %d bytes", maxBytes)
+	return data, nil
+}
+
+// checkRegular refuses directories, devices, FIFOs and sockets.
+func checkRegular(name string, st os.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return sourceErrorf(name, "is a directory, not a profile")
+	case !st.Mode().IsRegular():
+		return sourceErrorf(name, "is %s, not a regular file: save the profile to a file, or pipe it to \"-\"", fileKind(st.Mode()))
 	}
-	return buf.Bytes(), nil
+	return nil
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // plainPathError drops the operation and path from an *os.PathError: the
@@ -213,18 +256,20 @@ func (l *Loader) fetch(ctx context.Context, source string, report func(string, i
 	}
 	maxBytes := l.maxBytes()
 	if resp.ContentLength > maxBytes {
-		return nil, sourceErrorf(source, "%d bytes is larger than the limit of %d bytes", resp.ContentLength, maxBytes)
+		return nil, &Error{Source: source, Err: &LimitError{Limit: LimitSize, What: "download", Size: resp.ContentLength, Max: maxBytes, Factor: 1, MaxBytes: maxBytes}}
 	}
-	var r io.Reader = io.LimitReader(resp.Body, maxBytes+1)
+	var r io.Reader = resp.Body
 	if report != nil {
 		r = &countingReader{r: r, phase: "download", total: max(resp.ContentLength, 0), progress: report}
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, &Error{Source: source, Err: fmt.Errorf("reading the answer at byte %d: %w", len(data), describeFetchError(err, timeout))}
+	// Content-Length is the server's word: the buffer grows as bytes come.
+	data, err := ReadLimited(r, "download", maxBytes, min(max(resp.ContentLength, 0), untrustedHint))
+	var re *readError
+	if errors.As(err, &re) {
+		return nil, &Error{Source: source, Err: fmt.Errorf("reading the answer at byte %d: %w", re.at, describeFetchError(re.err, timeout))}
 	}
-	if int64(len(data)) > maxBytes {
-		return nil, sourceErrorf(source, "larger than the limit of %d bytes", maxBytes)
+	if err != nil {
+		return nil, &Error{Source: source, Err: err}
 	}
 	return data, nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/google/pprof/profile"
 )
@@ -144,7 +145,10 @@ func TestLoadFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.MaxBytes = 10
-	if _, err := l.Load(context.Background(), big); err == nil || !strings.Contains(err.Error(), "larger than the limit of 10 bytes") {
+	_, err := l.Load(context.Background(), big)
+	var le *profiles.LimitError
+	if !errors.As(err, &le) || le.Limit != profiles.LimitSize || le.Max != 10 ||
+		!strings.Contains(err.Error(), "the file is "+bytesize.Format(le.Size)+", over the profile size limit of 10 B") {
 		t.Errorf("over the size limit: %v", err)
 	}
 }

@@ -35,8 +35,13 @@ const (
 )
 
 // DefaultMaxBytes bounds the size of a profile, compressed or not, that
-// Parse and a Loader accept: 2 GiB.
-const DefaultMaxBytes = 2 << 30
+// Parse and a Loader accept: 256 MiB, far above real profiles (a heap
+// profile of a large service is a few MiB).
+const DefaultMaxBytes = 256 << 20
+
+// MaxMaxBytes is the largest size limit a Loader takes: 2 GiB - 1, what
+// one slice can hold on 32-bit platforms.
+const MaxMaxBytes = 1<<31 - 1
 
 // Profile is one parsed profile and where it came from.
 type Profile struct {
@@ -93,6 +98,9 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if err := sniff(source, raw); err != nil {
 		return nil, err
 	}
+	if err := checkDecodeCost(raw, maxBytes); err != nil {
+		return nil, &Error{Source: source, Err: err}
+	}
 	if progress != nil {
 		progress("parse", 0, -1)
 	}
@@ -110,6 +118,10 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if len(prof.Sample) == 0 {
 		return nil, sourceErrorf(source, "empty %s profile: it has no samples", p.Kind)
 	}
+	if err := checkValues(p); err != nil {
+		return nil, sourceErrorf(source, "%v", err)
+	}
+	escapeText(prof)
 	return p, nil
 }
 
@@ -161,21 +173,21 @@ func gunzip(source string, data []byte, maxBytes int64, progress func(phase stri
 			hint = isize
 		}
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, hint+bytes.MinRead))
-	var r io.Reader = io.LimitReader(zr, maxBytes+1)
+	var r io.Reader = zr
 	if progress != nil {
 		r = &countingReader{r: r, phase: "decompress", total: hint, progress: progress}
 	}
-	if _, err := buf.ReadFrom(r); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, sourceErrorf(source, "truncated gzip data: the stream stops at byte %d, before its end (file cut short?)", len(data))
-		}
-		return nil, sourceErrorf(source, "corrupt gzip data: %v", err)
+	raw, err := ReadLimited(r, "decompressed data", maxBytes, min(hint, untrustedHint))
+	var re *readError
+	switch {
+	case errors.As(err, &re) && errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, sourceErrorf(source, "truncated gzip data: the stream stops at byte %d, before its end (file cut short?)", len(data))
+	case errors.As(err, &re):
+		return nil, sourceErrorf(source, "corrupt gzip data: %v", re.err)
+	case err != nil:
+		return nil, &Error{Source: source, Err: err}
 	}
-	if int64(buf.Len()) > maxBytes {
-		return nil, sourceErrorf(source, "profile is larger than %d bytes once decompressed", maxBytes)
-	}
-	return buf.Bytes(), nil
+	return raw, nil
 }
 
 // sniff recognises common non-profiles so the error says what they are.

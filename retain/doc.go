@@ -112,6 +112,9 @@
 // process, so a dump holds the whole heap, other tests' objects included,
 // and a value that another parallel test still holds counts as alive: that
 // test is a real holder. A value tracked by two Trackers is judged by each.
+// Failures write and analyse their dumps one at a time, each after a GC, so
+// a dump never holds another failure's analysis (a parsed dump is several
+// times the heap it describes): eight failing at once wait for each other.
 //
 // Inside a testing/synctest bubble the back-off and the timeout run on the
 // bubble's fake clock, so the wait takes no real time once the bubble is

@@ -2,7 +2,9 @@ package retain
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
@@ -27,6 +29,9 @@ type explanation struct {
 	notes []string
 }
 
+// failures serializes the dumps and analyses of failures (see report).
+var failures sync.Mutex
+
 // report writes a heap dump (unless turned off), asks explain for the
 // holders, and returns the failure text. It is plain text with short lines,
 // for a terminal and for a CI log alike.
@@ -44,6 +49,13 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 		b.WriteString("\nno heap dump (NoDump): holders not known\n")
 		return strings.TrimSuffix(b.String(), "\n")
 	}
+	// One failure at a time writes its dump and analyses it, after a
+	// collection that sweeps away the garbage of the last analysis: a heap
+	// dump holds every object not yet swept, and a parsed dump is many
+	// times the size of the heap it describes.
+	failures.Lock()
+	defer failures.Unlock()
+	runtime.GC()
 	d, err := writeDump(tr.opts.dumpDir, tr.name)
 	if err != nil {
 		listAlive(&b, alive, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // HolderDetail is one way the alive payloads of a phase are held: the roots
@@ -100,7 +101,7 @@ func (x *Explainer) Explain(r *Result) {
 		details, err := x.explain(p.Dump, p.PayloadAddrs, syms)
 		p.HolderMillis = time.Since(start).Milliseconds()
 		if err != nil {
-			p.HolderError = err.Error()
+			p.HolderError = textsafe.Escape(err.Error())
 		} else {
 			p.HolderDetail = details
 			p.Holder = holdersText(details)
@@ -157,7 +158,7 @@ func (x *Explainer) explain(dump string, payloads []Addr, syms []binsym.Symbol) 
 func detail(g *heap.Group) HolderDetail {
 	d := HolderDetail{Payloads: 1, Shared: g.Shared, RetainedBytes: g.RetainedBytes}
 	for _, s := range g.Path {
-		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, SizeBytes: s.Size})
+		d.Path = append(d.Path, PathStep{Via: textsafe.Escape(s.Via), Type: textsafe.Escape(s.Type), SizeBytes: s.Size})
 	}
 	d.Roots = []HolderRoot{rootOf(g.Root)}
 	for _, h := range g.OtherRoots {
@@ -168,8 +169,8 @@ func detail(g *heap.Group) HolderDetail {
 
 // rootOf converts a holder the heap analysis found for a payload.
 func rootOf(h heap.Holder) HolderRoot {
-	r := HolderRoot{Count: 1, Kind: h.Kind, Global: h.Global,
-		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
+	r := HolderRoot{Count: 1, Kind: h.Kind, Global: textsafe.Escape(h.Global),
+		CreatedBy: safePosition(h.CreatedBy), Creator: safePosition(h.Creator), Detail: textsafe.Escape(h.Detail)}
 	switch h.Kind {
 	case heapdump.RootFrame:
 		r.Goroutines = []uint64{h.Goroutine}
@@ -188,12 +189,23 @@ func rootOf(h heap.Holder) HolderRoot {
 		r.Detail = ""
 	}
 	if h.Function != "" {
-		r.Position = &binsym.Position{Function: h.Function}
+		r.Position = &binsym.Position{Function: textsafe.Escape(h.Function)}
 		if h.Location != nil && h.Location.File != "" {
-			r.Position.File, r.Position.Line = h.Location.File, h.Location.Line
+			r.Position.File, r.Position.Line = textsafe.Escape(h.Location.File), h.Location.Line
 		}
 	}
 	return r
+}
+
+// safePosition returns a copy of pos with its names escaped (names come
+// from the dump's binary, which may be hostile), or nil.
+func safePosition(pos *binsym.Position) *binsym.Position {
+	if pos == nil {
+		return nil
+	}
+	c := *pos
+	c.Function, c.File = textsafe.Escape(c.Function), textsafe.Escape(c.File)
+	return &c
 }
 
 // addRoot adds r to roots, counting it with an entry of the same shape.

@@ -14,6 +14,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/internal/selfdump"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // Report is what a Watcher found when enough values outlived their grace:
@@ -54,12 +55,12 @@ type Value struct {
 // Summary is the report in one line, as the Logger gets it.
 func (r Report) Summary() string {
 	if r.Err != "" {
-		return fmt.Sprintf("%s; no report: %s", outlived(r.OutlivedCount), r.Err)
+		return fmt.Sprintf("%s; no report: %s", outlived(r.OutlivedCount), textsafe.Escape(r.Err))
 	}
 	for _, v := range r.Values {
 		if v.Holder != nil {
 			return fmt.Sprintf("%s; %s %q is held by %s",
-				outlived(r.OutlivedCount), v.Type, v.Label, holderName(v.Holder.Root))
+				outlived(r.OutlivedCount), textsafe.Escape(v.Type), v.Label, holderName(safeHolder(v.Holder.Root)))
 		}
 	}
 	return outlived(r.OutlivedCount) + "; freed before the dump"
@@ -88,15 +89,16 @@ func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s\n", r.Time.Format(time.RFC3339), r.Summary())
 	for _, u := range r.Unknown {
-		fmt.Fprintf(&b, "  unknown: %s\n", u.Text)
+		fmt.Fprintf(&b, "  unknown: %s\n", textsafe.Escape(u.Text))
 	}
 	for _, v := range r.Values {
-		title := fmt.Sprintf("%q %s", v.Label, v.Type)
+		title := fmt.Sprintf("%q %s", v.Label, textsafe.Escape(v.Type))
 		if v.Holder == nil {
 			fmt.Fprintf(&b, "\n%s at %s: freed before the dump\n", title, v.Addr)
 			continue
 		}
-		text := v.Holder.Text(title, heap.PlainStyle{})
+		// Names in the text come from the binary and the dump.
+		text := safeGroup(v.Holder).Text(title, heap.PlainStyle{})
 		first, rest, _ := strings.Cut(text, "\n")
 		b.WriteString("\n" + first + "\n")
 		if v.TrackedAt != nil {
@@ -182,6 +184,9 @@ func (w *Watcher) explain(rep *Report, vals []expectation) {
 				if last := &g.Path[len(g.Path)-1]; last.Type == "" && last.Addr == g.Object.Addr {
 					last.Type = typ
 				}
+			}
+			if g != nil {
+				g = safeGroup(g)
 			}
 			rep.Values[i].Holder = g
 		}

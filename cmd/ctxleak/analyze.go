@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 	"github.com/ctxleak/ctxleak/profiles"
 	"github.com/spf13/cobra"
 )
@@ -28,6 +30,7 @@ type analyzeFlags struct {
 	showLabels    bool
 	requests      int64
 	httpTimeout   time.Duration
+	maxSize       bytesize.Size
 
 	failOnGrowth     bytesize.Size
 	failOnRetained   bytesize.Size
@@ -88,6 +91,7 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 	fs.BoolVar(&f.showLabels, "show-labels", false, "show label values, not only keys (they may be sensitive)")
 	fs.Int64Var(&f.requests, "requests", 0, "requests served between --base and the profile: growth per request")
 	fs.DurationVar(&f.httpTimeout, "http-timeout", profiles.DefaultTimeout, "time limit for fetching each URL")
+	fs.Var(bytesize.NewFlag(&f.maxSize, profiles.DefaultMaxBytes), "max-profile-size", "refuse a profile over `SIZE` (file, download or decompressed); decoding may take 4 times as much memory")
 	fs.Var(bytesize.NewFlag(&f.failOnGrowth, 0), "fail-on-growth", "exit 1 if heap in use grew by more than `SIZE` against --base")
 	fs.Var(bytesize.NewFlag(&f.failOnRetained, 0), "fail-on-retained", "exit 1 if more than `SIZE` allocated on request paths is still in use")
 	fs.Int64Var(&f.failOnGoroutines, "fail-on-goroutines", 0, "exit 1 if more than `N` goroutines off the request path carry request labels")
@@ -137,7 +141,10 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 		return err
 	}
 
-	loader := &profiles.Loader{Timeout: f.httpTimeout}
+	if f.maxSize <= 0 || f.maxSize > profiles.MaxMaxBytes {
+		return usageErrorf("invalid --max-profile-size %s: want a positive size such as 256MiB, under 2GiB", bytesize.Compact(f.maxSize))
+	}
+	loader := &profiles.Loader{Timeout: f.httpTimeout, MaxBytes: int64(f.maxSize)}
 	prog := a.newProgress()
 	if prog != nil {
 		loader.Progress = prog.report
@@ -149,7 +156,7 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 				return nil, usageErrorf("standard input (-) given twice")
 			}
 			stdinUsed = true
-			return a.readStdinProfile(cmd.Context())
+			return a.readStdinProfile(cmd.Context(), loader)
 		}
 		p, err := loader.Load(cmd.Context(), source)
 		prog.clear()
@@ -160,7 +167,10 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			return nil, usageErrorf("%s: %v: fetch the profile twice and use --base", source, profiles.ErrDeltaProfile)
 		}
 		if err != nil {
-			hint := urlHint(source)
+			hint := limitHint(err)
+			if hint == "" {
+				hint = urlHint(source)
+			}
 			if hint == "" && !profiles.IsURL(source) {
 				hint = profileHint(fileHead(source, len(heapDumpHeader)))
 			}
@@ -265,7 +275,15 @@ func (a *app) writeReport(rep *profiles.Report, format string) error {
 	if format == "json" {
 		return rep.WriteJSON(a.stdout)
 	}
-	if err := rep.WriteText(a.stdout, a.printer(a.stdout).Styled()); err != nil || format != "github" {
+	if format != "github" {
+		return rep.WriteText(a.stdout, a.printer(a.stdout).Styled())
+	}
+	// No line of the report may run as a workflow command.
+	var text strings.Builder
+	if err := rep.WriteText(&text, a.printer(a.stdout).Styled()); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(a.stdout, textsafe.GitHubVerbatim(text.String())); err != nil {
 		return err
 	}
 	if err := rep.WriteGitHub(a.stdout, os.Getenv("GITHUB_WORKSPACE")); err != nil {
@@ -286,6 +304,15 @@ func (a *app) writeReport(rep *profiles.Report, format string) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// limitHint says how to raise the cap that refused a profile, or "".
+func limitHint(err error) string {
+	var le *profiles.LimitError
+	if !errors.As(err, &le) {
+		return ""
+	}
+	return fmt.Sprintf(" (raise it with --max-profile-size, now %s)", bytesize.Compact(bytesize.Size(le.MaxBytes)))
+}
 
 // options turns the flags into analysis options.
 func (f analyzeFlags) options() (opt profiles.Options, err error) {

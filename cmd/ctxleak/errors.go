@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // Exit statuses of ctxleak.
@@ -55,7 +57,8 @@ func (e *interruptError) Error() string {
 	return "interrupted"
 }
 
-// report prints err once, as "ctxleak: ...", and returns the exit status
+// report prints err once, as "ctxleak: ..." on one line (control
+// characters escaped, see textsafe.Escape), and returns the exit status
 // for it. Errors that are not exitErrors (cobra's flag and argument errors,
 // unreadable files) are usage or input errors: exit 2.
 func report(stderr io.Writer, err error) int {
@@ -73,6 +76,7 @@ func report(stderr io.Writer, err error) int {
 			return code
 		}
 	}
-	fmt.Fprintf(stderr, "ctxleak: %v\n", err)
+	// One line, whatever the input quoted in the message holds.
+	fmt.Fprintf(stderr, "ctxleak: %s\n", textsafe.Escape(err.Error()))
 	return code
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/profiles"
-	"github.com/google/pprof/profile"
 )
 
 // stdinName is the file name that stands for standard input or output.
@@ -62,35 +61,52 @@ func (a *app) spoolStdin(ctx context.Context) (path string, remove func(), err e
 	return f.Name(), remove, nil
 }
 
-// readStdinProfile reads a pprof profile from standard input.
-func (a *app) readStdinProfile(ctx context.Context) (*profiles.Profile, error) {
+// readStdinProfile reads a pprof profile from standard input, within the
+// loader's limits.
+func (a *app) readStdinProfile(ctx context.Context, loader *profiles.Loader) (*profiles.Profile, error) {
 	if f, ok := a.stdin.(*os.File); ok && ui.IsTerminal(f) {
 		return nil, usageErrorf("- reads a profile from standard input, which is a terminal: pipe or redirect a profile in")
 	}
-	var data []byte
+	var p *profiles.Profile
+	head := &headReader{r: a.stdin, head: make([]byte, 0, len(heapDumpHeader))}
 	err := await(ctx, func() error {
 		var err error
-		data, err = io.ReadAll(io.LimitReader(a.stdin, profiles.DefaultMaxBytes+1))
+		p, err = loader.Read(stdinName, head)
 		return err
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, usageErrorf("reading standard input: %v", err)
-	}
-	if int64(len(data)) > profiles.DefaultMaxBytes {
-		return nil, usageErrorf("standard input: larger than the limit of %d bytes", profiles.DefaultMaxBytes)
-	}
-	p, err := profiles.Parse(stdinName, data)
-	if err != nil {
-		return nil, usageErrorf("%v%s", err, profileHint(data))
+		hint := limitHint(err)
+		if hint == "" {
+			hint = profileHint(head.head)
+		}
+		return nil, usageErrorf("%v%s", err, hint)
 	}
 	return p, nil
 }
 
-// fileHead returns up to n bytes from the start of the file at path.
+// headReader reads r and keeps a copy of its first cap(head) bytes.
+type headReader struct {
+	r    io.Reader
+	head []byte
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if room := cap(h.head) - len(h.head); room > 0 {
+		h.head = append(h.head, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// fileHead returns up to n bytes from the start of the file at path, if
+// it is a regular file (opening a FIFO would wait for a writer).
 func fileHead(path string, n int) []byte {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
@@ -116,12 +132,8 @@ func dumpHint(path string) string {
 	if path == stdinName {
 		return ""
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if _, err := profile.Parse(io.LimitReader(f, profiles.DefaultMaxBytes)); err == nil {
+	// The Loader bounds the bytes read and the memory of decoding them.
+	if _, err := new(profiles.Loader).Load(context.Background(), path); err == nil {
 		return "; this is a pprof profile: use ctxleak analyze"
 	}
 	return ""

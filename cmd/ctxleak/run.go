@@ -83,7 +83,9 @@ off with --holders=false; it is off for payloads above 256MiB unless
 --holders is given (a dump holds the payload: at 1GiB each takes seconds
 to write). Dumps are written mode 0600 into a fresh temporary directory
 ($TMPDIR, else /dev/shm when it has room, else /tmp) and removed once
-read.
+read; the directories a killed run left behind (named with its process
+ID, owned by you, the process gone) are removed by the next run. A
+--payload over half the physical memory is refused.
 
 Each scenario's expected outcome, including who holds the payload, is
 written down in the catalogue and checked. Exit status: 0 when every
@@ -150,6 +152,10 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 		return usageErrorf("invalid --payload %s: want at least %s (%s per task, --tasks %d)",
 			bytesize.Compact(f.payload), bytesize.Compact(bytesize.Size(min)),
 			bytesize.Compact(scenarios.MinPayloadBytes), f.tasks)
+	}
+	if limit, ok := scenarios.MaxPayloadBytes(); ok && int64(f.payload) > limit {
+		return usageErrorf("invalid --payload %s: this machine can hold at most %s (half its physical memory)",
+			bytesize.Compact(f.payload), bytesize.Format(limit))
 	}
 	if f.timeout <= 0 {
 		return usageErrorf("invalid --timeout %v: want a positive duration such as 30s", f.timeout)

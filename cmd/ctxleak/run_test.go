@@ -42,7 +42,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{"unknown scenario", []string{"run", "request-ctx-tasks", "no-such-thing"},
 			`unknown scenario "no-such-thing"; valid names: afterfunc-not-stopped, blocked-sender,`},
 		{"keep is a file", []string{"run", "--keep", "run_test.go", "global-cache"}, "--keep: "},
+		{"payload over memory", []string{"run", "--payload", "100TiB"}, "invalid --payload 100TiB: this machine can hold at most "},
 	} {
+		if _, ok := scenarios.MaxPayloadBytes(); !ok && tt.name == "payload over memory" {
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := ctxleak(t, tt.args...)
 			if code != exitUsage {

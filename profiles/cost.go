@@ -1,0 +1,280 @@
+package profiles
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ctxleak/ctxleak/internal/bytesize"
+)
+
+// The pprof decoder turns every sample, location, function and string into
+// structs, slices and maps that take far more memory than their encoding:
+// an empty sample is 2 bytes of proto and about 150 bytes decoded. The
+// costs below are what the decoder and the analysis allocate per element,
+// rounded up; decodeCost adds them up from a scan that allocates nothing,
+// so a profile too large to decode is refused before it is decoded.
+const (
+	costSample   = 176 // Sample struct, its pointer, slice growth, analysis
+	costID       = 32  // one location ID: locationIDX, Location and growth
+	costValue    = 16  // one value and slice growth
+	costLabel    = 160 // a label, and its map entry once decoded
+	costLocation = 224 // Location struct, pointer, ID map, analysis
+	costLine     = 64  // one Line of a location
+	costFunction = 192 // Function struct, pointer, ID map, analysis
+	costMapping  = 256
+	costString   = 48 // string header, slice growth, plus its bytes
+	costOther    = 64 // any other field
+
+	// Legacy text: every record line is a sample, every address a location
+	// with a name from its comment line.
+	costLegacyRecord  = 1024
+	costLegacyAddress = 256
+	costLegacyComment = 256
+)
+
+// DecodeFactor is how much memory decoding a profile.proto may take for
+// every byte of the size limit: a profile whose decoded form would take
+// more than DecodeFactor times the Loader's MaxBytes is refused (a
+// *LimitError of LimitDecoded) before it is decoded. Real profiles decode
+// to about 10 times their size: at the default limits, those up to about
+// 100 MiB decoded are read (real ones are a few MiB), and the largest
+// accepted takes a few seconds to decode.
+const DecodeFactor = 4
+
+// LegacyDecodeFactor is DecodeFactor for the legacy text formats, whose
+// parser takes about 4µs per record: at the default size limit it lets
+// about 500,000 records through, a few seconds of parsing.
+const LegacyDecodeFactor = 2
+
+// Limit names one of the caps on reading a profile.
+type Limit string
+
+// The caps on reading a profile.
+const (
+	// LimitSize caps a profile's bytes: the file, the download, the
+	// standard input, the gzip data decompressed (Loader.MaxBytes).
+	LimitSize Limit = "size"
+	// LimitDecoded caps the memory that decoding a profile takes
+	// (DecodeFactor × Loader.MaxBytes, LegacyDecodeFactor × for text).
+	LimitDecoded Limit = "decoded"
+)
+
+// LimitError is a profile refused by a cap: Loader.MaxBytes, or the
+// memory its decoding would take. Raising Loader.MaxBytes raises both.
+type LimitError struct {
+	Limit Limit
+	// What says which bytes went over: "file", "download", "input",
+	// "decompressed data" or "decoded profile".
+	What string
+	// Size is the size when it was known before reading (a file's, a
+	// Content-Length), 0 when reading stopped at the cap, or the memory
+	// estimated for decoding the part of the profile scanned before the
+	// estimate went over the cap.
+	Size int64
+	// Max is the cap.
+	Max int64
+	// Factor is Max / MaxBytes for LimitDecoded, 1 for LimitSize.
+	Factor int64
+	// MaxBytes is the Loader's MaxBytes, the setting that raises the cap.
+	MaxBytes int64
+}
+
+func (e *LimitError) Error() string {
+	if e.Limit == LimitDecoded {
+		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s)",
+			bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes))
+	}
+	if e.Size <= e.Max {
+		return fmt.Sprintf("the %s is over the profile size limit of %s", e.What, bytesize.Format(e.Max))
+	}
+	return fmt.Sprintf("the %s is %s, over the profile size limit of %s", e.What, bytesize.Format(e.Size), bytesize.Format(e.Max))
+}
+
+// checkDecodeCost refuses raw when decoding it would take more than
+// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text).
+func checkDecodeCost(raw []byte, maxBytes int64) error {
+	factor := int64(DecodeFactor)
+	cost, ok := protoCost(raw, satMul(maxBytes, factor))
+	if !ok {
+		factor = LegacyDecodeFactor
+		cost = legacyCost(raw, satMul(maxBytes, factor))
+	}
+	if limit := satMul(maxBytes, factor); cost > limit {
+		return &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes}
+	}
+	return nil
+}
+
+func satMul(a, b int64) int64 {
+	if a > 0 && b > 0 && a > (1<<62)/b {
+		return 1 << 62
+	}
+	return a * b
+}
+
+// protoCost estimates the memory of decoding raw as a profile.proto
+// message, stopping once the estimate is over limit. It reports false when raw is not well-formed protobuf at the
+// top level (then it is no proto profile, and the text parsers get it).
+func protoCost(raw []byte, limit int64) (int64, bool) {
+	var cost int64
+	for len(raw) > 0 && cost <= limit {
+		f, ok := nextField(&raw)
+		if !ok {
+			return cost, false
+		}
+		cost += costOther
+		if f.wire != 2 {
+			continue
+		}
+		switch f.num {
+		case 2: // sample
+			c, ok := sampleCost(f.body)
+			if !ok {
+				return cost, false
+			}
+			cost += c
+		case 3:
+			cost += costMapping
+		case 4: // location
+			cost += costLocation
+			for body := f.body; len(body) > 0; {
+				g, ok := nextField(&body)
+				if !ok {
+					return cost, false
+				}
+				if g.num == 4 {
+					cost += costLine
+				}
+			}
+		case 5:
+			cost += costFunction
+		case 6:
+			cost += costString + int64(len(f.body))
+		case 13: // comments, packed
+			cost += costValue * varints(f.wire, f.body)
+		}
+	}
+	return cost, true
+}
+
+// sampleCost estimates the memory of one decoded Sample message.
+func sampleCost(body []byte) (int64, bool) {
+	cost := int64(costSample)
+	for len(body) > 0 {
+		f, ok := nextField(&body)
+		if !ok {
+			return cost, false
+		}
+		switch f.num {
+		case 1:
+			cost += costID * varints(f.wire, f.body)
+		case 2:
+			cost += costValue * varints(f.wire, f.body)
+		case 3:
+			cost += costLabel
+		}
+	}
+	return cost, true
+}
+
+// varints counts the values of a repeated integer field: one when not
+// packed, the number of varints in body when packed.
+func varints(wire int, body []byte) int64 {
+	if wire != 2 {
+		return 1
+	}
+	var n int64
+	for _, c := range body {
+		if c < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// field is one field of a protobuf message: its number, wire type, and
+// body for length-delimited fields (wire type 2).
+type field struct {
+	num, wire int
+	body      []byte
+}
+
+// nextField reads the field at the start of *b and moves *b past it. It
+// reports false if *b does not start with a well-formed field.
+func nextField(b *[]byte) (field, bool) {
+	tag, n := uvarint(*b)
+	if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29 {
+		return field{}, false
+	}
+	rest := (*b)[n:]
+	f := field{num: int(tag >> 3), wire: int(tag & 7)}
+	switch f.wire {
+	case 0:
+		if _, n = uvarint(rest); n <= 0 {
+			return f, false
+		}
+		rest = rest[n:]
+	case 1:
+		if len(rest) < 8 {
+			return f, false
+		}
+		rest = rest[8:]
+	case 5:
+		if len(rest) < 4 {
+			return f, false
+		}
+		rest = rest[4:]
+	case 2:
+		l, n := uvarint(rest)
+		if n <= 0 || l > uint64(len(rest)-n) {
+			return f, false
+		}
+		f.body, rest = rest[n:n+int(l)], rest[n+int(l):]
+	default:
+		return f, false
+	}
+	*b = rest
+	return f, true
+}
+
+// uvarint decodes a protobuf varint; n <= 0 means b holds none.
+func uvarint(b []byte) (v uint64, n int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	for i, c := range b {
+		if i == 10 {
+			return 0, -1
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// legacyCost estimates the memory of parsing raw as a legacy text
+// profile, stopping once the estimate is over limit: its record lines (those not starting with '#') and its
+// addresses ("0x" on record lines).
+func legacyCost(raw []byte, limit int64) int64 {
+	var cost int64
+	for len(raw) > 0 && cost <= limit {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == '#' {
+			cost += costLegacyComment
+			continue
+		}
+		cost += costLegacyRecord + costLegacyAddress*int64(bytes.Count(line, []byte("0x")))
+	}
+	return cost
+}
