@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Exit statuses of ctxleak.
@@ -73,6 +77,27 @@ func report(stderr io.Writer, err error) int {
 			return code
 		}
 	}
-	fmt.Fprintf(stderr, "ctxleak: %v\n", err)
+	fmt.Fprintf(stderr, "ctxleak: %s\n", oneLine(err.Error()))
 	return code
+}
+
+// oneLine escapes what would break a message out of its line or reach the
+// terminal as a control sequence: newlines, other control characters,
+// invisible format characters and bytes that are not UTF-8, written as Go
+// escapes (\n, \x1b, \u202e), so text from an input (a file name, a URL, a
+// flag value) never adds a line of its own to stderr.
+func oneLine(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r) // 'x' with r escaped
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }

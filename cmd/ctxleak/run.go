@@ -256,7 +256,7 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 	cleanup = func() {}
 	bin, err := binsym.Open(exe)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %v\n", err)
+		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %s\n", oneLine(err.Error()))
 		return nil, "", cleanup, nil
 	}
 	x = &scenarios.Explainer{Binary: bin}
