@@ -265,7 +265,9 @@ func shellQuote(s string) string {
 
 // sample checks a sample block: each command's output lines, in shape, are
 // lines its real output has (in any order, "..." standing for lines left
-// out). A command run before in the same place is not run again.
+// out). A command run before in the same place is not run again. With
+// CTXLEAK_README_OUT=DIR, each command and its output today go to
+// DIR/NAME-N.txt, to regenerate the README's samples from.
 func (r *readmeRun) sample(b readmeBlock) {
 	r.t.Helper()
 	dir := r.dirs[readmeDirs[b.name]]
@@ -278,8 +280,15 @@ func (r *readmeRun) sample(b readmeBlock) {
 	if len(todo) > 0 {
 		r.block(readmeDirs[b.name], todo)
 	}
-	for _, c := range b.commands {
+	for i, c := range b.commands {
 		got := r.outputs[dir+"\x00"+c.text]
+		if out := os.Getenv("CTXLEAK_README_OUT"); out != "" {
+			// What the sample would be today, to paste into the README.
+			name := filepath.Join(out, fmt.Sprintf("%s-%d.txt", b.name, i+1))
+			if err := os.WriteFile(name, []byte("$ "+c.text+"\n"+got), 0o644); err != nil {
+				r.t.Error(err)
+			}
+		}
 		have := map[string]bool{}
 		for _, l := range strings.Split(got, "\n") {
 			have[shape(l)] = true
@@ -551,7 +560,7 @@ func startService(t *testing.T, r *readmeRun) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the service: %v\n%s", err, out)
 	}
-	cmd := exec.Command("./app", "-grace", "1h")
+	cmd := exec.Command("./app", "-grace", "1h", "-until-eof")
 	cmd.Dir, cmd.Env = dir, r.env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -5,9 +5,10 @@
 // forgotten background task does. It serves net/http/pprof under
 // /debug/pprof/ and a watch.Watcher (with the raw heap dump endpoint) under
 // /debug/ctxleak/, labels each request with request_id as the README's
-// labelRequests does, prints its base URL on stdout and each watch report
-// on stderr, and exits when its standard input is closed, so that it never
-// outlives the test that started it.
+// labelRequests does, and prints its base URL on stdout and each watch
+// report on stderr. Try it as the README does:
+//
+//	go run ./cmd/ctxleak/testdata/uploads -addr localhost:6060
 package main
 
 import (
@@ -34,8 +35,9 @@ import (
 const uploadSize = 64 << 10
 
 var (
-	addr  = flag.String("addr", "127.0.0.1:0", "address to listen on")
-	grace = flag.Duration("grace", watch.DefaultGrace, "watch.Options.Grace: how long a request's context may outlive it")
+	addr     = flag.String("addr", "127.0.0.1:0", "address to listen on")
+	untilEOF = flag.Bool("until-eof", false, "exit when standard input closes (tests use it so that the service never outlives them)")
+	grace    = flag.Duration("grace", watch.DefaultGrace, "watch.Options.Grace: how long a request's context may outlive it")
 )
 
 // forever is never closed: goroutines waiting on it never end.
@@ -61,10 +63,12 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("http://%s\n", ln.Addr())
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}()
+	if *untilEOF {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
+		}()
+	}
 	log.Fatal(http.Serve(ln, mux))
 }
 
