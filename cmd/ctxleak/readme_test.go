@@ -56,6 +56,8 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzAnalyze's seed corpus"},
 	{"git clone https://github.com/ctxleak/ctxleak ../ctxleak", "git clone \"$CTXLEAK_REPO\" ../ctxleak",
 		"the module is not published: the clone is of the checkout under test"},
+	{"CTXLEAK_README=1 go test -count=1 -run TestREADME ./cmd/ctxleak", "",
+		"this test; .ci/run runs it as written"},
 	{"ctxleak cost", "ctxleak cost --quick",
 		"the full run takes a minute; --quick prints the same rows from shorter samples"},
 }
@@ -83,23 +85,34 @@ var readmeDirs = map[string]string{
 	"holders": "try-it", "holders-sample": "try-it", "timer-sample": "try-it",
 	"analyze-sample": "service", "watch-holders": "service",
 	"clone": "app-replace", "replace": "app-replace", "work": "app-work",
+	"upload-test": "shop", "upload-go": "shop", "retain-sample": "shop",
 }
 
-// readmeBlock is a shell block of README.md, or a sample block with its
-// "$ " commands.
+// readmeGoFiles are the Go blocks TestREADME writes, by NAME, as files of
+// the module example.com/shop of "Use it in your tests".
+var readmeGoFiles = map[string]string{
+	"upload-test": "upload/upload_test.go",
+	"upload-go":   "upload/upload.go",
+}
+
+// readmeBlock is a shell block of README.md, a sample block with its
+// "$ " commands, or a Go file of readmeGoFiles.
 type readmeBlock struct {
 	name string // from the runnable marker
 	line int    // README line of the opening fence
 	// sample is set for a plain ``` block of commands and their output.
 	sample   bool
 	commands []readmeCommand
+	goFile   string // the Go source, for a block of readmeGoFiles
 }
 
 // readmeCommand is one command of a block (continuation lines joined) and,
-// in a sample, the output the README shows for it.
+// in a sample, the output the README shows for it. A sample command whose
+// output shows a failure ("FAIL" or "--- FAIL" lines) may exit 1.
 type readmeCommand struct {
-	text   string
-	output []string
+	text    string
+	output  []string
+	mayFail bool
 }
 
 var runnableMarker = regexp.MustCompile(`^<!-- runnable ([a-z-]+):`)
@@ -120,14 +133,18 @@ func parseREADME(t *testing.T, data []byte) []readmeBlock {
 			body = append(body, lines[i])
 		}
 		isSample := lang == "" && slicesContainsPrefix(body, "$ ")
-		if lang != "sh" && !isSample {
-			continue
-		}
 		name := ""
 		if start > 0 {
 			if m := runnableMarker.FindStringSubmatch(lines[start-1]); m != nil {
 				name = m[1]
 			}
+		}
+		if _, isFile := readmeGoFiles[name]; isFile && lang == "go" {
+			blocks = append(blocks, readmeBlock{name: name, line: start + 1, goFile: strings.Join(body, "\n") + "\n"})
+			continue
+		}
+		if lang != "sh" && !isSample {
+			continue
 		}
 		if _, known := readmeDirs[name]; !known {
 			t.Errorf("README.md:%d: a shell example without a known <!-- runnable NAME: --> marker on the line before (%q); TestREADME runs every one", start+1, name)
@@ -141,6 +158,9 @@ func parseREADME(t *testing.T, data []byte) []readmeBlock {
 				if !isCmd {
 					if n := len(b.commands); n > 0 && l != "..." {
 						b.commands[n-1].output = append(b.commands[n-1].output, l)
+						if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "--- FAIL") {
+							b.commands[n-1].mayFail = true
+						}
 					}
 					continue
 				}
@@ -219,31 +239,43 @@ const marker = "\x1eREADME-COMMAND "
 
 // block runs cmds in one bash in dir, as a reader pasting them would, each
 // line's status checked: the first to fail ends the test. It records and
-// returns each command's output.
-func (r *readmeRun) block(where string, cmds []readmeCommand) []string {
+// returns each command's output. A command the README repeats (the
+// catalogue, at the top and in its section) runs once in a directory, its
+// output standing for both, unless again is set or it changes what the
+// shell or the directory holds (a cd, an assignment, a redirection).
+func (r *readmeRun) block(where string, cmds []readmeCommand, again bool) []string {
 	r.t.Helper()
 	dir := r.dirs[where]
 	var script strings.Builder
 	script.WriteString("set -u -o pipefail\n")
 	var ran []int
+	outputs := make([]string, len(cmds))
 	for i, c := range cmds {
 		run, skipped := r.substitute(c.text)
 		if run == "" {
 			r.t.Logf("not run: %s (%s)", c.text, skipped)
 			continue
 		}
+		if out, done := r.outputs[dir+"\x00"+c.text]; done && !again && !strings.ContainsAny(run, "=>") && !strings.HasPrefix(run, "cd ") {
+			r.t.Logf("run before in %s: %s", where, c.text)
+			outputs[i] = out
+			continue
+		}
 		ran = append(ran, i)
+		max := maxStatus(run)
+		if c.mayFail {
+			max = 1
+		}
 		fmt.Fprintf(&script, "printf '%s%d\\n'\n%s\ns=$?; if [ $s -gt %d ]; then echo %s >&2; exit 1; fi\n",
-			marker, i, run, maxStatus(run), shellQuote(fmt.Sprintf("README command failed (exit $s): %s", run)))
+			marker, i, run, max, shellQuote(fmt.Sprintf("README command failed (exit $s): %s", run)))
 	}
 	cmd := exec.Command("bash", "-c", script.String())
-	cmd.Dir, cmd.Env = dir, r.env
+	cmd.Dir, cmd.Env = dir, r.envFor(where)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
 	r.t.Logf("ran %d commands in %s (%s): %.1f s", len(ran), where, dir, time.Since(start).Seconds())
-	outputs := make([]string, len(cmds))
 	for _, part := range strings.Split(out.String(), marker)[1:] {
 		num, text, _ := strings.Cut(part, "\n")
 		i, _ := strconv.Atoi(num)
@@ -278,7 +310,7 @@ func (r *readmeRun) sample(b readmeBlock) {
 		}
 	}
 	if len(todo) > 0 {
-		r.block(readmeDirs[b.name], todo)
+		r.block(readmeDirs[b.name], todo, false)
 	}
 	for i, c := range b.commands {
 		got := r.outputs[dir+"\x00"+c.text]
@@ -312,12 +344,15 @@ var (
 	shapeNumber   = regexp.MustCompile(`\d+(\.\d+)?`)
 	shapeDashes   = regexp.MustCompile(`--+`)
 	shapeSpaces   = regexp.MustCompile(`\s+`)
+	shapeDirs     = regexp.MustCompile(`(^|\s)(/[^\s/]+)+/`)
 )
 
 // shape is a line of output without what changes from run to run: sizes,
 // numbers (goroutine ids, lines, times, versions), confidence intervals,
-// the widths of table columns and trailing space.
+// the directories of absolute paths (TMPDIR), the widths of table columns
+// and trailing space.
 func shape(l string) string {
+	l = shapeDirs.ReplaceAllString(l, "$1/DIR/")
 	l = shapeInterval.ReplaceAllString(l, "")
 	l = shapeSize.ReplaceAllString(l, "SIZE")
 	l = shapeNumber.ReplaceAllString(l, "0")
@@ -364,6 +399,7 @@ func TestREADME(t *testing.T) {
 			"service":     filepath.Join(root, "service"),
 			"app-replace": filepath.Join(root, "app-replace"),
 			"app-work":    filepath.Join(root, "app-work"),
+			"shop":        filepath.Join(root, "shop"),
 		},
 		service: readmeService,
 	}
@@ -378,13 +414,15 @@ func TestREADME(t *testing.T) {
 	r.env = append(env, "TMPDIR="+tmp, "GOBIN="+gobin, "NO_COLOR=1", "CTXLEAK_REPO="+repo,
 		"PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, app := range []string{"app-replace", "app-work"} {
-		newModule(t, r.dirs[app])
+		newModule(t, r.dirs[app], "example.com/app", map[string]string{"main.go": retainProgram})
 	}
+	shop := map[string]string{} // the Go files of "Use it in your tests"
+	shopMade := false
 
 	// The clone first: everything else runs in it.
 	for _, b := range blocks {
 		if b.name == "clone" {
-			r.block("app-replace", b.commands)
+			r.block("app-replace", b.commands, false)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(r.dirs["root"], "go.mod")); err != nil {
@@ -403,6 +441,21 @@ func TestREADME(t *testing.T) {
 		case where == "service" && r.service == readmeService:
 			r.service = startService(t, r)
 		}
+		if b.goFile != "" {
+			shop[readmeGoFiles[b.name]] = b.goFile
+			continue
+		}
+		if where == "shop" && !shopMade {
+			// The module of "Use it in your tests", made as "Use it from
+			// another module" says.
+			shopMade = true
+			newModule(t, r.dirs["shop"], "example.com/shop", shop)
+			for _, rb := range blocks {
+				if rb.name == "replace" {
+					r.block("shop", rb.commands, true)
+				}
+			}
+		}
 		if b.sample {
 			r.sample(b)
 			continue
@@ -411,13 +464,13 @@ func TestREADME(t *testing.T) {
 		if b.name == "holders" {
 			runs = 2 // running an example again works too (issue 14, point 1)
 		}
-		for range runs {
-			outs := r.block(where, b.commands)
+		for i := range runs {
+			outs := r.block(where, b.commands, i > 0)
 			checkBlock(t, r, b, outs)
 		}
 		if b.name == "replace" || b.name == "work" {
 			// Either way, a program importing retain builds and vets.
-			r.block(where, []readmeCommand{{text: "go vet ./..."}, {text: "go build -o app ."}})
+			r.block(where, []readmeCommand{{text: "go vet ./..."}, {text: "go build -o app ."}}, true)
 		}
 		if b.name == "development" {
 			if now := gitStatus(t, r.dirs["root"]); now != goldens {
@@ -466,6 +519,19 @@ func checkBlock(t *testing.T, r *readmeRun, b readmeBlock, outs []string) {
 
 var allAsExpected = regexp.MustCompile(`(\d+) of (\d+) scenarios as expected`)
 
+// envFor is the environment of the commands run in where: the modules
+// next to the clone build offline, from the module cache the clone's own
+// build filled, as a replace directive or workspace allows.
+func (r *readmeRun) envFor(where string) []string {
+	switch where {
+	case "app-replace", "shop":
+		return append(r.env, "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=")
+	case "app-work":
+		return append(r.env, "GOPROXY=off")
+	}
+	return r.env
+}
+
 // envValue is the value of key in the README commands' environment.
 func (r *readmeRun) envValue(key string) string {
 	for i := len(r.env) - 1; i >= 0; i-- {
@@ -476,19 +542,22 @@ func (r *readmeRun) envValue(key string) string {
 	return ""
 }
 
-// newModule makes the module of "Use it from another module": a go.mod
-// and a program that imports retain.
-func newModule(t *testing.T, dir string) {
+// retainProgram is a program that imports retain, for the modules of "Use
+// it from another module".
+const retainProgram = "package main\n\nimport \"github.com/ctxleak/ctxleak/retain\"\n\nfunc main() {\n\t_ = retain.NewTracker\n}\n"
+
+// newModule makes a module in dir: its go.mod and files.
+func newModule(t *testing.T, dir, path string, files map[string]string) {
 	t.Helper()
-	const program = "package main\n\nimport \"github.com/ctxleak/ctxleak/retain\"\n\nfunc main() {\n\t_ = retain.NewTracker\n}\n"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/app\n\ngo 1.25.0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
-		t.Fatal(err)
+	files["go.mod"] = "module " + path + "\n\ngo 1.25.0\n"
+	for name, text := range files {
+		name = filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
