@@ -197,7 +197,6 @@ type readmeRun struct {
 	t       *testing.T
 	env     []string
 	dirs    map[string]string // readmeDirs' values to directories
-	used    map[string]bool   // substitutions used
 	service string            // host:port of the running service
 	outputs map[string]string // dir + "\x00" + command -> output
 }
@@ -208,7 +207,6 @@ func (r *readmeRun) substitute(cmd string) (run, skipped string) {
 	key := strings.TrimSpace(trailingComment.ReplaceAllString(cmd, ""))
 	for _, s := range readmeSubstitutions {
 		if s.command == key {
-			r.used[s.command] = true
 			if s.instead == "" {
 				return "", s.why
 			}
@@ -360,6 +358,69 @@ func shape(l string) string {
 	return strings.TrimSpace(shapeSpaces.ReplaceAllString(l, " "))
 }
 
+// TestREADMEBlocks checks, without running anything, what TestREADME
+// needs of README.md: every shell example marked, every substitution
+// matching a README command, no stale wording in a sample.
+func TestREADMEBlocks(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := parseREADME(t, readme)
+	for _, p := range stalePhrases {
+		if i := bytes.Index(readme, []byte(p)); i >= 0 {
+			t.Errorf("README.md:%d: %q is no longer what ctxleak prints", bytes.Count(readme[:i], []byte("\n"))+1, p)
+		}
+	}
+	used := map[string]bool{}
+	for _, b := range blocks {
+		for _, c := range b.commands {
+			used[strings.TrimSpace(trailingComment.ReplaceAllString(c.text, ""))] = true
+		}
+	}
+	for _, s := range readmeSubstitutions {
+		if !used[s.command] {
+			t.Errorf("the substitution of %q matches no README command: remove it", s.command)
+		}
+	}
+	files := map[string]bool{}
+	for _, b := range blocks {
+		if b.goFile != "" {
+			files[b.name] = true
+		}
+	}
+	for name := range readmeGoFiles {
+		if !files[name] {
+			t.Errorf("README.md has no Go block marked runnable %s", name)
+		}
+	}
+}
+
+func TestShape(t *testing.T) {
+	for _, tt := range []struct{ readme, today string }{
+		{"| request-running  | alive   |    +50.0 MiB |   +51.6 MiB |          - |   50.0 MiB |",
+			"| request-running | alive | +50.0 MiB | +9.7 KiB | - | 0 B |"},
+		{"+-----+------+", "+--+---------+"},
+		{"with-value                  123 ns (74–184 ns)      48 B   1", "with-value 87.9 ns 48 B 1   "},
+		{"    held by goroutine 21 [chan receive], frame main.audit (upload/upload.go:21)",
+			"    held by goroutine 9 [chan receive], frame main.audit (upload/upload.go:22)"},
+		{"  heap dump: /tmp/ctxleak-T-1/T-2.heapdump", "  heap dump: /tmp/TestREADME3/002/ctxleak-T-4/T-5.heapdump"},
+	} {
+		if a, b := shape(tt.readme), shape(tt.today); a != b {
+			t.Errorf("shape(%q) = %q\nshape(%q) = %q", tt.readme, a, tt.today, b)
+		}
+	}
+	for _, tt := range []struct{ readme, today string }{
+		{"    via context.valueCtx > []uint8 > []uint8", "    via context.valueCtx > []uint8 of 50.0 MiB"},
+		{"| payload | alive |", "| payload | freed |"},
+		{"held by goroutine 5 frame main.a", "held by 3 goroutines (5, 6 and 7) frame main.a"},
+	} {
+		if a, b := shape(tt.readme), shape(tt.today); a == b {
+			t.Errorf("shape(%q) = shape(%q) = %q, want them told apart", tt.readme, tt.today, a)
+		}
+	}
+}
+
 // TestREADME follows README.md as a reader with a fresh clone would: it
 // clones the repository as "Use it from another module" says (from this
 // checkout, with its uncommitted changes copied over), then runs every
@@ -383,16 +444,9 @@ func TestREADME(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	for _, p := range stalePhrases {
-		if i := bytes.Index(readme, []byte(p)); i >= 0 {
-			t.Errorf("README.md:%d: %q is no longer what ctxleak prints", bytes.Count(readme[:i], []byte("\n"))+1, p)
-		}
-	}
-
 	root, tmp, gobin := t.TempDir(), t.TempDir(), t.TempDir()
 	r := &readmeRun{
 		t:       t,
-		used:    map[string]bool{},
 		outputs: map[string]string{},
 		dirs: map[string]string{
 			"root":        filepath.Join(root, "ctxleak"),
@@ -476,11 +530,6 @@ func TestREADME(t *testing.T) {
 			if now := gitStatus(t, r.dirs["root"]); now != goldens {
 				t.Errorf("go test -update changed tracked files of the clone:\n%s\nwas:\n%s", now, goldens)
 			}
-		}
-	}
-	for _, s := range readmeSubstitutions {
-		if !r.used[s.command] {
-			t.Errorf("the substitution of %q matches no README command: remove it", s.command)
 		}
 	}
 }
