@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -86,6 +88,7 @@ var readmeDirs = map[string]string{
 	"analyze-sample": "service", "watch-holders": "service",
 	"clone": "app-replace", "replace": "app-replace", "work": "app-work",
 	"upload-test": "shop", "upload-go": "shop", "retain-sample": "shop",
+	"watch-report": "service",
 }
 
 // readmeGoFiles are the Go blocks TestREADME writes, by NAME, as files of
@@ -104,6 +107,9 @@ type readmeBlock struct {
 	sample   bool
 	commands []readmeCommand
 	goFile   string // the Go source, for a block of readmeGoFiles
+	// report is the watch report sample, which no command prints: the
+	// service writes it (watchReport).
+	report []string
 }
 
 // readmeCommand is one command of a block (continuation lines joined) and,
@@ -141,6 +147,10 @@ func parseREADME(t *testing.T, data []byte) []readmeBlock {
 		}
 		if _, isFile := readmeGoFiles[name]; isFile && lang == "go" {
 			blocks = append(blocks, readmeBlock{name: name, line: start + 1, goFile: strings.Join(body, "\n") + "\n"})
+			continue
+		}
+		if name == "watch-report" && lang == "" {
+			blocks = append(blocks, readmeBlock{name: name, line: start + 1, report: body})
 			continue
 		}
 		if lang != "sh" && !isSample {
@@ -198,7 +208,7 @@ type readmeRun struct {
 	env     []string
 	dirs    map[string]string // readmeDirs' values to directories
 	service string            // host:port of the running service
-	outputs map[string]string // dir + "\x00" + command -> output
+	outputs map[string]string // outputKey -> output
 }
 
 // substitute returns the command to run for a README command, or "" with
@@ -232,6 +242,12 @@ func maxStatus(cmd string) int {
 	return 0
 }
 
+// outputKey is the key of what a command printed in dir: the command
+// without its comment.
+func outputKey(dir, cmd string) string {
+	return dir + "\x00" + strings.TrimSpace(trailingComment.ReplaceAllString(cmd, ""))
+}
+
 // marker separates the output of one command from the next.
 const marker = "\x1eREADME-COMMAND "
 
@@ -254,7 +270,7 @@ func (r *readmeRun) block(where string, cmds []readmeCommand, again bool) []stri
 			r.t.Logf("not run: %s (%s)", c.text, skipped)
 			continue
 		}
-		if out, done := r.outputs[dir+"\x00"+c.text]; done && !again && !strings.ContainsAny(run, "=>") && !strings.HasPrefix(run, "cd ") {
+		if out, done := r.outputs[outputKey(dir, c.text)]; done && !again && !strings.ContainsAny(run, "=>") && !strings.HasPrefix(run, "cd ") {
 			r.t.Logf("run before in %s: %s", where, c.text)
 			outputs[i] = out
 			continue
@@ -279,7 +295,7 @@ func (r *readmeRun) block(where string, cmds []readmeCommand, again bool) []stri
 		i, _ := strconv.Atoi(num)
 		if i >= 0 && i < len(cmds) {
 			outputs[i] = strings.ReplaceAll(text, r.service, readmeService)
-			r.outputs[dir+"\x00"+cmds[i].text] = outputs[i]
+			r.outputs[outputKey(dir, cmds[i].text)] = outputs[i]
 		}
 	}
 	if err != nil {
@@ -303,7 +319,7 @@ func (r *readmeRun) sample(b readmeBlock) {
 	dir := r.dirs[readmeDirs[b.name]]
 	var todo []readmeCommand
 	for _, c := range b.commands {
-		if _, done := r.outputs[dir+"\x00"+c.text]; !done {
+		if _, done := r.outputs[outputKey(dir, c.text)]; !done {
 			todo = append(todo, c)
 		}
 	}
@@ -311,7 +327,7 @@ func (r *readmeRun) sample(b readmeBlock) {
 		r.block(readmeDirs[b.name], todo, false)
 	}
 	for i, c := range b.commands {
-		got := r.outputs[dir+"\x00"+c.text]
+		got := r.outputs[outputKey(dir, c.text)]
 		if out := os.Getenv("CTXLEAK_README_OUT"); out != "" {
 			// What the sample would be today, to paste into the README.
 			name := filepath.Join(out, fmt.Sprintf("%s-%d.txt", b.name, i+1))
@@ -493,10 +509,14 @@ func TestREADME(t *testing.T) {
 		case where == "try-it" && r.dirs["try-it"] == "":
 			t.Fatalf("README.md:%d: block %s runs in the try-it directory, which no earlier block made", b.line, b.name)
 		case where == "service" && r.service == readmeService:
-			r.service = startService(t, r)
+			r.service, _ = startService(t, r, "-grace", "1h")
 		}
 		if b.goFile != "" {
 			shop[readmeGoFiles[b.name]] = b.goFile
+			continue
+		}
+		if b.report != nil {
+			r.watchReport(b)
 			continue
 		}
 		if where == "shop" && !shopMade {
@@ -663,22 +683,23 @@ func gitStatus(t *testing.T, dir string) string {
 }
 
 // startService builds cmd/ctxleak/testdata/uploads from the clone as
-// ./app of the service directory and starts it on a free port of
-// 127.0.0.1 (with a grace of an hour, so that no watch report takes a dump
-// while the examples run); it stops when the test ends. It returns the
-// service's host and port.
-func startService(t *testing.T, r *readmeRun) string {
+// ./app of the service directory, once, and starts it with args on a free
+// port of 127.0.0.1; it stops when the test ends. It returns the service's
+// host and port, and its stderr (where it writes its watch reports) so far.
+func startService(t *testing.T, r *readmeRun, args ...string) (string, func() string) {
 	t.Helper()
 	dir := r.dirs["service"]
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(dir, "app")); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, "app"), "./cmd/ctxleak/testdata/uploads")
+		build.Dir, build.Env = r.dirs["root"], r.env
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building the service: %v\n%s", err, out)
+		}
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "app"), "./cmd/ctxleak/testdata/uploads")
-	build.Dir, build.Env = r.dirs["root"], r.env
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the service: %v\n%s", err, out)
-	}
-	cmd := exec.Command("./app", "-grace", "1h", "-until-eof")
+	cmd := exec.Command("./app", append(args, "-until-eof")...)
 	cmd.Dir, cmd.Env = dir, r.env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -688,8 +709,8 @@ func startService(t *testing.T, r *readmeRun) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -703,16 +724,80 @@ func startService(t *testing.T, r *readmeRun) string {
 			cmd.Process.Kill()
 			<-done
 		}
-		if stderr.Len() > 0 {
-			t.Logf("service stderr:\n%s", stderr.String())
-		}
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatalf("the service printed no address: %v", err)
 	}
 	go io.Copy(io.Discard, stdout)
-	return strings.TrimPrefix(strings.TrimSpace(line), "http://")
+	return strings.TrimPrefix(strings.TrimSpace(line), "http://"), stderr.String
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// watchReport checks the README's watch report sample against a real
+// report: a second service, with a grace of a second, gets as many uploads
+// as the sample counts, and writes its report on stderr.
+func (r *readmeRun) watchReport(b readmeBlock) {
+	t := r.t
+	t.Helper()
+	m := regexp.MustCompile(`(\d+) values outlived their grace`).FindStringSubmatch(strings.Join(b.report, "\n"))
+	if m == nil {
+		t.Fatalf("README.md:%d: the watch report sample says no \"N values outlived their grace\"", b.line)
+	}
+	n, _ := strconv.Atoi(m[1])
+	host, stderr := startService(t, r, "-grace", "1s")
+	for i := range n {
+		resp, err := http.Post("http://"+host+"/upload", "text/plain", strings.NewReader(fmt.Sprintf("upload %d", i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	// The report is complete when it has a section per value, each
+	// starting with the value's quoted label.
+	complete := func() bool {
+		got := stderr()
+		return strings.Contains(got, "outlived") && strings.Count(got, "\n\"") >= n && strings.HasSuffix(got, "\n")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for d := 10 * time.Millisecond; !complete(); d = min(2*d, time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no complete watch report 60 s after %d uploads; stderr:\n%s", n, stderr())
+		}
+		time.Sleep(d)
+	}
+	got := stderr()
+	have := map[string]bool{}
+	for _, l := range strings.Split(got, "\n") {
+		have[shape(l)] = true
+	}
+	for _, l := range b.report {
+		if l != "..." && strings.TrimSpace(l) != "" && !have[shape(l)] {
+			t.Errorf("README.md:%d: the watch report sample has a line the service no longer writes:\n  %s\nwhat it writes today:\n%s", b.line, l, got)
+			return
+		}
+	}
+	if out := os.Getenv("CTXLEAK_README_OUT"); out != "" {
+		os.WriteFile(filepath.Join(out, b.name+".txt"), []byte(got), 0o644)
+	}
 }
 
 // skipUnlessREADME skips the tests that build and install the module as the
