@@ -100,8 +100,11 @@ func (r *readmeRun) watchReport(b readmeBlock) {
 	}
 	n, _ := strconv.Atoi(m[1])
 	host, stderr := startService(t, r, "-grace", "1s")
+	// One connection per upload, closed after it, as curl makes them (an
+	// open connection would hold part of what the contexts retain).
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := range n {
-		resp, err := http.Post("http://"+host+"/upload", "text/plain", strings.NewReader(fmt.Sprintf("upload %d", i+1)))
+		resp, err := client.Post("http://"+host+"/upload", "text/plain", strings.NewReader(fmt.Sprintf("upload %d", i+1)))
 		if err != nil {
 			t.Fatal(err)
 		}
