@@ -95,8 +95,8 @@ func (r *readmeRun) block(where string, cmds []readmeCommand, again bool) []stri
 		if c.mayFail {
 			max = 1
 		}
-		fmt.Fprintf(&script, "printf '%s%d\\n'\n%s\ns=$?; if [ $s -gt %d ]; then echo %s >&2; exit 1; fi\n",
-			marker, i, run, max, shellQuote(fmt.Sprintf("README command failed (exit $s): %s", run)))
+		fmt.Fprintf(&script, "printf '%s%d\\n'\n%s\ns=$?; if [ $s -gt %d ]; then echo \"README command failed (exit $s): \"%s >&2; exit 1; fi\n",
+			marker, i, run, max, shellQuote(run))
 	}
 	cmd := exec.Command("bash", "-c", script.String())
 	cmd.Dir, cmd.Env = dir, r.envFor(where)
@@ -119,9 +119,9 @@ func (r *readmeRun) block(where string, cmds []readmeCommand, again bool) []stri
 	return outputs
 }
 
-// shellQuote quotes s for bash, keeping "$s" expanded.
+// shellQuote quotes s for bash, as one word taken literally.
 func shellQuote(s string) string {
-	return `"` + strings.NewReplacer(`"`, `\"`, "`", "\\`", `\`, `\\`).Replace(s) + `"`
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // sample checks a sample block: each command's output lines, in shape, are
