@@ -58,7 +58,7 @@ func ExampleOptions_onReport() {
 		OnReport: func(r watch.Report) {
 			for _, v := range r.Values {
 				if v.Holder != nil {
-					fmt.Printf("%s %q held by %s\n", v.Type, v.Label, v.Holder.Root.Short())
+					fmt.Printf("%s %q held by %s\n", v.Type, v.Label, v.Holder.Short())
 				}
 			}
 		},

@@ -10,11 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/watch"
 )
 
@@ -195,6 +199,22 @@ func TestLeakyHandlerIsReported(t *testing.T) {
 			t.Errorf("path %+v does not end at the context.cancelCtx", h.Path)
 		}
 	}
+	// The summary counts the three goroutines alike, with their ids.
+	var ids []uint64
+	for _, v := range rep.Values {
+		if v.Holder != nil {
+			ids = append(ids, v.Holder.Root.Goroutine)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) != leaks {
+		t.Fatalf("%d values have a holder, want %d", len(ids), leaks)
+	}
+	wantHeld := fmt.Sprintf(`3 *context.cancelCtx "GET /leak" are held by 3 goroutines (%d, %d and %d) frame github.com/ctxleak/ctxleak/watch_test.holdContext, created by github.com/ctxleak/ctxleak/watch_test.TestLeakyHandlerIsReported.func`, ids[0], ids[1], ids[2])
+	t.Logf("summary: %s", rep.Summary())
+	if sum := rep.Summary(); !strings.Contains(sum, wantHeld) {
+		t.Errorf("summary %q\ndoes not contain %q", sum, wantHeld)
+	}
 	if !strings.Contains(text.String(), "holdContext") {
 		t.Errorf("the text report does not name holdContext")
 	}
@@ -211,4 +231,45 @@ func TestLeakyHandlerIsReported(t *testing.T) {
 		runtime.GC()
 		return w.Stats().Alive == 0
 	})
+}
+
+// TestSummaryCountsValuesHeldAlike: the summary counts the values of the
+// first value's label and type held in the same function, created at the
+// same site, and no others.
+func TestSummaryCountsValuesHeldAlike(t *testing.T) {
+	at := &binsym.Position{Function: "main.handle", File: "/src/app/main.go", Line: 145}
+	other := &binsym.Position{Function: "main.retry", File: "/src/app/main.go", Line: 200}
+	frame := func(id uint64, fn string, created *binsym.Position) *heap.Group {
+		return &heap.Group{
+			Root:       heap.Holder{Kind: heapdump.RootFrame, Goroutine: id, Function: fn, CreatedBy: created},
+			Goroutines: []uint64{id},
+		}
+	}
+	val := func(label, typ string, g *heap.Group) watch.Value {
+		return watch.Value{Label: label, Type: typ, Holder: g}
+	}
+	for _, tt := range []struct {
+		values []watch.Value
+		want   string
+	}{
+		{[]watch.Value{val("GET /leak", "*context.cancelCtx", frame(22, "main.hold", at))},
+			`1 value outlived its grace; *context.cancelCtx "GET /leak" is held by goroutine 22 frame main.hold, created by main.handle (app/main.go:145)`},
+		{[]watch.Value{
+			{Label: "GET /gone", Type: "*context.cancelCtx"}, // freed before the dump
+			val("GET /leak", "*context.cancelCtx", frame(24, "main.hold", at)),
+			val("GET /leak", "*context.cancelCtx", frame(22, "main.hold", at)),
+			val("GET /other", "*context.cancelCtx", frame(30, "main.hold", at)),
+			val("GET /leak", "*context.cancelCtx", frame(31, "main.hold", other)),
+			val("GET /leak", "*context.cancelCtx", frame(32, "main.wait", at)),
+			val("GET /leak", "*context.timerCtx", frame(33, "main.hold", at)),
+			val("GET /leak", "*context.cancelCtx", frame(23, "main.hold", at)),
+		}, `8 values outlived their grace; 3 *context.cancelCtx "GET /leak" are held by 3 goroutines (22, 23 and 24) frame main.hold, created by main.handle (app/main.go:145)`},
+		{[]watch.Value{{Label: "GET /gone", Type: "*context.cancelCtx"}},
+			`1 value outlived its grace; freed before the dump`},
+	} {
+		rep := watch.Report{OutlivedCount: len(tt.values), Values: tt.values}
+		if got := rep.Summary(); got != tt.want {
+			t.Errorf("Summary() =\n%s\nwant\n%s", got, tt.want)
+		}
+	}
 }

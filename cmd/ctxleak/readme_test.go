@@ -2,162 +2,306 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// readmeBlock returns the lines of the ```sh block of README.md that the
-// line "<!-- runnable NAME: ... -->" marks.
-func readmeBlock(t *testing.T, name string) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The README test: every shell example of README.md, run as written, in
+// the order of the README, in a fresh clone of this repository, with
+// ctxleak installed by the README's own commands; and each sample output
+// (the lines after a "$ command" in a plain ``` block) compared in shape
+// with what the command prints today.
+//
+// Every ```sh block, and every ``` block with a "$ " line, carries a
+// marker on the line before it, "<!-- runnable NAME: what TestREADME does
+// -->"; NAME says where the block runs (readmeDirs). A block without one
+// fails the test, so a new example is run from the day it is written.
+
+// readmeSubstitutions are the README commands TestREADME does not run as
+// written, each with what it runs instead ("" for nothing) and why. A
+// command is matched without its trailing "# comment". Every entry must
+// match a README command, so none outlives its example.
+var readmeSubstitutions = []struct{ command, instead, why string }{
+	{"go test -race ./...", "",
+		".ci/run runs it as written, as its second step"},
+	{"GOTOOLCHAIN=go1.25.9 go test -short ./...", "",
+		".ci/run runs it as written, as its last step"},
+	{"go test -short ./...", "",
+		"the tests of .ci/run's second step, less the long ones and without -race"},
+	{"CTXLEAK_LONG=1 go test -race ./...", "",
+		"the tests of .ci/run's second step with their long variants: minutes, not for every CI run"},
+	{"go test ./heap ./cmd/ctxleak -update", "go test ./heap ./cmd/ctxleak -update -run 'Golden|GoVersions'",
+		"only the tests that write goldens; TestREADME then checks that the goldens did not change"},
+	{"testdata/regen.sh", "sh -n testdata/regen.sh",
+		"it downloads five Go toolchains; checked for syntax only"},
+	{"bench/run-catalogue.sh -runs 20", "bash -n bench/run-catalogue.sh && go vet ./bench/catalogue",
+		"benchmarks with wall-time targets that a shared CI machine cannot hold: checked for syntax, the Go behind them vetted"},
+	{"bench/holders.sh", "bash -n bench/holders.sh && go vet ./bench/heapgen",
+		"writes 2.5 GB of dumps: checked for syntax, the Go behind it vetted"},
+	{"bench/heapread.sh", "bash -n bench/heapread.sh && go vet ./bench/heapread",
+		"writes 2.5 GB of dumps: checked for syntax, the Go behind it vetted"},
+	{"go test -run '^$' -fuzz FuzzRead -fuzztime 10m ./heapdump", "",
+		"ten minutes of fuzzing; .ci/run's second step runs FuzzRead's seed corpus"},
+	{"go test -run '^$' -fuzz FuzzAnalyze -fuzztime 10m -fuzzminimizetime 1s ./heap", "",
+		"ten minutes of fuzzing; .ci/run's second step runs FuzzAnalyze's seed corpus"},
+	{"git clone https://github.com/ctxleak/ctxleak ../ctxleak", "git clone \"$CTXLEAK_REPO\" ../ctxleak",
+		"the module is not published: the clone is of the checkout under test"},
+	{"CTXLEAK_README=1 go test -count=1 -run TestREADME ./cmd/ctxleak", "",
+		"this test; .ci/run runs it as written"},
+	{"ctxleak cost", "ctxleak cost --quick",
+		"the full run takes a minute; --quick prints the same rows from shorter samples"},
+}
+
+// readmeService is the host and port of the README's running service,
+// which the examples of "ctxleak analyze" and "In a running service" use;
+// TestREADME runs cmd/ctxleak/testdata/uploads there instead, on a free
+// port, and writes the port back in their output.
+const readmeService = "localhost:6060"
+
+// stalePhrases are wordings ctxleak no longer prints (issue 14); none may
+// remain in a README sample.
+var stalePhrases = []string{
+	"object(s)", "[]uint8 > []uint8", "None of the 1 groups", "(+1 objects)",
+	"groups of 33 groups", "ctxleak devel", "--binary: binary ",
+}
+
+// readmeDirs says where the blocks of each NAME run: the clone's root, the
+// directory the try-it block makes (its heap dump and ./app), the
+// directory of the running service (whose executable is ./app), or a new
+// module next to the clone.
+var readmeDirs = map[string]string{
+	"top": "root", "try-it": "root", "run": "root", "run-sample": "root",
+	"cost-sample": "root", "development": "root",
+	"holders": "try-it", "holders-sample": "try-it", "timer-sample": "try-it",
+	"analyze-sample": "service", "watch-holders": "service",
+	"clone": "app-replace", "replace": "app-replace", "work": "app-work",
+	"upload-test": "shop", "upload-go": "shop", "retain-sample": "shop",
+	"watch-report": "service",
+}
+
+// readmeGoFiles are the Go blocks TestREADME writes, by NAME, as files of
+// the module example.com/shop of "Use it in your tests".
+var readmeGoFiles = map[string]string{
+	"upload-test": "upload/upload_test.go",
+	"upload-go":   "upload/upload.go",
+}
+
+// TestREADMEBlocks checks, without running anything, what TestREADME
+// needs of README.md: every shell example marked, every substitution
+// matching a README command, no stale wording in a sample.
+func TestREADMEBlocks(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i+1 < len(lines); i++ {
-		if !strings.HasPrefix(lines[i], "<!-- runnable "+name+":") || lines[i+1] != "```sh" {
-			continue
+	blocks := parseREADME(t, readme)
+	for _, p := range stalePhrases {
+		if i := bytes.Index(readme, []byte(p)); i >= 0 {
+			t.Errorf("README.md:%d: %q is no longer what ctxleak prints", bytes.Count(readme[:i], []byte("\n"))+1, p)
 		}
-		var block []string
-		for i += 2; i < len(lines) && lines[i] != "```"; i++ {
-			block = append(block, lines[i])
-		}
-		return block
 	}
-	t.Fatalf("README.md has no block marked runnable %s", name)
-	return nil
+	used := map[string]bool{}
+	for _, b := range blocks {
+		for _, c := range b.commands {
+			used[strings.TrimSpace(trailingComment.ReplaceAllString(c.text, ""))] = true
+		}
+	}
+	for _, s := range readmeSubstitutions {
+		if !used[s.command] {
+			t.Errorf("the substitution of %q matches no README command: remove it", s.command)
+		}
+	}
+	files := map[string]bool{}
+	for _, b := range blocks {
+		if b.goFile != "" {
+			files[b.name] = true
+		}
+	}
+	for name := range readmeGoFiles {
+		if !files[name] {
+			t.Errorf("README.md has no Go block marked runnable %s", name)
+		}
+	}
 }
 
-// readmeScript turns a README block into a shell script that runs its lines
-// as written, in one shell, and stops at the first that fails: exit 2 or
-// more, or 1 from a line that does not run ctxleak (whose 1 means
-// "retention found", as the README says).
-func readmeScript(block []string) string {
-	var b strings.Builder
-	for _, line := range block {
-		if strings.TrimSpace(line) == "" {
-			continue
+func TestShape(t *testing.T) {
+	for _, tt := range []struct{ readme, today string }{
+		{"| request-running  | alive   |    +50.0 MiB |   +51.6 MiB |          - |   50.0 MiB |",
+			"| request-running | alive | +50.0 MiB | +9.7 KiB | - | 0 B |"},
+		{"+-----+------+", "+--+---------+"},
+		{"with-value                  123 ns (74–184 ns)      48 B   1", "with-value 87.9 ns 48 B 1   "},
+		{"    held by goroutine 21 [chan receive], frame main.audit (upload/upload.go:21)",
+			"    held by goroutine 9 [chan receive], frame main.audit (upload/upload.go:22)"},
+		{"  heap dump: /tmp/ctxleak-T-1/T-2.heapdump", "  heap dump: /tmp/TestREADME3/002/ctxleak-T-4/T-5.heapdump"},
+	} {
+		if a, b := shape(tt.readme), shape(tt.today); a != b {
+			t.Errorf("shape(%q) = %q\nshape(%q) = %q", tt.readme, a, tt.today, b)
 		}
-		max := 0
-		if strings.HasPrefix(line, "ctxleak ") {
-			max = 1
-		}
-		fmt.Fprintf(&b, "%s\ns=$?; if [ $s -gt %d ]; then echo \"README line failed (exit $s): %s\" >&2; exit 1; fi\n",
-			line, max, strings.ReplaceAll(line, `"`, `\"`))
 	}
-	return b.String()
+	for _, tt := range []struct{ readme, today string }{
+		{"    via context.valueCtx > []uint8 > []uint8", "    via context.valueCtx > []uint8 of 50.0 MiB"},
+		{"| payload | alive |", "| payload | freed |"},
+		{"held by goroutine 5 frame main.a", "held by 3 goroutines (5, 6 and 7) frame main.a"},
+	} {
+		if a, b := shape(tt.readme), shape(tt.today); a == b {
+			t.Errorf("shape(%q) = shape(%q) = %q, want them told apart", tt.readme, tt.today, a)
+		}
+	}
 }
 
-// TestREADME runs the runnable examples of README.md exactly as written,
-// as a reader with a fresh clone would: the first block from the
-// repository root (it installs ctxleak, here into a temporary GOBIN on
-// PATH, builds the example program and makes a heap dump), the second twice
-// in the directory the first made, so that running an example again works
-// too.
+// TestREADME follows README.md as a reader with a fresh clone would: it
+// clones the repository as "Use it from another module" says (from this
+// checkout, with its uncommitted changes copied over), then runs every
+// shell example in the README's order, the holders examples twice, and
+// compares each sample output with what its command prints today.
 func TestREADME(t *testing.T) {
 	skipUnlessREADME(t)
 	if testing.Short() {
 		t.Skip("-short: the README test builds and installs ctxleak")
 	}
 	t.Parallel()
-	tryIt, holders := readmeBlock(t, "try-it"), readmeBlock(t, "holders")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp, gobin := t.TempDir(), t.TempDir()
-	env := append(os.Environ(), "TMPDIR="+tmp, "GOBIN="+gobin,
-		"PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
-	run := func(dir string, block []string) string {
-		t.Helper()
-		return runREADME(t, dir, env, block)
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	blocks := parseREADME(t, readme)
+	if t.Failed() {
+		t.FailNow()
+	}
+	root, tmp, gobin := t.TempDir(), t.TempDir(), t.TempDir()
+	r := &readmeRun{
+		t:       t,
+		outputs: map[string]string{},
+		dirs: map[string]string{
+			"root":        filepath.Join(root, "ctxleak"),
+			"service":     filepath.Join(root, "service"),
+			"app-replace": filepath.Join(root, "app-replace"),
+			"app-work":    filepath.Join(root, "app-work"),
+			"shop":        filepath.Join(root, "shop"),
+		},
+		service: readmeService,
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "CTXLEAK_README", "CTXLEAK_LONG", "COLUMNS", "GOFLAGS", "NO_COLOR":
+		default:
+			env = append(env, kv)
+		}
+	}
+	r.env = append(env, "TMPDIR="+tmp, "GOBIN="+gobin, "NO_COLOR=1", "CTXLEAK_REPO="+repo,
+		"PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, app := range []string{"app-replace", "app-work"} {
+		newModule(t, r.dirs[app], "example.com/app", map[string]string{"main.go": retainProgram})
+	}
+	shop := map[string]string{} // the Go files of "Use it in your tests"
+	shopMade := false
 
-	out := run(repo, tryIt)
-	if !strings.Contains(out, "frame main.waitThenUse") {
-		t.Errorf("the first example does not name the holder:\n%s", out)
+	// The clone first: everything else runs in it.
+	for _, b := range blocks {
+		if b.name == "clone" {
+			r.block("app-replace", b.commands, false)
+		}
 	}
-	dumps, _ := filepath.Glob(filepath.Join(tmp, "*", "app.heapdump"))
-	if len(dumps) != 1 {
-		t.Fatalf("the first example made %d dumps under TMPDIR, want 1: %q", len(dumps), dumps)
+	if _, err := os.Stat(filepath.Join(r.dirs["root"], "go.mod")); err != nil {
+		t.Fatalf("the README's clone block made no checkout: %v", err)
 	}
-	dir := filepath.Dir(dumps[0])
-	for range 2 {
-		out = run(dir, holders)
-		if !strings.Contains(out, "frame main.waitThenUse") || strings.Count(out, "heap dump - (") != 1 {
-			t.Errorf("the holders examples:\n%s", out)
+	overlay(t, repo, r.dirs["root"])
+	goldens := gitStatus(t, r.dirs["root"])
+
+	for _, b := range blocks {
+		where := readmeDirs[b.name]
+		switch {
+		case b.name == "clone":
+			continue
+		case where == "try-it" && r.dirs["try-it"] == "":
+			t.Fatalf("README.md:%d: block %s runs in the try-it directory, which no earlier block made", b.line, b.name)
+		case where == "service" && r.service == readmeService:
+			r.service, _ = startService(t, r, "-grace", "1h")
+		}
+		if b.goFile != "" {
+			shop[readmeGoFiles[b.name]] = b.goFile
+			continue
+		}
+		if b.report != nil {
+			r.watchReport(b)
+			continue
+		}
+		if where == "shop" && !shopMade {
+			// The module of "Use it in your tests", made as "Use it from
+			// another module" says.
+			shopMade = true
+			newModule(t, r.dirs["shop"], "example.com/shop", shop)
+			for _, rb := range blocks {
+				if rb.name == "replace" {
+					r.block("shop", rb.commands, true)
+				}
+			}
+		}
+		if b.sample {
+			r.sample(b)
+			continue
+		}
+		runs := 1
+		if b.name == "holders" {
+			runs = 2 // running an example again works too (issue 14, point 1)
+		}
+		for i := range runs {
+			outs := r.block(where, b.commands, i > 0)
+			checkBlock(t, r, b, outs)
+		}
+		if b.name == "replace" || b.name == "work" {
+			// Either way, a program importing retain builds and vets.
+			r.block(where, []readmeCommand{{text: "go vet ./..."}, {text: "go build -o app ."}}, true)
+		}
+		if b.name == "development" {
+			if now := gitStatus(t, r.dirs["root"]); now != goldens {
+				t.Errorf("go test -update changed tracked files of the clone:\n%s\nwas:\n%s", now, goldens)
+			}
 		}
 	}
 }
 
-// runREADME runs a README block in dir with env and returns its output.
-func runREADME(t *testing.T, dir string, env, block []string) string {
+// checkBlock checks what the README promises of a block beyond its exit
+// statuses, and records where the try-it block left its files.
+func checkBlock(t *testing.T, r *readmeRun, b readmeBlock, outs []string) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", readmeScript(block))
-	cmd.Dir, cmd.Env = dir, env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("README block in %s: %v\n%s", dir, err, out.String())
+	all := strings.Join(outs, "\n")
+	switch b.name {
+	case "try-it":
+		dumps, _ := filepath.Glob(filepath.Join(r.envValue("TMPDIR"), "*", "app.heapdump"))
+		if len(dumps) != 1 {
+			t.Fatalf("the try-it block made %d dumps under TMPDIR, want 1: %q", len(dumps), dumps)
+		}
+		r.dirs["try-it"] = filepath.Dir(dumps[0])
+		if !strings.Contains(all, "frame main.waitThenUse") {
+			t.Errorf("the try-it block does not name the holder:\n%s", all)
+		}
+	case "holders":
+		if !strings.Contains(all, "frame main.waitThenUse") || strings.Count(all, "heap dump - (") != 1 {
+			t.Errorf("the holders examples:\n%s", all)
+		}
+	case "run", "top":
+		// Every scenario of a text run behaves as the catalogue expects.
+		for i, c := range b.commands {
+			if !strings.HasPrefix(c.text, "go run ./cmd/ctxleak run") || strings.Contains(c.text, "--format") || strings.Contains(c.text, "--list") {
+				continue
+			}
+			if m := allAsExpected.FindStringSubmatch(outs[i]); m == nil || m[1] != m[2] {
+				t.Errorf("%s: not every scenario as expected:\n%s", c.text, outs[i])
+			}
+		}
 	}
-	return out.String()
 }
 
-// TestUseFromAnotherModule follows the README's "Use it from another
-// module": a new module next to a checkout (../ctxleak) gets the module
-// through a replace directive, another through a workspace, and both build
-// and vet a program that imports retain. Only the module cache is used, as
-// the checkout's own dependencies are there.
-func TestUseFromAnotherModule(t *testing.T) {
-	skipUnlessREADME(t)
-	if testing.Short() {
-		t.Skip("-short: builds two modules")
-	}
-	t.Parallel()
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	if err := os.Symlink(repo, filepath.Join(root, "ctxleak")); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=", "TMPDIR="+t.TempDir())
-	program := `package main
-
-import "github.com/ctxleak/ctxleak/retain"
-
-func main() {
-	_ = retain.NewTracker
-}
-`
-	for _, name := range []string{"replace", "work"} {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join(root, "app-"+name)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/app\n\ngo 1.25.0\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			runREADME(t, dir, env, readmeBlock(t, name))
-			// The workspace needs no go.mod requirement, nor -mod=mod.
-			buildEnv := env
-			if name == "work" {
-				buildEnv = append(os.Environ(), "GOPROXY=off", "TMPDIR="+t.TempDir())
-			}
-			runREADME(t, dir, buildEnv, []string{"go vet ./...", "go build -o app ."})
-		})
-	}
-}
+var allAsExpected = regexp.MustCompile(`(\d+) of (\d+) scenarios as expected`)
 
 // skipUnlessREADME skips the tests that build and install the module as the
 // README tells a new user to, unless CTXLEAK_README or CTXLEAK_LONG is set:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/scenarios"
 	"github.com/spf13/cobra"
@@ -262,7 +263,7 @@ func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Expl
 	cleanup = func() {}
 	bin, err := openBinary(exe)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %v\n", err)
+		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %s\n", textsafe.Escape(err.Error()))
 		return nil, "", cleanup, nil
 	}
 	x = &scenarios.Explainer{Binary: bin}
