@@ -1,0 +1,47 @@
+package heapdump
+
+import "unsafe"
+
+// Every record but the objects is kept in memory (Dump), and most of them
+// become root nodes of the graph. A crafted dump can make such records
+// tiny (an other-root record takes 3 bytes, its Root, RootSlot and node
+// take over 200), so the parser counts what they will cost and refuses a
+// dump past a budget that grows with the file: memory stays bounded by the
+// file's size whatever the records say. Real dumps stay far below it: their
+// frames carry contents, their strings repeat.
+
+// sideBudgetBase and sideBudgetPerByte set the budget of the records other
+// than objects: base plus perByte times the file size. Dumps of 20,000
+// goroutines 50 frames deep, or 100,000 goroutines, need about 1.4 times
+// their size. Tests lower them.
+var (
+	sideBudgetBase    int64 = 192 << 20
+	sideBudgetPerByte       = 1.5
+)
+
+// Estimated bytes of memory a record costs, beyond its strings and slots:
+// its Dump entry, the Root and RootSlot it may become, and its node in the
+// graph and in package heap's per-node arrays.
+const (
+	nodeCost     = 64
+	rootCost     = int64(unsafe.Sizeof(Root{})) + nodeCost
+	rootSlotCost = int64(unsafe.Sizeof(RootSlot{})) + 8
+	mapEntryCost = 48 // a map entry with its share of buckets
+	stringCost   = int64(unsafe.Sizeof("")) + mapEntryCost
+)
+
+// keep adds n bytes of estimated memory for the record at recOff and fails
+// once the total passes the budget.
+func (p *parser) keep(n int64, recOff int64) error {
+	p.kept += n
+	if p.kept > p.keptLimit {
+		return p.r.errorf(recOff, "the records other than objects would take more than %d bytes of memory, the limit for a %d-byte dump",
+			p.keptLimit, p.r.size)
+	}
+	return nil
+}
+
+// sideLimit returns the budget for a file of size bytes.
+func sideLimit(size int64) int64 {
+	return sideBudgetBase + int64(min(sideBudgetPerByte*float64(size), 1<<62))
+}
