@@ -600,6 +600,9 @@ func (p *parser) objectsFast() bool {
 		// The next slot of the current group, or a new group.
 		if gl := len(x.groups); gl > 0 {
 			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed {
+				if g.count%markEvery == 0 {
+					x.marks = append(x.marks, r.base+int64(pos))
+				}
 				g.slots++
 				g.count++
 				x.n++
