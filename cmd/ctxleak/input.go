@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -133,22 +134,52 @@ func profileHint(head []byte) string {
 	return ""
 }
 
+// maxHintBytes bounds the size of a file dumpHint parses as a profile:
+// the hint must not cost more than the error it explains.
+const maxHintBytes = 64 << 20
+
 // dumpHint is added to the error for a file holders cannot read as a heap
-// dump when the file is a pprof profile.
+// dump when the file is a pprof profile. A file that starts as a heap dump
+// is one, however malformed; only a small file is parsed as a profile.
 func dumpHint(path string) string {
 	if path == stdinName {
 		return ""
 	}
-	f, err := os.Open(path)
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if _, err := profile.Parse(io.LimitReader(f, profiles.DefaultMaxBytes)); err == nil {
+	head := make([]byte, len(heapDumpHeader))
+	n, _ := io.ReadFull(f, head)
+	if string(head[:n]) == heapDumpHeader || fi.Size() > maxHintBytes {
+		return ""
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxHintBytes))
+	if err != nil {
+		return ""
+	}
+	if isGzip(data) {
+		// profile.ParseData would inflate without a bound.
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return ""
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxHintBytes+1)); err != nil || len(data) > maxHintBytes || isGzip(data) {
+			return ""
+		}
+	}
+	if _, err := profile.ParseData(data); err == nil {
 		return "; this is a pprof profile: use ctxleak analyze"
 	}
 	return ""
 }
+
+// isGzip reports whether b starts with the gzip magic number.
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
 // urlHint is added to the error for a profile file that does not exist
 // when its name looks like a URL without its scheme,
