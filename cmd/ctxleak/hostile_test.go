@@ -104,4 +104,3 @@ func TestHostileDumpMemory(t *testing.T) {
 		t.Errorf("peak RSS %d bytes, want at most 256 MiB", rss)
 	}
 }
-
