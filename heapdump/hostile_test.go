@@ -245,6 +245,11 @@ func TestHostileTinyRecords(t *testing.T) {
 		}},
 		{"alloc sample", func(e *dumptest.Encoder, i int) { e.U(tagAllocSample, hostileArena, 0) }},
 		{"goroutine", gor},
+		{"object runs", func(e *dumptest.Encoder, i int) {
+			// Sizes 8 and 16 by turns: every object starts a group.
+			n := uint64(8 + 8*(i%2))
+			e.U(tagObject, hostileArena+8+uint64(i)*16).S(make([]byte, n)).Fields(nil)
+		}},
 		{"zero frames", func(e *dumptest.Encoder, i int) {
 			if i == 0 {
 				gor(e, 0)
@@ -254,7 +259,7 @@ func TestHostileTinyRecords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := params64(1 << 20)
+			e := params64(1 << 30)
 			e.U(tagObject, hostileArena).S(make([]byte, 8)).Fields(nil)
 			for i := range count {
 				tt.record(e, i)
@@ -264,7 +269,7 @@ func TestHostileTinyRecords(t *testing.T) {
 			var err error
 			n := allocated(func() { _, err = readBytes(e.B) })
 			var fe *FormatError
-			if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "records other than objects would take more than") {
+			if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "would take more than") {
 				t.Fatalf("%d bytes: error %v, want the budget's", len(e.B), err)
 			}
 			limit := sideLimit(int64(len(e.B)))

@@ -110,6 +110,7 @@ type parser struct {
 	kept      int64   // estimated memory of the records other than objects
 	keptLimit int64   // budget for kept (see budget.go)
 	segSeen   [2]bool // a data, a bss record was read
+	groups    int     // object groups counted in kept
 
 	offs []uint64 // scratch: field offsets
 	win  []byte   // scratch: window of contents not in the buffer
@@ -168,6 +169,9 @@ func (p *parser) run() error {
 			// Put the tag back: objectsFast reads whole records.
 			r.pos = int(off - r.base)
 			if p.objectsFast() {
+				if err := p.keepGroups(off); err != nil {
+					return err
+				}
 				continue
 			}
 			r.pos++
@@ -179,7 +183,9 @@ func (p *parser) run() error {
 			}
 			return p.finishFrames()
 		case tagObject:
-			err = p.object(off)
+			if err = p.object(off); err == nil {
+				err = p.keepGroups(off)
+			}
 		case tagOtherRoot:
 			err = p.otherRoot()
 		case tagType:
@@ -545,6 +551,14 @@ func (p *parser) objectsFast() bool {
 			addr < lo || n > span || addr-lo > span-n || x.n >= maxIndex || len(edges) > maxIndex {
 			break
 		}
+		var next bool // the object is the next slot of the current group
+		if gl := len(x.groups); gl > 0 {
+			g := &x.groups[gl-1]
+			next = g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed
+		}
+		if !next && p.kept+int64(len(x.groups)+1-p.groups)*groupCost > p.keptLimit {
+			break // a new group past the budget: the general path reports it
+		}
 		c := i
 		i += int(n)
 		if i >= len(buf) {
@@ -598,17 +612,16 @@ func (p *parser) objectsFast() bool {
 			p.big = append(p.big, bigCount{obj: uint32(len(counts) - 1), n: uint32(c)})
 		}
 		// The next slot of the current group, or a new group.
-		if gl := len(x.groups); gl > 0 {
-			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed {
-				if g.count%markEvery == 0 {
-					x.marks = append(x.marks, r.base+int64(pos))
-				}
-				g.slots++
-				g.count++
-				x.n++
-				pos = i
-				continue
+		if next {
+			g := &x.groups[len(x.groups)-1]
+			if g.count%markEvery == 0 {
+				x.marks = append(x.marks, r.base+int64(pos))
 			}
+			g.slots++
+			g.count++
+			x.n++
+			pos = i
+			continue
 		}
 		x.add(addr, n, r.base+int64(pos))
 		pos = i
