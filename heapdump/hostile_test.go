@@ -17,8 +17,8 @@ import (
 // zeros. Each test checks the error and what reading allocated.
 
 const (
-	hostileArena = 1 << 40 // arena start of the crafted dumps
-	testGOARCH   = "amd64"
+	hostileArena uint64 = 1 << 40 // arena start of the crafted dumps
+	testGOARCH          = "amd64"
 )
 
 // params64 returns an encoder with the header and a little-endian 64-bit

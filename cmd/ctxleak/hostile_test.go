@@ -100,7 +100,7 @@ func TestHostileDumpMemory(t *testing.T) {
 	if !ok {
 		t.Skip("no resource usage for the child on this system")
 	}
-	if rss := ru.Maxrss << 10; rss > 256<<20 { // Maxrss is in KiB on Linux
+	if rss := int64(ru.Maxrss) << 10; rss > 256<<20 { // Maxrss is in KiB on Linux
 		t.Errorf("peak RSS %d bytes, want at most 256 MiB", rss)
 	}
 }
