@@ -284,3 +284,17 @@ func TestHostileTinyRecords(t *testing.T) {
 		})
 	}
 }
+
+// A frame's pointer offsets come in two ascending runs, its outargs then
+// its locals: a third run is refused, so reading the slots' words moves
+// through a frame at most twice.
+func TestHostileFrameRuns(t *testing.T) {
+	e := params64(1 << 20)
+	e.U(tagGoroutine, 0xc000001000, 0xc000100000, 1, 0x401000, 4, 0, 0, 0).S([]byte("chan receive")).U(0, 0, 0, 0)
+	e.U(tagStackFrame, 0xc000100000, 0, 0).S(make([]byte, 64)).U(0x401000, 0x401010, 0x401010).S([]byte("main.f"))
+	e.U(fieldKindPtr, 8, fieldKindPtr, 16, fieldKindPtr, 0, fieldKindPtr, 24, fieldKindPtr)
+	off := int64(len(e.B))
+	e.U(8).U(fieldKindEol, tagEOF)
+	_, err := readBytes(e.B)
+	wantFormatError(t, err, off, "field offset 8 does not follow the previous one")
+}

@@ -342,9 +342,11 @@ func (p *parser) wordAt(off int64) (uint64, error) {
 }
 
 // fieldList reads a field list for contents of n bytes into p.offs,
-// checking that each offset is aligned, inside the contents and, if
-// ascending is set, greater than the one before.
-func (p *parser) fieldList(n uint64, ascending bool) error {
+// checking that each offset is aligned, inside the contents and part of at
+// most runs ascending runs: one for an object or a segment, two for a
+// frame (its outargs, then its locals). Reading words at the offsets then
+// moves through the contents at most runs times.
+func (p *parser) fieldList(n uint64, runs int) error {
 	r := p.r
 	p.offs = p.offs[:0]
 	for {
@@ -364,7 +366,12 @@ func (p *parser) fieldList(n uint64, ascending bool) error {
 		if err != nil {
 			return err
 		}
-		if err := p.checkField(o, n, oOff, ascending && len(p.offs) > 0 && o <= p.offs[len(p.offs)-1]); err != nil {
+		descent := len(p.offs) > 0 && o <= p.offs[len(p.offs)-1]
+		if descent && runs > 1 {
+			runs--
+			descent = false
+		}
+		if err := p.checkField(o, n, oOff, descent); err != nil {
 			return err
 		}
 		if uint64(len(p.offs)) >= 2*(n/p.ptrSize) {
@@ -692,7 +699,7 @@ func (p *parser) largeObject(n uint64) error {
 	r := p.r
 	cOff := r.off()
 	r.skip(int64(n))
-	if err := p.fieldList(n, true); err != nil {
+	if err := p.fieldList(n, 1); err != nil {
 		return err
 	}
 	p.reserveEdges(len(p.offs))
@@ -872,7 +879,7 @@ func (p *parser) frame(recOff int64) error {
 	f.Func = p.intern(name)
 	// Outargs and locals each come in ascending order, not the two
 	// together, so a slot may appear twice but no more.
-	if err := p.fieldList(f.Size, false); err != nil {
+	if err := p.fieldList(f.Size, 2); err != nil {
 		return err
 	}
 	if len(p.slots)+len(p.offs) > maxIndex {
@@ -1001,7 +1008,7 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 		return err
 	}
 	r.skip(n)
-	if err := p.fieldList(uint64(n), true); err != nil {
+	if err := p.fieldList(uint64(n), 1); err != nil {
 		return err
 	}
 	if err := p.keep(int64(len(p.offs))*(8+rootSlotCost+rootCost), recOff); err != nil {

@@ -68,7 +68,7 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 		}
 		if k < i {
 			r.skip(n)
-			if err := p.fieldList(uint64(n), true); err != nil {
+			if err := p.fieldList(uint64(n), 1); err != nil {
 				return nil, err
 			}
 			continue
@@ -85,7 +85,7 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 			return nil, err
 		}
 		r.skip(n)
-		if err := p.fieldList(uint64(n), true); err != nil {
+		if err := p.fieldList(uint64(n), 1); err != nil {
 			return nil, err
 		}
 		rec.PtrOffsets = append([]uint64(nil), p.offs...)
