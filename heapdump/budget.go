@@ -17,7 +17,7 @@ import "unsafe"
 // goroutines 50 frames deep, or 100,000 goroutines, need about 1.4 times
 // their size. Tests lower them.
 var (
-	sideBudgetBase    int64 = 192 << 20
+	sideBudgetBase    int64 = 128 << 20
 	sideBudgetPerByte       = 1.5
 )
 
@@ -30,7 +30,9 @@ const (
 	rootSlotCost = int64(unsafe.Sizeof(RootSlot{})) + 8
 	mapEntryCost = 48 // a map entry with its share of buckets
 	stringCost   = int64(unsafe.Sizeof("")) + mapEntryCost
-	groupCost    = int64(unsafe.Sizeof(group{})+unsafe.Sizeof(entry{})) + 8 + 8 // with its end and lookup bucket
+	// A group with its end and lookup bucket, and the node of an object
+	// that has a group of its own.
+	groupCost = int64(unsafe.Sizeof(group{})+unsafe.Sizeof(entry{})) + 8 + 8 + nodeCost
 )
 
 // keepGroups counts the memory of the object groups added since the last

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
-	"slices"
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -900,6 +899,9 @@ func (p *parser) frame(recOff int64) error {
 		}
 		p.slots = append(p.slots, Slot{Offset: o, Value: v})
 	}
+	if len(p.d.Frames) == cap(p.d.Frames) {
+		p.d.Frames = grow(p, p.d.Frames, 1)
+	}
 	p.d.Frames = append(p.d.Frames, f)
 	p.d.Goroutines[p.curG].NumFrames++
 	p.nextDepth++
@@ -1020,20 +1022,17 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 }
 
 // readChunked returns the n file bytes at the read offset, which the caller
-// has checked against the file's size, read a megabyte at a time: memory
-// follows the bytes actually read, should the file shrink.
+// has checked against the file's size and the memory budget, read 16 MiB
+// at a time.
 func (p *parser) readChunked(n int64) ([]byte, error) {
-	const step = 1 << 20
+	const step = 16 << 20
 	r := p.r
 	off := r.off()
-	b := make([]byte, 0, min(n, step))
-	for int64(len(b)) < n {
-		k := min(n-int64(len(b)), step)
-		b = slices.Grow(b, int(k))
-		if err := r.readAt(b[len(b):len(b)+int(k)], off+int64(len(b))); err != nil {
+	b := make([]byte, n)
+	for done := int64(0); done < n; done += step {
+		if err := r.readAt(b[done:min(done+step, n)], off+done); err != nil {
 			return nil, err
 		}
-		b = b[:len(b)+int(k)]
 	}
 	return b, nil
 }
