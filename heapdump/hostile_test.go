@@ -217,7 +217,7 @@ func withBudget(t *testing.T, base int64, perByte float64) {
 // a Root, RootSlot and node in memory). The reader stops at its budget, so
 // memory stays a bounded multiple of the file's size.
 func TestHostileTinyRecords(t *testing.T) {
-	const count = 200_000
+	const count = 50_000
 	gor := func(e *dumptest.Encoder, i int) {
 		e.U(tagGoroutine, 0xc000001000+uint64(i)*8, 0, uint64(i), 0, 4, 0, 0, 0).S(nil).U(0xc000000000, 0, 0, 0)
 	}
@@ -265,7 +265,7 @@ func TestHostileTinyRecords(t *testing.T) {
 				tt.record(e, i)
 			}
 			e.U(tagEOF)
-			withBudget(t, 256<<10, 1.5)
+			withBudget(t, 64<<10, 1.5)
 			var err error
 			n := allocated(func() { _, err = readBytes(e.B) })
 			var fe *FormatError
@@ -277,8 +277,8 @@ func TestHostileTinyRecords(t *testing.T) {
 			// by append, 1.25 times at a time, allocates about five
 			// times its final size in all (of which at most 2.25 times
 			// at once): the bound is on the total.
-			if max := 8*uint64(limit) + 4<<20; n > max {
-				t.Errorf("%d-byte dump: allocated %d bytes, want at most %d (8 times the budget of %d, and 4 MiB)", len(e.B), n, max, limit)
+			if max := 8*uint64(limit) + 1<<20; n > max {
+				t.Errorf("%d-byte dump: allocated %d bytes, want at most %d (8 times the budget of %d, and 1 MiB)", len(e.B), n, max, limit)
 			}
 			t.Logf("%d-byte dump, budget %d: allocated %d bytes, %v", len(e.B), limit, n, err)
 		})
