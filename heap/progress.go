@@ -1,12 +1,11 @@
 package heap
 
 import (
-	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/inputfile"
 )
 
 // Progress is one report of Analyze's progress, for a status line: a dump
@@ -36,18 +35,9 @@ func OnProgress(report func(Progress)) Option {
 // loadWithProgress is heapdump.Load with the bytes read reported through
 // report. The caller closes the file returned once done with the graph.
 func loadWithProgress(path string, lo heapdump.Options, report func(Progress)) (*heapdump.Graph, io.Closer, error) {
-	f, err := os.Open(path)
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
 		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	size := fi.Size()
 	report(Progress{Phase: PhaseRead, Total: size})

@@ -58,6 +58,9 @@ const (
 	minHeaderObject = 512 + 1
 	maxHeaderObject = 32 << 10
 	mallocHeader    = 8
+	// recordContents is the number of bytes of an object's contents
+	// a typed step keeps; the words past them are read from the file.
+	recordContents = 64 << 10
 )
 
 // steps types the objects of path p, which starts at a root node and
@@ -74,7 +77,7 @@ func (t *typer) steps(p []heapdump.NodeID) ([]typedStep, error) {
 			continue
 		}
 		last := i == len(p)-1
-		limit := 0
+		limit := recordContents // words past it are read with rec.Word
 		if last {
 			limit = 64 // the last object: only its first words are needed
 		}
@@ -153,9 +156,8 @@ type target struct {
 
 // fromObject types rec, which the object prev (typed by ps) points to.
 func (t *typer) fromObject(prev *heapdump.ObjectRecord, ps *typedStep, rec *heapdump.ObjectRecord) target {
-	a := t.a
 	for _, off := range prev.PtrOffsets {
-		w := a.g.Word(prev.Contents, int64(off))
+		w := prev.Word(int64(off))
 		if w < rec.Addr || w >= rec.Addr+rec.Size {
 			continue
 		}
@@ -164,7 +166,7 @@ func (t *typer) fromObject(prev *heapdump.ObjectRecord, ps *typedStep, rec *heap
 			t:       ps.t,
 			off:     o - ps.base,
 			mapType: ps.mapType,
-			word:    func(d int64) uint64 { return a.g.Word(prev.Contents, o+d) },
+			word:    func(d int64) uint64 { return prev.Word(o + d) },
 			isPtr: func(d int64) bool {
 				_, found := slices.BinarySearch(prev.PtrOffsets, uint64(o+d))
 				return found
@@ -189,14 +191,10 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 	interior := int64(slot.Value - rec.Addr)
 	switch {
 	case slot.Frame >= 0:
-		contents, err := a.g.FrameContents(slot.Frame)
-		if err != nil {
-			return target{}, err
-		}
 		o := int64(slot.Offset)
 		c := container{
 			off:  o,
-			word: func(d int64) uint64 { return a.g.Word(contents, o+d) },
+			word: func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
 			isPtr: func(d int64) bool {
 				return slices.ContainsFunc(a.d.Frames[slot.Frame].Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
 			},

@@ -3,6 +3,7 @@ package heapdump
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 	"sync"
@@ -214,12 +215,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// maps leave out (the runtime scans them apart): they belong to the
 	// frame that deferred them, whose SP the record gives.
 	dump := g.dump
-	defers := map[uint64][]Defer{}
-	for _, d := range dump.Defers {
-		if d.Fn != 0 {
-			defers[d.G] = append(defers[d.G], d)
-		}
-	}
+	defers := deferIndex(dump.Defers)
 
 	mf := dump.Params.minFrameSize()
 	for gi := range dump.Goroutines {
@@ -255,10 +251,8 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 					}
 				}
 			}
-			for _, def := range defers[gr.Addr] {
-				if def.SP == frames[d].SP {
-					slot(RootSlot{Frame: -1, Field: "defer", Value: def.Fn})
-				}
+			for _, fn := range defers.of(gr.Addr, frames[d].SP) {
+				slot(RootSlot{Frame: -1, Field: "defer", Value: fn})
 			}
 			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
 		}
@@ -334,6 +328,41 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	}
 	g.start = append(g.start, uint32(len(g.succ)))
 	return nil
+}
+
+// deferClosures are the closures of the defer records that have one, sorted
+// by goroutine and SP, so that a frame finds its own in logarithmic time
+// however many defers its goroutine has.
+type deferClosures []deferClosure
+
+type deferClosure struct{ g, sp, fn uint64 }
+
+func deferIndex(defers []Defer) deferClosures {
+	var x deferClosures
+	for _, d := range defers {
+		if d.Fn != 0 {
+			x = append(x, deferClosure{d.G, d.SP, d.Fn})
+		}
+	}
+	// Stable: a frame's closures keep the order of their records.
+	slices.SortStableFunc(x, func(a, b deferClosure) int {
+		return cmp.Or(cmp.Compare(a.g, b.g), cmp.Compare(a.sp, b.sp))
+	})
+	return x
+}
+
+// of yields the closures deferred by the frame at sp of goroutine g.
+func (x deferClosures) of(g, sp uint64) iter.Seq2[int, uint64] {
+	return func(yield func(int, uint64) bool) {
+		i, _ := slices.BinarySearchFunc(x, deferClosure{g: g, sp: sp}, func(a, b deferClosure) int {
+			return cmp.Or(cmp.Compare(a.g, b.g), cmp.Compare(a.sp, b.sp))
+		})
+		for k := 0; i < len(x) && x[i].g == g && x[i].sp == sp; i, k = i+1, k+1 {
+			if !yield(k, x[i].fn) {
+				return
+			}
+		}
+	}
 }
 
 // resolveSamples links alloc samples to objects and buckets.

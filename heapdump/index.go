@@ -16,8 +16,11 @@ import (
 // resolves to its object by a table lookup, a short scan and a division.
 
 const (
-	maxGroupObjects = 1024 // objects per group; bounds the re-read in ObjectRecord
-	maxGroupGap     = 64   // free slots between two objects of a group
+	maxGroupObjects = 1024 // objects per group
+	// markEvery is the number of records between two file offsets kept
+	// in a group: ObjectRecord re-reads fewer than that to reach one.
+	markEvery   = 32
+	maxGroupGap = 64 // free slots between two objects of a group
 	// runtimePage is the runtime's page size: spans start and end on a
 	// multiple of it. A gap between two objects of a group is kept under
 	// it, for a gap of a page or more may hold another span, which would
@@ -35,6 +38,17 @@ type group struct {
 	first uint32 // index of the first object
 	words int32  // first word of the slot bitmap, or -1 when every slot holds an object
 	file  int64  // file offset of the first object's record
+	marks uint32 // index in objIndex.marks of the offset of the group's record markEvery
+}
+
+// recordAt returns the file offset of a record of group g at or before its
+// object k (counted from the group's first), and that record's number.
+func (x *objIndex) recordAt(g *group, k uint32) (int64, uint32) {
+	j := k / markEvery
+	if j == 0 {
+		return g.file, 0
+	}
+	return x.marks[g.marks+j-1], j * markEvery
 }
 
 func (g *group) end() uint64 { return g.base + uint64(g.slots)*g.size }
@@ -51,6 +65,7 @@ type entry struct {
 
 type objIndex struct {
 	groups []group  // in dump order, so ascending first
+	marks  []int64  // file offsets of every group's records markEvery, 2*markEvery...
 	bits   []uint64 // slot bitmaps of sparse groups
 	rank   []uint32 // per bitmap word: objects of its group in earlier words
 	n      uint32   // objects
@@ -103,6 +118,9 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 					}
 					x.bits[uint32(g.words)+slot/64] |= 1 << (slot % 64)
 				}
+				if g.count%markEvery == 0 {
+					x.marks = append(x.marks, file)
+				}
 				g.slots = slot + 1
 				g.count++
 				return nil
@@ -110,7 +128,7 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 		}
 	}
 	x.sealed = false
-	x.groups = append(x.groups, group{base: addr, size: size, slots: 1, count: 1, first: x.n - 1, words: -1, file: file})
+	x.groups = append(x.groups, group{base: addr, size: size, slots: 1, count: 1, first: x.n - 1, words: -1, file: file, marks: uint32(len(x.marks))})
 	return nil
 }
 

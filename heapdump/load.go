@@ -2,9 +2,9 @@ package heapdump
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"os"
+
+	"github.com/ctxleak/ctxleak/internal/inputfile"
 )
 
 // Options configure how the graph's roots are built. The zero value is
@@ -32,20 +32,13 @@ type Options struct {
 }
 
 // Load reads the heap dump at path and builds its graph. The file stays open
-// for ObjectRecord and FrameContents until Close.
+// for ObjectRecord and FrameContents until Close. Anything but a regular
+// file (a named pipe, a device) is refused with an
+// *inputfile.NotRegularError, without blocking.
 func Load(path string, opts Options) (*Graph, error) {
-	f, err := os.Open(path)
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	g, err := Read(f, fi.Size(), path, opts)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
 )
@@ -58,8 +59,21 @@ var recordNames = [...]string{
 
 const header = "go1.7 heap dump\n"
 
-// maxSegment bounds the data and bss segments, which are kept in memory.
-const maxSegment = 1 << 30
+// Limits on what a record can mean, from the runtime.
+const (
+	// maxSegment bounds the data and bss segments, which are kept in
+	// memory.
+	maxSegment = 1 << 30
+	// maxStack64 and maxStack32 bound a goroutine's stack, and so the sum
+	// of its frames' sizes: the runtime doubles a stack up to
+	// maxstackceiling (2 * 1e9 bytes on 64-bit systems, 2 * 250e6 on
+	// 32-bit), so the largest is 1 GiB or 256 MiB.
+	maxStack64 = 1 << 30
+	maxStack32 = 1 << 28
+	// maxProfStackDepth is the runtime's bound on the depth of a memory
+	// profile bucket's stack (runtime/mprof.go).
+	maxProfStackDepth = 1024
+)
 
 // parser reads a dump in one pass. Objects go into the index and their
 // pointer values into one flat array; everything else into the Dump.
@@ -87,8 +101,15 @@ type parser struct {
 	samples    []sample
 	strs       map[string]string // interned function, file and wait-reason strings
 
-	curG      int // goroutine whose frames may follow, or -1
-	nextDepth int
+	curG       int // goroutine whose frames may follow, or -1
+	nextDepth  int
+	stackBytes uint64 // sum of the sizes of curG's frames so far
+
+	recOff    int64   // file offset of the record being read
+	kept      int64   // estimated memory of the records other than objects
+	keptLimit int64   // budget for kept (see budget.go)
+	segSeen   [2]bool // a data, a bss record was read
+	groups    int     // object groups counted in kept
 
 	offs []uint64 // scratch: field offsets
 	win  []byte   // scratch: window of contents not in the buffer
@@ -103,11 +124,12 @@ type sample struct{ obj, bucket uint64 }
 
 func newParser(r *reader) *parser {
 	return &parser{
-		r:    r,
-		d:    &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
-		strs: map[string]string{},
-		curG: -1,
-		wOff: -1,
+		r:         r,
+		d:         &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
+		strs:      map[string]string{},
+		curG:      -1,
+		wOff:      -1,
+		keptLimit: sideLimit(r.size),
 	}
 }
 
@@ -133,6 +155,7 @@ func (p *parser) run() error {
 			return r.errorf(off, "unknown record tag %d", tag)
 		}
 		r.rec = recordNames[tag]
+		p.recOff = off
 		if tag != tagStackFrame && tag != tagDefer && tag != tagPanic {
 			p.curG = -1
 		}
@@ -145,6 +168,9 @@ func (p *parser) run() error {
 			// Put the tag back: objectsFast reads whole records.
 			r.pos = int(off - r.base)
 			if p.objectsFast() {
+				if err := p.keepGroups(off); err != nil {
+					return err
+				}
 				continue
 			}
 			r.pos++
@@ -156,7 +182,9 @@ func (p *parser) run() error {
 			}
 			return p.finishFrames()
 		case tagObject:
-			err = p.object(off)
+			if err = p.object(off); err == nil {
+				err = p.keepGroups(off)
+			}
 		case tagOtherRoot:
 			err = p.otherRoot()
 		case tagType:
@@ -204,12 +232,15 @@ func (p *parser) ints(dst ...*uint64) error {
 	return nil
 }
 
+// intern returns b as a string, one copy per distinct value, and counts
+// the memory of a new one.
 func (p *parser) intern(b []byte) string {
 	if s, ok := p.strs[string(b)]; ok {
 		return s
 	}
 	s := string(b)
 	p.strs[s] = s
+	p.kept += int64(len(s)) + stringCost
 	return s
 }
 
@@ -310,9 +341,11 @@ func (p *parser) wordAt(off int64) (uint64, error) {
 }
 
 // fieldList reads a field list for contents of n bytes into p.offs,
-// checking that each offset is aligned, inside the contents and, if
-// ascending is set, greater than the one before.
-func (p *parser) fieldList(n uint64, ascending bool) error {
+// checking that each offset is aligned, inside the contents and part of at
+// most runs ascending runs: one for an object or a segment, two for a
+// frame (its outargs, then its locals). Reading words at the offsets then
+// moves through the contents at most runs times.
+func (p *parser) fieldList(n uint64, runs int) error {
 	r := p.r
 	p.offs = p.offs[:0]
 	for {
@@ -332,7 +365,12 @@ func (p *parser) fieldList(n uint64, ascending bool) error {
 		if err != nil {
 			return err
 		}
-		if err := p.checkField(o, n, oOff, ascending && len(p.offs) > 0 && o <= p.offs[len(p.offs)-1]); err != nil {
+		descent := len(p.offs) > 0 && o <= p.offs[len(p.offs)-1]
+		if descent && runs > 1 {
+			runs--
+			descent = false
+		}
+		if err := p.checkField(o, n, oOff, descent); err != nil {
 			return err
 		}
 		if uint64(len(p.offs)) >= 2*(n/p.ptrSize) {
@@ -519,6 +557,14 @@ func (p *parser) objectsFast() bool {
 			addr < lo || n > span || addr-lo > span-n || x.n >= maxIndex || len(edges) > maxIndex {
 			break
 		}
+		var next bool // the object is the next slot of the current group
+		if gl := len(x.groups); gl > 0 {
+			g := &x.groups[gl-1]
+			next = g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed
+		}
+		if !next && p.kept+int64(len(x.groups)+1-p.groups)*groupCost > p.keptLimit {
+			break // a new group past the budget: the general path reports it
+		}
 		c := i
 		i += int(n)
 		if i >= len(buf) {
@@ -572,14 +618,16 @@ func (p *parser) objectsFast() bool {
 			p.big = append(p.big, bigCount{obj: uint32(len(counts) - 1), n: uint32(c)})
 		}
 		// The next slot of the current group, or a new group.
-		if gl := len(x.groups); gl > 0 {
-			if g := &x.groups[gl-1]; g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed {
-				g.slots++
-				g.count++
-				x.n++
-				pos = i
-				continue
+		if next {
+			g := &x.groups[len(x.groups)-1]
+			if g.count%markEvery == 0 {
+				x.marks = append(x.marks, r.base+int64(pos))
 			}
+			g.slots++
+			g.count++
+			x.n++
+			pos = i
+			continue
 		}
 		x.add(addr, n, r.base+int64(pos))
 		pos = i
@@ -650,7 +698,7 @@ func (p *parser) largeObject(n uint64) error {
 	r := p.r
 	cOff := r.off()
 	r.skip(int64(n))
-	if err := p.fieldList(n, true); err != nil {
+	if err := p.fieldList(n, 1); err != nil {
 		return err
 	}
 	p.reserveEdges(len(p.offs))
@@ -680,12 +728,16 @@ func uvarintLen(v uint64) int {
 }
 
 func (p *parser) otherRoot() error {
-	desc, err := p.r.string("description")
+	b, err := p.r.bytes("description")
 	if err != nil {
 		return err
 	}
+	desc := p.intern(b)
 	var addr uint64
 	if err := p.ints(&addr); err != nil {
+		return err
+	}
+	if err := p.keep(int64(unsafe.Sizeof(OtherRoot{}))+rootCost+rootSlotCost, p.recOff); err != nil {
 		return err
 	}
 	p.d.OtherRoots = append(p.d.OtherRoots, OtherRoot{Desc: desc, Addr: addr})
@@ -697,12 +749,18 @@ func (p *parser) typ() error {
 	if err := p.ints(&t.Addr, &t.Size); err != nil {
 		return err
 	}
-	var err error
-	if t.Name, err = p.r.string("type name"); err != nil {
+	name, err := p.r.bytes("type name")
+	if err != nil {
 		return err
 	}
+	t.Name = p.intern(name)
 	if t.DataPointer, err = p.r.bool(); err != nil {
 		return err
+	}
+	if _, dup := p.d.Types[t.Addr]; !dup {
+		if err := p.keep(int64(unsafe.Sizeof(t))+mapEntryCost, p.recOff); err != nil {
+			return err
+		}
 	}
 	p.d.Types[t.Addr] = t
 	return nil
@@ -712,6 +770,11 @@ func (p *parser) itab() error {
 	var addr, typ uint64
 	if err := p.ints(&addr, &typ); err != nil {
 		return err
+	}
+	if _, dup := p.d.Itabs[addr]; !dup {
+		if err := p.keep(mapEntryCost, p.recOff); err != nil {
+			return err
+		}
 	}
 	p.d.Itabs[addr] = typ
 	return nil
@@ -744,9 +807,17 @@ func (p *parser) goroutine() error {
 		return err
 	}
 	g.FirstFrame = len(p.d.Frames)
+	cost := int64(unsafe.Sizeof(g))
+	if g.Ctxt != 0 {
+		cost += rootCost + rootSlotCost
+	}
+	if err := p.keep(cost, p.recOff); err != nil {
+		return err
+	}
 	p.d.Goroutines = append(p.d.Goroutines, g)
 	p.curG = len(p.d.Goroutines) - 1
 	p.nextDepth = 0
+	p.stackBytes = 0
 	return nil
 }
 
@@ -773,10 +844,19 @@ func (p *parser) frame(recOff int64) error {
 		return r.errorf(dOff, "frame depth %d, want %d", depth, p.nextDepth)
 	}
 	f.Depth = p.nextDepth
+	maxStack := uint64(maxStack64)
+	if p.ptrSize == 4 {
+		maxStack = maxStack32
+	}
 	n, nOff, err := r.length("frame contents", math.MaxInt64)
 	if err != nil {
 		return err
 	}
+	if uint64(n) > maxStack-p.stackBytes {
+		return r.errorf(nOff, "frame of %d bytes: with the goroutine's %d frames before it, more than the largest stack (%d bytes)",
+			n, p.nextDepth, maxStack)
+	}
+	p.stackBytes += uint64(n)
 	f.Size = uint64(n)
 	cOff := r.off()
 	f.contents = cOff
@@ -798,11 +878,18 @@ func (p *parser) frame(recOff int64) error {
 	f.Func = p.intern(name)
 	// Outargs and locals each come in ascending order, not the two
 	// together, so a slot may appear twice but no more.
-	if err := p.fieldList(f.Size, false); err != nil {
+	if err := p.fieldList(f.Size, 2); err != nil {
 		return err
 	}
 	if len(p.slots)+len(p.offs) > maxIndex {
 		return fmt.Errorf("%s: %w: more than %d frame slots", r.path, ErrTooLarge, maxIndex)
+	}
+	cost := int64(unsafe.Sizeof(f)) + 4
+	if len(p.offs) > 0 { // a root node, if a slot points to an object
+		cost += rootCost + int64(len(p.offs))*(int64(unsafe.Sizeof(Slot{}))+rootSlotCost)
+	}
+	if err := p.keep(cost, recOff); err != nil {
+		return err
 	}
 	p.frameSlots = append(p.frameSlots, uint32(len(p.slots)))
 	for _, o := range p.offs {
@@ -811,6 +898,9 @@ func (p *parser) frame(recOff int64) error {
 			return err
 		}
 		p.slots = append(p.slots, Slot{Offset: o, Value: v})
+	}
+	if len(p.d.Frames) == cap(p.d.Frames) {
+		p.d.Frames = grow(p, p.d.Frames, 1)
 	}
 	p.d.Frames = append(p.d.Frames, f)
 	p.d.Goroutines[p.curG].NumFrames++
@@ -835,6 +925,9 @@ func (p *parser) finalizer(tag uint64) error {
 	if err := p.ints(&f.Object, &f.Fn, &f.FnPC, &f.ArgType, &f.ObjType); err != nil {
 		return err
 	}
+	if err := p.keep(int64(unsafe.Sizeof(f))+rootCost+2*rootSlotCost, p.recOff); err != nil {
+		return err
+	}
 	if tag == tagFinalizer {
 		p.d.Finalizers = append(p.d.Finalizers, f)
 	} else {
@@ -846,6 +939,9 @@ func (p *parser) finalizer(tag uint64) error {
 func (p *parser) thread() error {
 	var t Thread
 	if err := p.ints(&t.Addr, &t.ID, &t.ProcID); err != nil {
+		return err
+	}
+	if err := p.keep(int64(unsafe.Sizeof(t)), p.recOff); err != nil {
 		return err
 	}
 	p.d.Threads = append(p.d.Threads, t)
@@ -892,19 +988,32 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 	if tag == tagBSS {
 		s.Kind = SegmentBSS
 	}
+	// The runtime writes the segments of the first module only.
+	if p.segSeen[s.Kind-1] {
+		return r.errorf(recOff, "second %s segment record", s.Kind)
+	}
+	p.segSeen[s.Kind-1] = true
 	if err := p.ints(&s.Addr); err != nil {
 		return err
 	}
-	n, _, err := r.length("segment contents", maxSegment)
+	n, nOff, err := r.length("segment contents", maxSegment)
 	if err != nil {
 		return err
 	}
-	s.Contents = make([]byte, n)
-	if err := r.readAt(s.Contents, r.off()); err != nil {
+	if s.Addr > math.MaxUint64-uint64(n) {
+		return r.errorf(nOff, "segment [%#x, +%d) overflows the address space", s.Addr, n)
+	}
+	if err := p.keep(n, recOff); err != nil {
+		return err
+	}
+	if s.Contents, err = p.readChunked(n); err != nil {
 		return err
 	}
 	r.skip(n)
-	if err := p.fieldList(uint64(n), true); err != nil {
+	if err := p.fieldList(uint64(n), 1); err != nil {
+		return err
+	}
+	if err := p.keep(int64(len(p.offs))*(8+rootSlotCost+rootCost), recOff); err != nil {
 		return err
 	}
 	s.PtrOffsets = append([]uint64(nil), p.offs...)
@@ -912,9 +1021,28 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 	return nil
 }
 
+// readChunked returns the n file bytes at the read offset, which the caller
+// has checked against the file's size and the memory budget, read 16 MiB
+// at a time.
+func (p *parser) readChunked(n int64) ([]byte, error) {
+	const step = 16 << 20
+	r := p.r
+	off := r.off()
+	b := make([]byte, n)
+	for done := int64(0); done < n; done += step {
+		if err := r.readAt(b[done:min(done+step, n)], off+done); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 func (p *parser) deferRecord() error {
 	var d Defer
 	if err := p.ints(&d.Addr, &d.G, &d.SP, &d.PC, &d.Fn, &d.FnPC, &d.Link); err != nil {
+		return err
+	}
+	if err := p.keep(2*int64(unsafe.Sizeof(d))+rootSlotCost, p.recOff); err != nil {
 		return err
 	}
 	p.d.Defers = append(p.d.Defers, d)
@@ -925,6 +1053,9 @@ func (p *parser) panicRecord() error {
 	var pr Panic
 	var unused uint64
 	if err := p.ints(&pr.Addr, &pr.G, &pr.Type, &pr.Data, &unused, &pr.Link); err != nil {
+		return err
+	}
+	if err := p.keep(int64(unsafe.Sizeof(pr)), p.recOff); err != nil {
 		return err
 	}
 	p.d.Panics = append(p.d.Panics, pr)
@@ -946,18 +1077,25 @@ func (p *parser) memProf() error {
 	if nstk > uint64(r.remaining()/3) {
 		return r.errorf(nOff, "stack depth %d past end of file", nstk)
 	}
-	b.Stack = make([]binsym.Position, nstk)
-	for i := range b.Stack {
+	if nstk > maxProfStackDepth {
+		return r.errorf(nOff, "stack depth %d is more than the runtime's %d", nstk, maxProfStackDepth)
+	}
+	if err := p.keep(int64(unsafe.Sizeof(b))+mapEntryCost+int64(nstk)*int64(unsafe.Sizeof(binsym.Position{})), p.recOff); err != nil {
+		return err
+	}
+	// The stack grows as its frames are read, not from the depth.
+	for range nstk {
+		var pos binsym.Position
 		fn, err := r.bytes("function name")
 		if err != nil {
 			return err
 		}
-		b.Stack[i].Function = p.intern(fn)
+		pos.Function = p.intern(fn)
 		file, err := r.bytes("file name")
 		if err != nil {
 			return err
 		}
-		b.Stack[i].File = p.intern(file)
+		pos.File = p.intern(file)
 		lineOff := r.off()
 		var line uint64
 		if err := p.ints(&line); err != nil {
@@ -966,7 +1104,8 @@ func (p *parser) memProf() error {
 		if line > math.MaxInt32 {
 			return r.errorf(lineOff, "line %d out of range", line)
 		}
-		b.Stack[i].Line = int(line)
+		pos.Line = int(line)
+		b.Stack = append(b.Stack, pos)
 	}
 	if err := p.ints(&b.Allocs, &b.Frees); err != nil {
 		return err
@@ -978,6 +1117,9 @@ func (p *parser) memProf() error {
 func (p *parser) allocSample() error {
 	var s sample
 	if err := p.ints(&s.obj, &s.bucket); err != nil {
+		return err
+	}
+	if err := p.keep(int64(unsafe.Sizeof(s))+int64(unsafe.Sizeof(allocSample{})), p.recOff); err != nil {
 		return err
 	}
 	p.samples = append(p.samples, s)

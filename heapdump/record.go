@@ -1,6 +1,18 @@
 package heapdump
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
+
+// recordWindow is the number of bytes ObjectRecord.Word reads at once.
+const recordWindow = 64 << 10
+
+// recordBufSize is the read buffer of ObjectRecord.
+const recordBufSize = 16 << 10
+
+// recordBufs recycles ObjectRecord's read buffers.
+var recordBufs = sync.Pool{New: func() any { b := make([]byte, recordBufSize); return &b }}
 
 // ObjectRecord is an object record read back from the file: the few objects
 // on a holder path need their contents (interface type words, closure code
@@ -8,25 +20,34 @@ import "fmt"
 type ObjectRecord struct {
 	Addr       uint64
 	Size       uint64
-	Contents   []byte   // the first min(Size, limit) bytes
+	Contents   []byte   // the first min(Size, limit) bytes (see Graph.ObjectRecord)
 	PtrOffsets []uint64 // offsets of the pointer fields, ascending
+
+	g    *Graph
+	file int64  // file offset of the contents
+	win  []byte // window of contents past Contents, read by Word
+	wOff int64  // offset in the contents of win
 }
 
 // ObjectRecord re-reads the record of object v from the file. It returns at
-// most limit bytes of contents, all of them if limit <= 0. The graph keeps
-// the file offset of every run of up to 1024 consecutive records, so this
-// reads from the start of the run to the object. It is safe for concurrent
-// use.
+// most limit bytes of contents, all of them if limit <= 0; a caller that
+// keeps records of objects of any size passes a limit and reads the words
+// past it with Word. The graph keeps the file offset of every 32nd record,
+// so this reads at most 32 records. It is safe for concurrent use.
 func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 	if int(v) >= g.numObjects {
 		return nil, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, v, g.numObjects)
 	}
 	i := uint32(v)
 	gr := &g.idx.groups[g.idx.groupOf(i)]
-	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: make([]byte, min(16<<10, g.size+16)), base: gr.file, pin: -1}
+	from, k := g.idx.recordAt(gr, i-gr.first)
+	bp := recordBufs.Get().(*[]byte)
+	defer recordBufs.Put(bp)
+	buf := (*bp)[:min(recordBufSize, g.size+16)]
+	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: buf, base: from, pin: -1}
 	p := &parser{r: r, ptrSize: uint64(g.words.size), order: g.words.order, haveParams: true, wOff: -1}
 	want := g.idx.addr(i)
-	for k := gr.first; ; k++ {
+	for k += gr.first; ; k++ {
 		off := r.off()
 		r.rec = "dump"
 		tag, err := r.uvarint()
@@ -47,7 +68,7 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 		}
 		if k < i {
 			r.skip(n)
-			if err := p.fieldList(uint64(n), true); err != nil {
+			if err := p.fieldList(uint64(n), 1); err != nil {
 				return nil, err
 			}
 			continue
@@ -55,17 +76,16 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 		if addr != want || uint64(n) != gr.size {
 			return nil, r.errorf(off, "re-reading object %d: found object %#x of %d bytes, want %#x of %d (file changed?)", i, addr, n, want, gr.size)
 		}
-		rec := &ObjectRecord{Addr: addr, Size: uint64(n)}
+		rec := &ObjectRecord{Addr: addr, Size: uint64(n), g: g, file: r.off(), wOff: -1}
 		m := n
 		if limit > 0 && int64(limit) < m {
 			m = int64(limit)
 		}
-		rec.Contents = make([]byte, m)
-		if err := r.readAt(rec.Contents, r.off()); err != nil {
+		if rec.Contents, err = p.readChunked(m); err != nil {
 			return nil, err
 		}
 		r.skip(n)
-		if err := p.fieldList(uint64(n), true); err != nil {
+		if err := p.fieldList(uint64(n), 1); err != nil {
 			return nil, err
 		}
 		rec.PtrOffsets = append([]uint64(nil), p.offs...)
@@ -73,8 +93,36 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 	}
 }
 
+// Word returns the pointer-sized word at off of the object's contents, in
+// the dump's byte order, reading it from the file when it lies past
+// Contents. It returns 0 when off is out of range or the file cannot be
+// read. Unlike Graph.ObjectRecord, it is not safe for concurrent use.
+func (rec *ObjectRecord) Word(off int64) uint64 {
+	ps := rec.g.words.size
+	if ps == 0 || off < 0 || off > int64(rec.Size)-ps {
+		return 0
+	}
+	if off+ps <= int64(len(rec.Contents)) {
+		return rec.g.words.word(rec.Contents, off)
+	}
+	if rec.wOff < 0 || off < rec.wOff || off+ps > rec.wOff+int64(len(rec.win)) {
+		n := min(int64(recordWindow), int64(rec.Size)-off)
+		if cap(rec.win) < int(n) {
+			rec.win = make([]byte, recordWindow)
+		}
+		rec.win = rec.win[:n]
+		rec.wOff = -1
+		if m, _ := rec.g.ra.ReadAt(rec.win, rec.file+off); int64(m) != n {
+			return 0
+		}
+		rec.wOff = off
+	}
+	return rec.g.words.word(rec.win, off-rec.wOff)
+}
+
 // FrameContents re-reads the contents of Dump().Frames[i] from the file: Size
-// bytes starting at the frame's SP. It is safe for concurrent use.
+// bytes starting at the frame's SP (at most the largest stack, 1 GiB). It
+// is safe for concurrent use. FrameWord reads one word.
 func (g *Graph) FrameContents(i int) ([]byte, error) {
 	if i < 0 || i >= len(g.dump.Frames) {
 		return nil, fmt.Errorf("%s: frame %d out of range (%d frames)", g.path, i, len(g.dump.Frames))
@@ -86,4 +134,20 @@ func (g *Graph) FrameContents(i int) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// FrameWord returns the pointer-sized word at off of the contents of
+// Dump().Frames[i], read from the file, in the dump's byte order. It
+// returns 0 when i or off is out of range or the file cannot be read. It
+// is safe for concurrent use.
+func (g *Graph) FrameWord(i int, off int64) uint64 {
+	ps := g.words.size
+	if i < 0 || i >= len(g.dump.Frames) || ps == 0 || off < 0 || off > int64(g.dump.Frames[i].Size)-ps {
+		return 0
+	}
+	var b [8]byte
+	if m, _ := g.ra.ReadAt(b[:ps], g.dump.Frames[i].contents+off); int64(m) != ps {
+		return 0
+	}
+	return g.words.word(b[:ps], 0)
 }

@@ -111,6 +111,12 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if err := oneOf("by", f.by, "line", "function"); err != nil {
 		return err
 	}
+	if err := checkInputs("", args...); err != nil {
+		return err
+	}
+	if err := checkInputs("base", f.base); err != nil {
+		return err
+	}
 	if f.top < 0 {
 		return usageErrorf("invalid --top %d: want 0 (all) or more", f.top)
 	}

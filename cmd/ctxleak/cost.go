@@ -108,6 +108,9 @@ func (a *app) cost(ctx context.Context, f costFlags, args []string) error {
 		return nil
 	}
 	var base *cost.Report
+	if err := checkInputs("base", f.base); err != nil {
+		return err
+	}
 	if f.base != "" {
 		fh, err := os.Open(f.base)
 		if err != nil {

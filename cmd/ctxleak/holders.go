@@ -110,6 +110,12 @@ finding retention exits 1.`,
 }
 
 func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error {
+	if err := checkInputs("", dump); err != nil {
+		return err
+	}
+	if err := checkInputs("binary", f.binary); err != nil {
+		return err
+	}
 	if err := oneOf("format", f.format, "text", "json", "pprof"); err != nil {
 		return err
 	}

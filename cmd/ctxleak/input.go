@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/ctxleak/ctxleak/internal/inputfile"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/profiles"
 )
@@ -17,6 +19,27 @@ const stdinName = "-"
 
 // heapDumpHeader starts every file runtime/debug.WriteHeapDump writes.
 const heapDumpHeader = "go1.7 heap dump\n"
+
+// checkInputs refuses, before anything opens them, input files that are
+// not regular files: a named pipe would block the open until a writer
+// comes, a device would be read forever. flag names the flag that gave
+// the paths, "" for arguments. "-" and URLs pass; a missing file is left to
+// the code that opens it, which reports it in its own words.
+func checkInputs(flag string, paths ...string) error {
+	for _, path := range paths {
+		if path == "" || path == stdinName || isURL(path) || profiles.IsURL(path) {
+			continue
+		}
+		var nr *inputfile.NotRegularError
+		if err := inputfile.Check(path); errors.As(err, &nr) {
+			if flag != "" {
+				return usageErrorf("--%s %v", flag, err)
+			}
+			return usageErrorf("%v", err)
+		}
+	}
+	return nil
+}
 
 // await runs fn and returns its error, or the cause of ctx as soon as ctx
 // is done: an interrupt ends the command even while fn blocks on input or
@@ -126,10 +149,25 @@ func profileHint(head []byte) string {
 	return ""
 }
 
+// maxHintBytes bounds the size of a file dumpHint parses as a profile:
+// the hint must not cost more than the error it explains.
+const maxHintBytes = 64 << 20
+
 // dumpHint is added to the error for a file holders cannot read as a heap
-// dump when the file is a pprof profile.
+// dump when the file is a pprof profile. A file that starts as a heap dump
+// is one, however malformed; only a small file is parsed as a profile.
 func dumpHint(path string) string {
 	if path == stdinName {
+		return ""
+	}
+	f, fi, err := inputfile.Open(path)
+	if err != nil {
+		return ""
+	}
+	head := make([]byte, len(heapDumpHeader))
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if string(head[:n]) == heapDumpHeader || fi.Size() > maxHintBytes {
 		return ""
 	}
 	// The Loader bounds the bytes read and the memory of decoding them.

@@ -42,7 +42,8 @@ func execute(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 
 // run builds the command tree and runs it on args.
 func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
-	root := newRootCmd(&app{stdin: stdin, stdout: stdout, stderr: stderr, args: args})
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
+	root := newRootCmd(a)
 	if cmd, _, err := root.Find(args); err == nil {
 		if name := singleDashFlag(cmd, args); name != "" {
 			return usageErrorf("unknown flag -%s: did you mean --%s? (long flags take two dashes) (see '%s --help')",
@@ -50,5 +51,9 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		}
 	}
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	if perr := a.stopCPUProfile(); err == nil {
+		err = perr
+	}
+	return err
 }

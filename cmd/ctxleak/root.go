@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -18,6 +19,9 @@ type app struct {
 	stdout, stderr io.Writer
 	color          string   // --color: auto, always or never
 	args           []string // the command line, for hints about flag errors
+
+	cpuProfilePath string   // --cpuprofile
+	cpuProfile     *os.File // open while the CPU profile is written
 }
 
 // printer returns a ui.Printer for w honouring --color, NO_COLOR and
@@ -55,6 +59,9 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 			if _, ok := ui.ParseMode(a.color); !ok {
 				return usageErrorf("invalid --color %q: want auto, always or never", a.color)
 			}
+			if a.cpuProfilePath != "" {
+				return a.startCPUProfile(a.cpuProfilePath)
+			}
 			return nil
 		},
 	}
@@ -69,6 +76,9 @@ Exit status: 0 clean, 1 retention found or expectation not met,
 	})
 	root.PersistentFlags().StringVar(&a.color, "color", "auto",
 		"colour and box drawing: auto (on a terminal unless NO_COLOR is set), always or never")
+	root.PersistentFlags().StringVar(&a.cpuProfilePath, "cpuprofile", "",
+		"write a CPU profile of the run to `FILE` (mode 0600), for go tool pprof")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
 		[]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 

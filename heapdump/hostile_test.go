@@ -1,0 +1,300 @@
+package heapdump
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/dumptest"
+)
+
+// Hostile dumps: sizes that ask for far more memory than the file holds,
+// records made tiny to cost far more in memory than on disk. Big files are
+// sparse: only the few bytes written take disk space, the rest reads as
+// zeros. Each test checks the error and what reading allocated.
+
+const (
+	hostileArena uint64 = 1 << 40 // arena start of the crafted dumps
+	testGOARCH          = "amd64"
+)
+
+// params64 returns an encoder with the header and a little-endian 64-bit
+// params record whose arenas span arenaLen bytes.
+func params64(arenaLen uint64) *dumptest.Encoder {
+	return dumptest.NewEncoder().U(tagParams, 0, 8, hostileArena, hostileArena+arenaLen).
+		S([]byte(testGOARCH)).S([]byte("go1.26.0")).U(2)
+}
+
+// sparseFile writes b at offset 0 and tail at offset at, and makes the
+// file size bytes long, most of it a hole.
+func sparseFile(t *testing.T, b []byte, at int64, tail []byte, size int64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hostile.heapdump")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if tail != nil {
+		if _, err := f.WriteAt(tail, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(size); err != nil {
+		t.Skipf("cannot make a %d-byte sparse file here: %v", size, err)
+	}
+	return path
+}
+
+// allocated runs fn and returns the bytes it allocated (and the heap it
+// left in use, which counts too, for fn may keep what it read).
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// wantFormatError checks that err is a *FormatError at offset off whose
+// message contains msg.
+func wantFormatError(t *testing.T, err error, off int64, msg string) {
+	t.Helper()
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v, want a *FormatError", err)
+	}
+	if fe.Offset != off || !strings.Contains(fe.Msg, msg) {
+		t.Fatalf("error %v, want offset %d and %q", err, off, msg)
+	}
+}
+
+// loadAlloc loads path and returns the graph or error and the bytes
+// allocated.
+func loadAlloc(t *testing.T, path string) (*Graph, error, uint64) {
+	t.Helper()
+	var g *Graph
+	var err error
+	n := allocated(func() { g, err = Load(path, Options{}) })
+	if g != nil {
+		t.Cleanup(func() { g.Close() })
+	}
+	return g, err, n
+}
+
+// readerAlloc bounds what the reader's own buffers take: the read-ahead
+// buffers of a big file, 4 of 2.5 MiB, and some.
+const readerAlloc = 16 << 20
+
+// A memory profile bucket whose stack depth would need 400 GB of
+// positions, in a 57-byte dump made 32 GiB long by a hole: refused at the
+// depth, which is more than the runtime ever writes, with nothing
+// allocated for it.
+func TestHostileStackDepth(t *testing.T) {
+	e := params64(1 << 20)
+	e.U(tagMemProf, 0x1000, 16)
+	off := int64(len(e.B))
+	nstk := uint64(10 << 30) // 10G positions of 40 bytes
+	e.U(nstk)
+	path := sparseFile(t, e.B, 0, nil, 32<<30)
+	_, err, n := loadAlloc(t, path)
+	wantFormatError(t, err, off, "stack depth 10737418240 is more than the runtime's 1024")
+	if n > readerAlloc {
+		t.Errorf("allocated %d bytes", n)
+	}
+}
+
+// A frame of 8 GiB, more than a goroutine stack can be: refused at its
+// length.
+func TestHostileFrame(t *testing.T) {
+	e := params64(1 << 20)
+	e.U(tagGoroutine, 0xc000001000, 0xc000100000, 1, 0x401000, 4, 0, 0, 0).S([]byte("chan receive")).U(0, 0, 0, 0)
+	e.U(tagStackFrame, 0xc000100000, 0, 0)
+	off := int64(len(e.B))
+	e.U(8 << 30)
+	path := sparseFile(t, e.B, 0, nil, 9<<30)
+	_, err, n := loadAlloc(t, path)
+	wantFormatError(t, err, off, "more than the largest stack (1073741824 bytes)")
+	if n > readerAlloc {
+		t.Errorf("allocated %d bytes", n)
+	}
+}
+
+// An object of 8 GiB (a hole) whose last word points to its second word:
+// read without reading or keeping its contents, and re-read with a limit
+// and Word.
+func TestHostileObject(t *testing.T) {
+	const size = 8 << 30
+	e := params64(16 << 30)
+	e.U(tagObject, hostileArena, size)
+	contents := int64(len(e.B))
+	end := (&dumptest.Encoder{}).
+		U(0, 0, 0, 0, 0, 0, 0, 0). // the last word's 8 bytes, patched below
+		U(fieldKindPtr, size-8, fieldKindEol, tagEOF).B
+	copy(end, []byte{8, 0, 0, 0, 0, 1}) // hostileArena + 8, little-endian
+	path := sparseFile(t, e.B, contents+size-8, end, contents+size-8+int64(len(end)))
+	g, err, n := loadAlloc(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > readerAlloc {
+		t.Errorf("Load allocated %d bytes", n)
+	}
+	if g.NumObjects() != 1 || g.Size(0) != size || len(g.Succ(0)) != 1 || g.Succ(0)[0] != 0 {
+		t.Fatalf("%d objects, size %d, successors %v", g.NumObjects(), g.Size(0), g.Succ(0))
+	}
+	var rec *ObjectRecord
+	n = allocated(func() {
+		rec, err = g.ObjectRecord(0, 64)
+		if err == nil && rec.Word(size-8) != hostileArena+8 {
+			t.Errorf("Word(size-8) = %#x, want %#x", rec.Word(size-8), hostileArena+8)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Contents) != 64 || len(rec.PtrOffsets) != 1 || rec.PtrOffsets[0] != size-8 {
+		t.Errorf("ObjectRecord(0, 64): %d bytes of contents, pointers at %v", len(rec.Contents), rec.PtrOffsets)
+	}
+	if rec.Word(size) != 0 || rec.Word(-8) != 0 {
+		t.Errorf("Word out of range is not 0")
+	}
+	if n > 1<<20 {
+		t.Errorf("ObjectRecord and Word allocated %d bytes", n)
+	}
+}
+
+// The runtime writes one data and one bss record: a second one is refused.
+func TestHostileSegments(t *testing.T) {
+	e := params64(1 << 20)
+	seg := make([]byte, 1024)
+	e.U(tagData, 0x500000).S(seg).Fields(nil)
+	e.U(tagBSS, 0x600000).S(seg).Fields(nil)
+	off := int64(len(e.B))
+	e.U(tagData, 0x700000).S(seg).Fields(nil)
+	e.U(tagEOF)
+	_, err := readBytes(e.B)
+	wantFormatError(t, err, off, "second data segment record")
+}
+
+// Five segments of 1 GiB in a sparse file: the first two are read (2 GiB
+// of memory for a 5 GiB file), the third refused. Long: set CTXLEAK_LONG.
+func TestHostileSegmentsLong(t *testing.T) {
+	if os.Getenv("CTXLEAK_LONG") == "" {
+		t.Skip("reads 2 GiB: set CTXLEAK_LONG=1 to run")
+	}
+	const gib = 1 << 30
+	e := params64(1 << 20)
+	var offs []int64
+	for i, tag := range []uint64{tagData, tagBSS, tagData, tagBSS, tagData} {
+		offs = append(offs, int64(len(e.B)))
+		e.U(tag, uint64(0x500000+i*2*gib), gib)
+		e.B = append(e.B, make([]byte, gib)...)
+		e.Fields(nil)
+	}
+	e.U(tagEOF)
+	_, err := readBytes(e.B)
+	wantFormatError(t, err, offs[2], "second data segment record")
+}
+
+// withBudget sets the budget of the records other than objects for the
+// rest of the test.
+func withBudget(t *testing.T, base int64, perByte float64) {
+	b, p := sideBudgetBase, sideBudgetPerByte
+	sideBudgetBase, sideBudgetPerByte = base, perByte
+	t.Cleanup(func() { sideBudgetBase, sideBudgetPerByte = b, p })
+}
+
+// Records made as small as they can be, by the hundred thousand: each
+// costs tens of times its size in memory (an other root 3 bytes on disk,
+// a Root, RootSlot and node in memory). The reader stops at its budget, so
+// memory stays a bounded multiple of the file's size.
+func TestHostileTinyRecords(t *testing.T) {
+	const count = 50_000
+	gor := func(e *dumptest.Encoder, i int) {
+		e.U(tagGoroutine, 0xc000001000+uint64(i)*8, 0, uint64(i), 0, 4, 0, 0, 0).S(nil).U(0xc000000000, 0, 0, 0)
+	}
+	tests := []struct {
+		name   string
+		record func(e *dumptest.Encoder, i int)
+	}{
+		{"other root", func(e *dumptest.Encoder, i int) { e.U(tagOtherRoot).S(nil).U(hostileArena) }},
+		{"finalizer", func(e *dumptest.Encoder, i int) { e.U(tagFinalizer, hostileArena, 0, 0, 0, 0) }},
+		{"queued finalizer", func(e *dumptest.Encoder, i int) { e.U(tagQueuedFinalizer, hostileArena, 0, 0, 0, 0) }},
+		{"type", func(e *dumptest.Encoder, i int) { e.U(tagType, uint64(i), 0).S(nil).U(0) }},
+		{"itab", func(e *dumptest.Encoder, i int) { e.U(tagItab, uint64(i), 0) }},
+		{"thread", func(e *dumptest.Encoder, i int) { e.U(tagOSThread, 0, 0, 0) }},
+		{"defer", func(e *dumptest.Encoder, i int) { e.U(tagDefer, 0, 0, 0, 0, 1, 0, 0) }},
+		{"panic", func(e *dumptest.Encoder, i int) { e.U(tagPanic, 0, 0, 0, 0, 0, 0) }},
+		{"memprof bucket", func(e *dumptest.Encoder, i int) { e.U(tagMemProf, uint64(i), 0, 0, 0, 0) }},
+		{"memprof frames", func(e *dumptest.Encoder, i int) {
+			if i%1024 == 0 {
+				e.U(tagMemProf, uint64(i), 0, 1024)
+			}
+			e.S(nil).S(nil).U(uint64(i % 100))
+			if i%1024 == 1023 {
+				e.U(0, 0)
+			}
+		}},
+		{"alloc sample", func(e *dumptest.Encoder, i int) { e.U(tagAllocSample, hostileArena, 0) }},
+		{"goroutine", gor},
+		{"object runs", func(e *dumptest.Encoder, i int) {
+			// Sizes 8 and 16 by turns: every object starts a group.
+			n := uint64(8 + 8*(i%2))
+			e.U(tagObject, hostileArena+8+uint64(i)*16).S(make([]byte, n)).Fields(nil)
+		}},
+		{"zero frames", func(e *dumptest.Encoder, i int) {
+			if i == 0 {
+				gor(e, 0)
+			}
+			e.U(tagStackFrame, 0, uint64(i), 0).S(nil).U(0, 0, 0).S(nil).Fields(nil)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := params64(1 << 30)
+			e.U(tagObject, hostileArena).S(make([]byte, 8)).Fields(nil)
+			for i := range count {
+				tt.record(e, i)
+			}
+			e.U(tagEOF)
+			withBudget(t, 64<<10, 1.5)
+			var err error
+			n := allocated(func() { _, err = readBytes(e.B) })
+			var fe *FormatError
+			if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "would take more than") {
+				t.Fatalf("%d bytes: error %v, want the budget's", len(e.B), err)
+			}
+			limit := sideLimit(int64(len(e.B)))
+			// What the reader keeps is under the budget. Growing a slice
+			// by append, 1.25 times at a time, allocates about five
+			// times its final size in all (of which at most 2.25 times
+			// at once): the bound is on the total.
+			if max := 8*uint64(limit) + 1<<20; n > max {
+				t.Errorf("%d-byte dump: allocated %d bytes, want at most %d (8 times the budget of %d, and 1 MiB)", len(e.B), n, max, limit)
+			}
+			t.Logf("%d-byte dump, budget %d: allocated %d bytes, %v", len(e.B), limit, n, err)
+		})
+	}
+}
+
+// A frame's pointer offsets come in two ascending runs, its outargs then
+// its locals: a third run is refused, so reading the slots' words moves
+// through a frame at most twice.
+func TestHostileFrameRuns(t *testing.T) {
+	e := params64(1 << 20)
+	e.U(tagGoroutine, 0xc000001000, 0xc000100000, 1, 0x401000, 4, 0, 0, 0).S([]byte("chan receive")).U(0, 0, 0, 0)
+	e.U(tagStackFrame, 0xc000100000, 0, 0).S(make([]byte, 64)).U(0x401000, 0x401010, 0x401010).S([]byte("main.f"))
+	e.U(fieldKindPtr, 8, fieldKindPtr, 16, fieldKindPtr, 0, fieldKindPtr, 24, fieldKindPtr)
+	off := int64(len(e.B))
+	e.U(8).U(fieldKindEol, tagEOF)
+	_, err := readBytes(e.B)
+	wantFormatError(t, err, off, "field offset 8 does not follow the previous one")
+}
