@@ -40,7 +40,11 @@ type Analysis struct {
 	// unknown, 0 until looked up.
 	labelsOff int64
 	reach     *reachers // built on demand
-	types     typer
+	// kids are the dominator tree's child lists, built on demand (tree.go);
+	// kidsSorted marks the nodes whose list is sorted by retained size.
+	kids       *dom.Graph
+	kidsSorted []uint64
+	types      typer
 }
 
 // Analyze reads the heap dump at path and computes its dominator tree.
