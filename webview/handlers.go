@@ -16,6 +16,7 @@ import (
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
+	"github.com/ctxleak/ctxleak/internal/english"
 )
 
 //go:embed assets
@@ -41,6 +42,7 @@ var funcs = template.FuncMap{
 	"short":     func(h heap.Holder) string { return h.Short() },
 	"shortG":    func(g *heap.Group) string { return g.Short() },
 	"add":       func(a, b int) int { return a + b },
+	"objects":   func(n uint64) string { return english.Plural(int(min(n, 1<<31)), "object") },
 	"pct": func(part, whole uint64) string {
 		if whole == 0 {
 			return "0%"

@@ -38,7 +38,7 @@ function row(n) {
   li.appendChild(document.createTextNode(" "));
   li.appendChild(el("span", "own", "own " + formatBytes(n.size_bytes)));
   li.appendChild(document.createTextNode(" "));
-  li.appendChild(el("span", "objects", n.retained_objects + " objects"));
+  li.appendChild(el("span", "objects", n.retained_objects + (n.retained_objects === 1 ? " object" : " objects")));
   return li;
 }
 
