@@ -142,8 +142,13 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	if f.output == stdinName {
 		f.output = ""
 	}
-	if f.http != "" && (f.output != "" || f.format != "text") {
-		return usageErrorf("--http serves the web view: it takes no --format or -o")
+	if f.http != "" {
+		if f.output != "" || f.format != "text" {
+			return usageErrorf("--http serves the web view: it takes no --format or -o")
+		}
+		if _, err := webAddr(f.http); err != nil {
+			return err
+		}
 	}
 	if f.format == "pprof" && f.output == "" && ui.IsTerminal(a.stdout) {
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
