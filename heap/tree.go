@@ -58,7 +58,9 @@ func (a *Analysis) Reachable(v heapdump.NodeID) bool {
 // DomChildren returns up to limit of the nodes v immediately dominates,
 // from offset on, in the order of their retained bytes, largest first, and
 // how many there are. The first call builds the dominator tree's child
-// lists (8 bytes a node); the first call for a node sorts its children.
+// lists (8 bytes a node). The first call for a node sorts its children,
+// except for the first pages of a node with many children, which are
+// selected in time linear in the number of children.
 func (a *Analysis) DomChildren(v heapdump.NodeID, offset, limit int) ([]heapdump.NodeID, int) {
 	if int(v) >= a.g.NumNodes() {
 		return nil, 0
@@ -68,18 +70,77 @@ func (a *Analysis) DomChildren(v heapdump.NodeID, offset, limit int) ([]heapdump
 	if offset < 0 || offset >= n || limit <= 0 {
 		return nil, n
 	}
-	if a.kidsSorted[v/64]&(1<<(v%64)) == 0 {
-		slices.SortFunc(kids, func(x, y uint32) int {
-			return cmp.Or(cmp.Compare(a.retained[y], a.retained[x]), cmp.Compare(x, y))
-		})
-		a.kidsSorted[v/64] |= 1 << (v % 64)
-	}
 	end := min(n, offset+limit)
+	sorted := kids
+	if a.kidsSorted[v/64]&(1<<(v%64)) == 0 {
+		if end <= maxPartial && n >= 8*end {
+			// A node with many children (a map's table, a long list's
+			// head) and one of its first pages: select the largest end
+			// children in O(n log end) rather than sort them all.
+			sorted = a.largest(kids, end)
+		} else {
+			slices.SortFunc(kids, a.byRetained)
+			a.kidsSorted[v/64] |= 1 << (v % 64)
+		}
+	}
 	out := make([]heapdump.NodeID, end-offset)
-	for i, k := range kids[offset:end] {
+	for i, k := range sorted[offset:end] {
 		out[i] = heapdump.NodeID(k)
 	}
 	return out, n
+}
+
+// maxPartial is the most children DomChildren selects without sorting all
+// of a node's children.
+const maxPartial = 4096
+
+// byRetained orders nodes by retained bytes, largest first, then by number.
+func (a *Analysis) byRetained(x, y uint32) int {
+	return cmp.Or(cmp.Compare(a.retained[y], a.retained[x]), cmp.Compare(x, y))
+}
+
+// largest returns the k first of kids in byRetained order, sorted, with a
+// heap of k nodes whose root is the smallest kept.
+func (a *Analysis) largest(kids []uint32, k int) []uint32 {
+	h := make([]uint32, 0, k)
+	// less says x comes after y: x is the smaller, toward the heap's root.
+	less := func(x, y uint32) bool { return a.byRetained(x, y) > 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				l = r
+			}
+			if !less(h[l], h[i]) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for _, c := range kids {
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !less(h[i], h[p]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if less(h[0], c) {
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, a.byRetained)
+	return h
 }
 
 // domKids returns the child list of v in the dominator tree, built on
