@@ -56,8 +56,8 @@ func (a *Analysis) Reachable(v heapdump.NodeID) bool {
 }
 
 // DomChildren returns up to limit of the nodes v immediately dominates,
-// from offset on, in the order of their retained bytes, largest first, and
-// how many there are. The first call builds the dominator tree's child
+// from offset on, in the order of their retained bytes, largest first
+// (those that retain as much in depth-first order), and how many there are. The first call builds the dominator tree's child
 // lists (8 bytes a node). The first call for a node sorts its children,
 // except for the first pages of a node with many children, which are
 // selected in time linear in the number of children.
@@ -74,12 +74,13 @@ func (a *Analysis) DomChildren(v heapdump.NodeID, offset, limit int) ([]heapdump
 	sorted := kids
 	if a.kidsSorted[v/64]&(1<<(v%64)) == 0 {
 		if end <= maxPartial && n >= 8*end {
-			// A node with many children (a map's table, a long list's
-			// head) and one of its first pages: select the largest end
-			// children in O(n log end) rather than sort them all.
+			// A node with many children (the objects a map and a list
+			// share hang from the super-root) and one of its first pages:
+			// select the largest end children in linear time rather than
+			// sort them all.
 			sorted = a.largest(kids, end)
 		} else {
-			slices.SortFunc(kids, a.byRetained)
+			a.sortKids(kids)
 			a.kidsSorted[v/64] |= 1 << (v % 64)
 		}
 	}
@@ -91,56 +92,86 @@ func (a *Analysis) DomChildren(v heapdump.NodeID, offset, limit int) ([]heapdump
 }
 
 // maxPartial is the most children DomChildren selects without sorting all
-// of a node's children.
-const maxPartial = 4096
+// of a node's children; past that it sorts them all, once.
+const maxPartial = 1 << 17
 
-// byRetained orders nodes by retained bytes, largest first, then by number.
-func (a *Analysis) byRetained(x, y uint32) int {
-	return cmp.Or(cmp.Compare(a.retained[y], a.retained[x]), cmp.Compare(x, y))
+// sortKids sorts kids by retained bytes, largest first, those that retain
+// as much in the order they were in: on copies of their retained sizes,
+// several times faster than looking them up on each comparison when there
+// are millions.
+func (a *Analysis) sortKids(kids []uint32) {
+	type kid struct {
+		r    uint64
+		i, v uint32
+	}
+	ks := make([]kid, len(kids))
+	for i, v := range kids {
+		ks[i] = kid{a.retained[v], uint32(i), v}
+	}
+	slices.SortFunc(ks, func(x, y kid) int { return cmp.Or(cmp.Compare(y.r, x.r), cmp.Compare(x.i, y.i)) })
+	for i, k := range ks {
+		kids[i] = k.v
+	}
 }
 
-// largest returns the k first of kids in byRetained order, sorted, with a
-// heap of k nodes whose root is the smallest kept.
+// largest returns the k first of kids in the order of sortKids, sorted,
+// without sorting the others: it keeps them in a heap whose root is the
+// last of them, so that most children of a wide node, which retain no
+// more than that root, cost one comparison.
 func (a *Analysis) largest(kids []uint32, k int) []uint32 {
-	h := make([]uint32, 0, k)
-	// less says x comes after y: x is the smaller, toward the heap's root.
-	less := func(x, y uint32) bool { return a.byRetained(x, y) > 0 }
-	down := func(i int) {
-		for {
+	ret := a.retained
+	h := make([]uint32, 0, k) // positions in kids
+	// after says the child at position x comes after the one at y.
+	after := func(x, y uint32) bool {
+		rx, ry := ret[kids[x]], ret[kids[y]]
+		return rx < ry || (rx == ry && x > y)
+	}
+	down := func() {
+		for i := 0; ; {
 			l := 2*i + 1
 			if l >= len(h) {
 				return
 			}
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+			if r := l + 1; r < len(h) && after(h[r], h[l]) {
 				l = r
 			}
-			if !less(h[l], h[i]) {
+			if !after(h[l], h[i]) {
 				return
 			}
 			h[i], h[l] = h[l], h[i]
 			i = l
 		}
 	}
-	for _, c := range kids {
+	var r0 uint64 // retained bytes of h[0], once the heap is full
+	for p, c := range kids {
 		if len(h) < k {
-			h = append(h, c)
+			h = append(h, uint32(p))
 			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !less(h[i], h[p]) {
+				q := (i - 1) / 2
+				if !after(h[i], h[q]) {
 					break
 				}
-				h[i], h[p] = h[p], h[i]
-				i = p
+				h[i], h[q] = h[q], h[i]
+				i = q
 			}
+			r0 = ret[kids[h[0]]]
 			continue
 		}
-		if less(h[0], c) {
-			h[0] = c
-			down(0)
+		if ret[c] <= r0 { // a later one that retains as much comes after
+			continue
 		}
+		h[0] = uint32(p)
+		down()
+		r0 = ret[kids[h[0]]]
 	}
-	slices.SortFunc(h, a.byRetained)
-	return h
+	slices.SortFunc(h, func(x, y uint32) int {
+		return cmp.Or(cmp.Compare(ret[kids[y]], ret[kids[x]]), cmp.Compare(x, y))
+	})
+	out := make([]uint32, len(h))
+	for i, p := range h {
+		out[i] = kids[p]
+	}
+	return out
 }
 
 // domKids returns the child list of v in the dominator tree, built on
