@@ -61,6 +61,17 @@ type childrenDoc struct {
 // 300 sessions has more than a page.
 func TestAPIChildren(t *testing.T) {
 	sr := testAn.Graph().SuperRoot()
+	var srDoc struct {
+		Node struct {
+			Kind  string `json:"kind"`
+			Label string `json:"label"`
+		} `json:"node"`
+		Dominators []struct{} `json:"dominators"`
+	}
+	getJSON(t, "api/node/"+strconv.Itoa(int(sr)), "ctxleak.web.node/v1", &srDoc)
+	if srDoc.Node.Kind != "roots" || srDoc.Node.Label != "all roots" || len(srDoc.Dominators) != 0 {
+		t.Errorf("the super-root's document: %+v", srDoc)
+	}
 	var top childrenDoc
 	getJSON(t, "api/children/"+strconv.Itoa(int(sr)), "ctxleak.web.children/v1", &top)
 	if top.Total == 0 || len(top.Children) == 0 {

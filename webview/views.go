@@ -100,13 +100,14 @@ func (s *Server) nodePage(v heapdump.NodeID) (*nodeView, error) {
 	an := s.an
 	nv := &nodeView{Node: rows(an.Nodes([]heapdump.NodeID{v}))[0]}
 	var chain []heapdump.NodeID
-	for d := an.Idom(v); d != heapdump.NoNode; d = an.Idom(d) {
+	sr := an.Graph().SuperRoot()
+	for d := an.Idom(v); d != heapdump.NoNode && v != sr; d = an.Idom(d) {
 		if len(chain) == maxChain {
 			nv.DominatorsElided++
 		} else {
 			chain = append(chain, d)
 		}
-		if d == an.Graph().SuperRoot() {
+		if d == sr {
 			break
 		}
 	}
