@@ -78,10 +78,11 @@ func (a *Analysis) DomChildren(v heapdump.NodeID, offset, limit int) ([]heapdump
 			// share hang from the super-root) and one of its first pages:
 			// select the largest end children in linear time rather than
 			// sort them all.
-			sorted = a.largest(kids, end)
+			sorted = a.largest(kids, a.kidRetained(v, kids), end)
 		} else {
 			a.sortKids(kids)
 			a.kidsSorted[v/64] |= 1 << (v % 64)
+			delete(a.wideRet, v) // in the old order
 		}
 	}
 	out := make([]heapdump.NodeID, end-offset)
@@ -114,16 +115,41 @@ func (a *Analysis) sortKids(kids []uint32) {
 	}
 }
 
+// minWide is the number of children from which DomChildren keeps a copy
+// of the children's retained sizes, in their order, for the next pages;
+// tests change it.
+var minWide = 1 << 16
+
+// kidRetained returns the retained sizes of kids, the unsorted children of
+// v, by position: for a wide node, a copy made on first use, which later
+// pages read in order rather than at random.
+func (a *Analysis) kidRetained(v heapdump.NodeID, kids []uint32) []uint64 {
+	if rs, ok := a.wideRet[v]; ok {
+		return rs
+	}
+	rs := make([]uint64, len(kids))
+	for i, c := range kids {
+		rs[i] = a.retained[c]
+	}
+	if len(kids) >= minWide {
+		if a.wideRet == nil {
+			a.wideRet = map[heapdump.NodeID][]uint64{}
+		}
+		a.wideRet[v] = rs
+	}
+	return rs
+}
+
 // largest returns the k first of kids in the order of sortKids, sorted,
-// without sorting the others: it keeps them in a heap whose root is the
-// last of them, so that most children of a wide node, which retain no
-// more than that root, cost one comparison.
-func (a *Analysis) largest(kids []uint32, k int) []uint32 {
-	ret := a.retained
+// without sorting the others; rs are their retained sizes, by position. It
+// keeps them in a heap whose root is the last of them, so that most
+// children of a wide node, which retain no more than that root, cost one
+// comparison.
+func (a *Analysis) largest(kids []uint32, rs []uint64, k int) []uint32 {
 	h := make([]uint32, 0, k) // positions in kids
 	// after says the child at position x comes after the one at y.
 	after := func(x, y uint32) bool {
-		rx, ry := ret[kids[x]], ret[kids[y]]
+		rx, ry := rs[x], rs[y]
 		return rx < ry || (rx == ry && x > y)
 	}
 	down := func() {
@@ -143,7 +169,7 @@ func (a *Analysis) largest(kids []uint32, k int) []uint32 {
 		}
 	}
 	var r0 uint64 // retained bytes of h[0], once the heap is full
-	for p, c := range kids {
+	for p, r := range rs {
 		if len(h) < k {
 			h = append(h, uint32(p))
 			for i := len(h) - 1; i > 0; {
@@ -154,19 +180,17 @@ func (a *Analysis) largest(kids []uint32, k int) []uint32 {
 				h[i], h[q] = h[q], h[i]
 				i = q
 			}
-			r0 = ret[kids[h[0]]]
+			r0 = rs[h[0]]
 			continue
 		}
-		if ret[c] <= r0 { // a later one that retains as much comes after
+		if r <= r0 { // a later one that retains as much comes after
 			continue
 		}
 		h[0] = uint32(p)
 		down()
-		r0 = ret[kids[h[0]]]
+		r0 = rs[h[0]]
 	}
-	slices.SortFunc(h, func(x, y uint32) int {
-		return cmp.Or(cmp.Compare(ret[kids[y]], ret[kids[x]]), cmp.Compare(x, y))
-	})
+	slices.SortFunc(h, func(x, y uint32) int { return cmp.Or(cmp.Compare(rs[y], rs[x]), cmp.Compare(x, y)) })
 	out := make([]uint32, len(h))
 	for i, p := range h {
 		out[i] = kids[p]
@@ -174,14 +198,20 @@ func (a *Analysis) largest(kids []uint32, k int) []uint32 {
 	return out
 }
 
+// PrepareTree builds the dominator tree's child lists, which DomChildren
+// and Nodes otherwise build on first use. Unlike the other methods, it may
+// be called concurrently with them: a viewer calls it in the background
+// when it starts, so that its first tree page need not wait.
+func (a *Analysis) PrepareTree() { a.domKids(a.g.SuperRoot()) }
+
 // domKids returns the child list of v in the dominator tree, built on
 // first use.
 func (a *Analysis) domKids(v heapdump.NodeID) []uint32 {
-	if a.kids == nil {
+	a.kidsOnce.Do(func() {
 		k := a.tree.Children()
 		a.kids = &k
 		a.kidsSorted = make([]uint64, (a.g.NumNodes()+63)/64)
-	}
+	})
 	return a.kids.Succ[a.kids.Start[v]:a.kids.Start[v+1]]
 }
 

@@ -12,6 +12,8 @@ import (
 // largest retained first, page by page; the first pages of a node with
 // many children, selected without a full sort, agree with the sorted list.
 func TestDomChildren(t *testing.T) {
+	defer func(old int) { minWide = old }(minWide)
+	minWide = 50 // the copies of retained sizes are used for the wide node
 	d := progDump(t, "-small")
 	a, err := Analyze(d.path, nil)
 	if err != nil {
@@ -35,7 +37,11 @@ func TestDomChildren(t *testing.T) {
 	if len(want[most]) < 100 {
 		t.Fatalf("the node with most children has %d: the dump should have a wide node", len(want[most]))
 	}
+	a.PrepareTree()
 	first, total := a.DomChildren(most, 0, 10)
+	if _, ok := a.wideRet[most]; !ok {
+		t.Errorf("no copy of the retained sizes of the children of node %d (%d children)", most, len(want[most]))
+	}
 	if total != len(want[most]) || len(first) != 10 {
 		t.Fatalf("first page of node %d: %d children of %d, want 10 of %d", most, len(first), total, len(want[most]))
 	}

@@ -43,13 +43,15 @@ const DefaultPageSize = 200
 // maxPageSize is the largest limit /api/children accepts.
 const maxPageSize = 2000
 
-// New returns a Server for an; the Server does not close it.
+// New returns a Server for an, and starts building the dominator tree's
+// child lists in the background. The Server does not close an.
 func New(an *heap.Analysis, opts Options) *Server {
 	s := &Server{opts: opts, an: an, report: opts.Report, pageSize: DefaultPageSize}
 	if s.opts.Title == "" {
 		s.opts.Title = an.Graph().Name()
 	}
 	s.mux = s.routes()
+	go an.PrepareTree() // for the tree pages; the groups page need not wait
 	return s
 }
 
