@@ -193,6 +193,12 @@ func run() error {
 		}
 	}
 
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+		if m := regexp.MustCompile(`VmHWM:\s*(\d+) kB`).FindSubmatch(b); m != nil {
+			kb, _ := strconv.Atoi(string(m[1]))
+			fmt.Printf("ctxleak peak RSS after these requests: %d MiB\n", kb/1024)
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		return err
 	}
