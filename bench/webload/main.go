@@ -113,10 +113,11 @@ func run() error {
 
 	// The top of the tree: the super-root is the parent of the tree page's
 	// list.
-	b, _, err := get(base + "tree")
+	b, d, err := get(base + "tree")
 	if err != nil {
 		return err
 	}
+	fmt.Printf("page /tree again: %s\n", ms(d))
 	m := regexp.MustCompile(`data-parent="(\d+)"`).FindSubmatch(b)
 	if m == nil {
 		return errors.New("no tree on /tree")
