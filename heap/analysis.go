@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
@@ -40,7 +41,15 @@ type Analysis struct {
 	// unknown, 0 until looked up.
 	labelsOff int64
 	reach     *reachers // built on demand
-	types     typer
+	// kids are the dominator tree's child lists, built once on demand
+	// (tree.go); kidsSorted marks the nodes whose list is sorted by
+	// retained size; wideRet are the retained sizes of the children of
+	// wide nodes, in their unsorted order.
+	kidsOnce   sync.Once
+	kids       *dom.Graph
+	kidsSorted []uint64
+	wideRet    map[heapdump.NodeID][]uint64
+	types      typer
 }
 
 // Analyze reads the heap dump at path and computes its dominator tree.

@@ -24,5 +24,7 @@
 // path.go (searches of the graph) and types.go (typing the objects on a
 // path), which do not call each other; holder.go (holders and groups);
 // report.go (the report) and unknown.go (what it cannot tell without the
-// binary); text.go, json.go and pprof.go (rendering it).
+// binary); text.go, json.go and pprof.go (rendering it); tree.go (the
+// dominator tree node by node, and the paths to an object, for viewers
+// such as package webview).
 package heap

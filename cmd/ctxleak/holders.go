@@ -30,6 +30,8 @@ type holdersFlags struct {
 	format      string
 	output      string
 	force       bool
+	http        string // serve the web view on this [HOST]:PORT
+	noBrowser   bool
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
@@ -83,10 +85,18 @@ replaces an existing file unless --force is given.
 Exit status, whatever the format: 0 when nothing of --min-size or more is
 retained (after --focus), 1 when something is, 2 for bad flags or an
 unreadable dump or executable. Chain a viewer with ";", not "&&", since
-finding retention exits 1.`,
+finding retention exits 1.
+
+--http [HOST]:PORT serves a web view of the dump instead of printing the
+report, as "go tool pprof -http" does: the groups, the dominator tree, each
+object with the paths from the roots that hold it, the roots and a treemap,
+and their JSON (docs/web.md). The host defaults to 127.0.0.1; :0 picks a
+free port. A browser opens on the URL unless --no-browser is given.
+Ctrl-C stops the server (exit 130).`,
 		Example: `  ctxleak holders app.heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
   ctxleak holders http://localhost:6060/debug/ctxleak/heapdump --binary ./app
+  ctxleak holders app.heapdump --binary ./app --http :0
   ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz --force; go tool pprof -http=: holders.pb.gz
   ssh host cat /tmp/app.heapdump | ctxleak holders - --binary ./app`,
 		Args: rangeArgs(1, 1),
@@ -104,6 +114,8 @@ finding retention exits 1.`,
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or pprof (a retention profile for go tool pprof)")
 	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (mode 0600; - is stdout) instead of stdout")
 	fs.BoolVarP(&f.force, "force", "f", false, "let -o replace an existing file")
+	fs.StringVar(&f.http, "http", "", "serve a web view on `[HOST]:PORT` (host 127.0.0.1 unless given; :0 picks a port) instead of printing")
+	fs.BoolVar(&f.noBrowser, "no-browser", false, "with --http, do not open a browser")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "pprof"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -135,6 +147,14 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	if f.output == stdinName {
 		f.output = ""
+	}
+	if f.http != "" {
+		if f.output != "" || f.format != "text" {
+			return usageErrorf("--http serves the web view: it takes no --format or -o")
+		}
+		if _, err := webAddr(f.http); err != nil {
+			return err
+		}
 	}
 	if f.format == "pprof" && f.output == "" && ui.IsTerminal(a.stdout) {
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
@@ -180,6 +200,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		opts = append(opts, heap.OnProgress(prog.heap(source)))
 	}
 	var rep *heap.Report
+	var web *heap.Analysis // kept open for --http
 	err := await(ctx, func() error {
 		defer prog.clear()
 		an, err := heap.Analyze(dump, bin, opts...)
@@ -189,6 +210,10 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 				hint = dumpHint(dump)
 			}
 			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), dump, source), hint)
+		}
+		if f.http != "" {
+			web = an
+			return nil
 		}
 		defer an.Close()
 		prog.show("ctxleak: finding the holders in "+source, true)
@@ -200,6 +225,10 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	})
 	if err != nil {
 		return err
+	}
+	if web != nil {
+		defer web.Close()
+		return a.serveWeb(ctx, web, f, source, heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
 	}
 	if source != dump {
 		rep.Dump = source // the URL or "-", not the deleted temporary file
