@@ -38,7 +38,7 @@ func TestAnalyzeFIFO(t *testing.T) {
 		}
 		r = <-done
 	}
-	if r.code != exitUsage || !strings.Contains(r.stderr, name+": is a named pipe (FIFO), not a regular file") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, name) || !strings.Contains(r.stderr, "is a named pipe (FIFO), not a regular file") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }

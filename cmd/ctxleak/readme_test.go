@@ -53,7 +53,19 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 		"this test; .ci/run runs it as written"},
 	{"ctxleak cost", "ctxleak cost --quick",
 		"the full run takes a minute; --quick prints the same rows from shorter samples"},
+	{"ctxleak holders app.heapdump --binary ./app --http :0", readmeWebCheck,
+		"a server runs until Ctrl-C and opens a browser: the test serves on a free port without one, reads the groups page and stops it with SIGINT (exit 130)"},
+	{"ctxleak holders app.heapdump --binary ./app --http 127.0.0.1:8080 --no-browser", readmeWebCheck,
+		"port 8080 may be taken on a CI machine: the same check on a free port"},
 }
+
+// readmeWebCheck stands for the web view's commands: it serves on a free
+// port without opening a browser, waits for the URL, reads the groups page,
+// then stops the server with SIGINT, which must exit 130.
+const readmeWebCheck = "ctxleak holders app.heapdump --binary ./app --http 127.0.0.1:0 --no-browser > web.out & pid=$!; " +
+	"for i in $(seq 300); do grep -q http:// web.out && break; sleep 0.1; done; " +
+	"curl -fsS \"$(grep -o 'http://[^ ]*' web.out)\" | grep -q '<h1>Holders</h1>'; got=$?; " +
+	"kill -INT $pid; wait $pid; test $got = 0 -a $? = 130"
 
 // readmeService is the host and port of the README's running service,
 // which the examples of "ctxleak analyze" and "In a running service" use;
@@ -75,7 +87,7 @@ var stalePhrases = []string{
 var readmeDirs = map[string]string{
 	"top": "root", "try-it": "root", "run": "root", "run-sample": "root",
 	"cost-sample": "root", "development": "root",
-	"holders": "try-it", "holders-sample": "try-it", "timer-sample": "try-it",
+	"holders": "try-it", "holders-sample": "try-it", "web": "try-it", "timer-sample": "try-it",
 	"analyze-sample": "service", "watch-holders": "service",
 	"clone": "app-replace", "replace": "app-replace", "work": "app-work",
 	"upload-test": "shop", "upload-go": "shop", "retain-sample": "shop",
