@@ -3,6 +3,7 @@ package heapdump
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // FormatError reports malformed input: a heap dump that is truncated, has an
@@ -26,5 +27,6 @@ func (e *FormatError) Error() string {
 var ErrTooLarge = errors.New("too large for 32-bit graph indices")
 
 // maxIndex is the largest node or edge count the graph accepts: indices are
-// uint32 and one value is kept free as a sentinel.
-const maxIndex = 1<<32 - 2
+// uint32 and one value is kept free as a sentinel. Where int has 32 bits
+// (GOARCH=386), the largest int is the limit.
+const maxIndex = min(1<<32-2, math.MaxInt)

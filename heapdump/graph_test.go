@@ -405,7 +405,7 @@ func TestPrefetchAndParallelResolve(t *testing.T) {
 	for _, tc := range []struct {
 		prefetch int64
 		parallel int
-	}{{0, 1}, {0, 1 << 40}, {1 << 40, 1}} {
+	}{{0, 1}, {0, math.MaxInt}, {1 << 40, 1}} {
 		prefetchMin, parallelMinEdges = tc.prefetch, tc.parallel
 		got := d.load(t, opts)
 		if !slices.Equal(got.start, want.start) || !slices.Equal(got.succ, want.succ) || got.Stats() != want.Stats() ||

@@ -80,7 +80,7 @@ func (a *app) readStdinProfile(ctx context.Context) (*profiles.Profile, error) {
 		return nil, usageErrorf("reading standard input: %v", err)
 	}
 	if int64(len(data)) > profiles.DefaultMaxBytes {
-		return nil, usageErrorf("standard input: larger than the limit of %d bytes", profiles.DefaultMaxBytes)
+		return nil, usageErrorf("standard input: larger than the limit of %d bytes", int64(profiles.DefaultMaxBytes))
 	}
 	p, err := profiles.Parse(stdinName, data)
 	if err != nil {
