@@ -229,18 +229,19 @@ func (b *Binary) Bias() uint64 { return b.bias }
 
 // BiasFor returns the load bias implied by the function funcName having its
 // entry at the run-time address entry, as a heap dump's stack frame records
-// give them. It fails if the executable has no such function or the implied
-// bias is not page aligned. For a non-PIE executable the bias is 0 unless
-// the dump was written by a different build: a cheap check that the
-// executable matches the dump.
+// give them. It fails with a *MismatchError if the executable has no such
+// function or the implied bias is not page aligned. For a non-PIE
+// executable the bias is 0 unless the dump was written by a different
+// build. The first call indexes the functions by name.
 func (b *Binary) BiasFor(funcName string, entry uint64) (uint64, error) {
 	link, ok := b.pcln.entryByName(funcName)
 	if !ok {
-		return 0, fmt.Errorf("binary %s: no function %q", b.path, funcName)
+		return 0, b.mismatch("function "+funcName, fmt.Sprintf("it at %#x", entry), "no such function")
 	}
 	bias := entry - link
 	if bias%4096 != 0 {
-		return 0, fmt.Errorf("binary %s: function %s at %#x implies load bias %#x, which is not page aligned: is this the binary that wrote the dump?", b.path, funcName, entry, bias)
+		return 0, b.mismatch("function "+funcName, fmt.Sprintf("it at %#x", entry),
+			fmt.Sprintf("it at %#x, a load bias of %#x that is not page aligned", link, bias))
 	}
 	return bias, nil
 }

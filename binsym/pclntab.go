@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The pclntab layout is that of Go 1.20 and later (runtime/symtab.go,
@@ -45,6 +46,9 @@ type pclntab struct {
 	gofunc    uint64 // link address of go:func.*, or 0
 	hasGofunc bool
 	b         *Binary
+
+	nameOnce sync.Once
+	byName   map[string]uint64 // function name -> link entry, built on first use
 }
 
 func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
@@ -311,18 +315,31 @@ func (t *pclntab) funcAt(i int) (funcInfo, bool) {
 	return f, true
 }
 
-// entryByName returns the link address of the function named name.
+// entryByName returns the link address of the function named name. The
+// first call indexes every function by name; the next ones look it up.
 func (t *pclntab) entryByName(name string) (uint64, bool) {
 	if t == nil {
 		return 0, false
 	}
+	t.nameOnce.Do(t.indexNames)
+	e, ok := t.byName[name]
+	return e, ok
+}
+
+// indexNames maps the name of every function to its entry, keeping the
+// first of functions that share a name.
+func (t *pclntab) indexNames() {
+	t.byName = make(map[string]uint64, min(t.nfunc, 1<<16))
 	for i := 0; i < t.nfunc; i++ {
 		f, ok := t.funcAt(i)
-		if ok && t.funcNameIs(f.nameOff(), name) {
-			return f.entry, true
+		if !ok {
+			continue
+		}
+		name, ok := t.cstring(t.funcnames, int64(f.nameOff()))
+		if _, dup := t.byName[name]; ok && !dup {
+			t.byName[name] = f.entry
 		}
 	}
-	return 0, false
 }
 
 func (t *pclntab) cstring(tab []byte, off int64) (string, bool) {
@@ -451,8 +468,8 @@ func (b *Binary) CallSite(pc uint64) (Func, bool) {
 }
 
 // FuncByName returns the entry of the function named name; File and Line are
-// the position of its entry. It scans every function: do not call it in a
-// loop.
+// the position of its entry. The first call indexes the functions by name
+// (a few milliseconds for a large executable).
 func (b *Binary) FuncByName(name string) (Func, bool) {
 	entry, ok := b.pcln.entryByName(name)
 	if !ok {
