@@ -9,6 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -244,7 +245,8 @@ type typeIndex struct {
 	built    map[dwarf.Offset]*Type
 	closures map[uint64]*Type
 	pending  []*Type
-	err      error // first error decoding a type
+	todo     []typeWork // types created and not yet filled, for build
+	err      error      // first error decoding a type
 }
 
 // LoadTypes decodes the executable's DWARF index if it has not been
@@ -678,6 +680,7 @@ func (x *typeIndex) recoverCorrupt(t **Type) {
 	if r := recover(); r != nil {
 		*t = nil
 		x.pending = x.pending[:0]
+		x.todo = x.todo[:0]
 		if x.err == nil {
 			x.err = fmt.Errorf("corrupt DWARF: %v", r)
 		}
@@ -722,32 +725,89 @@ func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error)
 
 // build returns the type described at off, creating it and the types it
 // refers to. Named types defined as another DWARF type are completed by
-// finish. Called with x.mu held.
+// finish. Types are filled from a work list, not by recursion, so that a
+// corrupt DWARF type that contains itself, or a long chain of types, does
+// not exhaust the stack. Called with x.mu held.
 func (x *typeIndex) build(off dwarf.Offset) *Type {
+	t := x.shell(off)
+	for len(x.todo) > 0 {
+		w := x.todo[len(x.todo)-1]
+		x.todo = x.todo[:len(x.todo)-1]
+		x.fill(w)
+	}
+	return t
+}
+
+// A typeWork is a type created by shell and the DWARF entry to fill it from.
+type typeWork struct {
+	t    *Type
+	e    *dwarf.Entry
+	kids []*dwarf.Entry
+}
+
+// maxAliasChain bounds a chain of typedefs that name the same type: a
+// longer one is corrupt.
+const maxAliasChain = 64
+
+// shell returns the type at off if it was built, or else creates it, with
+// its name and kind, and queues it to be filled. A compiler's typedef for a
+// named type refers to the linker's description of it, the same type: the
+// chain is followed to that description. Called with x.mu held.
+func (x *typeIndex) shell(off dwarf.Offset) *Type {
 	if t, ok := x.built[off]; ok {
 		return t
 	}
-	e, kids, err := x.read(off)
-	if err != nil {
-		if x.err == nil {
-			x.err = err
+	var aliases []dwarf.Offset
+	for {
+		e, kids, err := x.read(off)
+		if err == nil && len(aliases) >= maxAliasChain {
+			err = fmt.Errorf("DWARF entry at %#x: typedef chain of more than %d entries", off, maxAliasChain)
 		}
-		t := &Type{Name: "?"}
-		x.built[off] = t
+		if err != nil {
+			if x.err == nil {
+				x.err = err
+			}
+			return x.alias(aliases, off, &Type{Name: "?"})
+		}
+		_, hasKind := e.Val(attrGoKind).(int64)
+		target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
+		if e.Tag == dwarf.TagTypedef && !hasKind && hasTarget {
+			aliases = append(aliases, off)
+			if t, ok := x.built[target]; ok {
+				return x.alias(aliases, target, t)
+			}
+			if slices.Contains(aliases, target) {
+				if x.err == nil {
+					x.err = fmt.Errorf("DWARF entry at %#x: typedef of itself", off)
+				}
+				return x.alias(aliases, target, &Type{Name: "?"})
+			}
+			off = target
+			continue
+		}
+		name, _ := e.Val(dwarf.AttrName).(string)
+		kind, _ := e.Val(attrGoKind).(int64)
+		t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
+		x.alias(aliases, off, t)
+		x.todo = append(x.todo, typeWork{t: t, e: e, kids: kids})
 		return t
 	}
-	name, _ := e.Val(dwarf.AttrName).(string)
-	kind, hasKind := e.Val(attrGoKind).(int64)
-	target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
-	if e.Tag == dwarf.TagTypedef && !hasKind && hasTarget {
-		// The compiler's typedef for a named type refers to the linker's
-		// description of it: the same type.
-		t := x.build(target)
-		x.built[off] = t
-		return t
-	}
-	t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
+}
+
+// alias records t as the type at off and at each offset of aliases.
+func (x *typeIndex) alias(aliases []dwarf.Offset, off dwarf.Offset, t *Type) *Type {
 	x.built[off] = t
+	for _, a := range aliases {
+		x.built[a] = t
+	}
+	return t
+}
+
+// fill sets what the entry of w says of its type, creating the types it
+// refers to with shell. Called with x.mu held.
+func (x *typeIndex) fill(w typeWork) {
+	t, e, kids := w.t, w.e, w.kids
+	target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
 	if rt, ok := e.Val(attrGoRuntimeType).(uint64); ok {
 		t.rt = x.types + rt
 	}
@@ -755,10 +815,10 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 		t.Size = size
 	}
 	if k, ok := e.Val(attrGoKey).(dwarf.Offset); ok {
-		t.Key = x.build(k)
+		t.Key = x.shell(k)
 	}
 	if el, ok := e.Val(attrGoElem).(dwarf.Offset); ok {
-		t.Elem = x.build(el)
+		t.Elem = x.shell(el)
 	}
 	switch e.Tag {
 	case dwarf.TagPointerType:
@@ -768,7 +828,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 		if !hasTarget {
 			t.Kind = reflect.UnsafePointer
 		} else {
-			t.Elem = x.build(target)
+			t.Elem = x.shell(target)
 		}
 		t.Size = 8
 	case dwarf.TagStructType:
@@ -784,7 +844,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 			f.Offset, _ = c.Val(dwarf.AttrDataMemberLoc).(int64)
 			f.Embedded, _ = c.Val(attrGoEmbeddedField).(bool)
 			if ft, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
-				f.Type = x.build(ft)
+				f.Type = x.shell(ft)
 			}
 			t.Fields = append(t.Fields, f)
 		}
@@ -792,7 +852,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 	case dwarf.TagArrayType:
 		t.Kind = reflect.Array
 		if hasTarget {
-			t.Elem = x.build(target)
+			t.Elem = x.shell(target)
 		}
 		for _, c := range kids {
 			if c.Tag == dwarf.TagSubrangeType {
@@ -804,11 +864,10 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 		t.Size = 8
 	case dwarf.TagTypedef:
 		if hasTarget {
-			t.under = x.build(target)
+			t.under = x.shell(target)
 			x.pending = append(x.pending, t)
 		}
 	}
-	return t
 }
 
 // finish completes the named types built since the last call from the
@@ -820,13 +879,25 @@ func (x *typeIndex) finish() {
 	x.pending = x.pending[:0]
 }
 
+// finishNamed completes t and the chain of named types it is defined as,
+// innermost first. A corrupt chain that loops ends where it loops.
 func finishNamed(t *Type) {
-	u := t.under
-	if t.finished || u == nil {
-		return
+	var chain []*Type
+	for u := t; u != nil && !u.finished; u = u.under {
+		u.finished = true
+		chain = append(chain, u)
 	}
-	t.finished = true
-	finishNamed(u)
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].under != nil {
+			finishOne(chain[i])
+		}
+	}
+}
+
+// finishOne copies to the named type t what its definition, t.under,
+// which is finished, says.
+func finishOne(t *Type) {
+	u := t.under
 	if t.Size == 0 {
 		t.Size = u.Size
 	}
