@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"sync"
 )
@@ -46,6 +47,8 @@ type Binary struct {
 	arch        string
 	pie         bool
 	bias        uint64
+
+	inflateLimit uint64 // most bytes the compressed sections may inflate to
 
 	pcln    *pclntab // nil if the executable has no usable pclntab
 	pclnErr error    // why pcln is nil
@@ -112,6 +115,11 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		return nil, readPartError("ELF headers", err)
 	}
 	b := &Binary{path: path, f: f, elf: ef}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, readPartError("the file's size", err)
+	}
+	b.inflateLimit = min(InflateFactor*uint64(max(st.Size(), 0)), MaxInflatedTotal, math.MaxInt/2)
 	switch {
 	case ef.Class != elf.ELFCLASS64 || ef.Data != elf.ELFDATA2LSB:
 		return nil, fmt.Errorf("unsupported ELF class %v, %v (want 64-bit little-endian)", ef.Class, ef.Data)
@@ -128,6 +136,9 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		b.pie = true
 	default:
 		return nil, fmt.Errorf("ELF type %v is not an executable", ef.Type)
+	}
+	if err := b.checkInflated(); err != nil {
+		return nil, err
 	}
 	info, err := buildinfo.Read(f)
 	if err != nil {
@@ -260,12 +271,15 @@ func (b *Binary) HasDWARF() bool {
 }
 
 // Missing describes, one item a string, what this executable cannot give. It
-// is empty for an unstripped non-PIE executable. Without DWARF it reads the
-// types section, to say whether types can be had from the descriptors.
+// is empty for an unstripped non-PIE executable. It reads the DWARF index,
+// or without DWARF the types section, to say whether types can be had.
 func (b *Binary) Missing() []string {
 	var m []string
 	if !b.HasSymbols() {
 		m = append(m, "no ELF symbol table (linked with -s): names of globals, itabs and other symbols are unknown")
+	}
+	if b.HasDWARF() && !b.forceDesc && b.typeIndex() == nil {
+		m = append(m, fmt.Sprintf("DWARF unreadable (%v): types come from the runtime type descriptors", b.typesErr))
 	}
 	if !b.HasDWARF() || b.forceDesc {
 		why := "no DWARF (linked with -w or -s)"

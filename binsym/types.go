@@ -267,11 +267,11 @@ func (b *Binary) LoadTypes() error {
 	d := b.descIndex()
 	switch {
 	case d == nil && b.HasDWARF() && !b.forceDesc:
-		return fmt.Errorf("%v; %v", b.typesErr, b.descErr)
+		return fmt.Errorf("%w; %w", b.typesErr, b.descErr)
 	case d == nil:
 		return b.descErr
 	case b.HasDWARF() && !b.forceDesc:
-		return fmt.Errorf("%v (types come from the runtime type descriptors)", b.typesErr)
+		return fmt.Errorf("%w (types come from the runtime type descriptors)", b.typesErr)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -294,24 +294,26 @@ func (b *Binary) typeIndex() *typeIndex {
 	return b.types
 }
 
-// dwarf returns the executable's DWARF and its .debug_info section, or nil
-// for the section if debug/elf had to find it.
+// dwarf returns the executable's DWARF and its .debug_info section.
+// Compressed sections are inflated within the executable's limit (see
+// InflateError).
 func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
 	sect := func(name string) ([]byte, error) {
 		s := b.elf.Section(".debug_" + name)
+		if s == nil {
+			s = b.elf.Section(".zdebug_" + name)
+		}
 		if s == nil || s.Type == elf.SHT_NOBITS {
 			return nil, nil
 		}
-		return s.Data()
+		return b.sectionData(s)
 	}
 	info, err := sect("info")
 	if err != nil {
 		return nil, nil, err
 	}
 	if info == nil {
-		// Old-style .zdebug sections, or none: let debug/elf decide.
-		d, err := b.elf.DWARF()
-		return d, nil, err
+		return nil, nil, errors.New("no .debug_info section")
 	}
 	abbrev, err := sect("abbrev")
 	if err != nil {
@@ -351,7 +353,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	}
 	d, info, err := b.dwarf()
 	if err != nil {
-		return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, err)
+		return nil, &OpenError{Path: b.path, Err: fmt.Errorf("reading DWARF: %w", err)}
 	}
 	x := &typeIndex{
 		d:        d,
