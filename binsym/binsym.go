@@ -137,6 +137,12 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 	default:
 		return nil, fmt.Errorf("ELF type %v is not an executable", ef.Type)
 	}
+	for _, s := range ef.Sections {
+		if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL && (s.Offset > uint64(st.Size()) || s.FileSize > uint64(st.Size())-s.Offset) {
+			return nil, fmt.Errorf("section %s: %d bytes at offset %d run past the end of the file (%d bytes): truncated or corrupt",
+				s.Name, s.FileSize, s.Offset, st.Size())
+		}
+	}
 	if err := b.checkInflated(); err != nil {
 		return nil, err
 	}
@@ -277,6 +283,10 @@ func (b *Binary) Missing() []string {
 	var m []string
 	if !b.HasSymbols() {
 		m = append(m, "no ELF symbol table (linked with -s): names of globals, itabs and other symbols are unknown")
+	} else if t, err := b.symbols(); err != nil {
+		m = append(m, fmt.Sprintf("ELF symbol table unreadable (%v): names of globals, itabs and other symbols are unknown", err))
+	} else if t.corrupt > 0 {
+		m = append(m, fmt.Sprintf("%d corrupt ELF symbols left out (the first: %s): what they name is unknown", t.corrupt, t.firstCorrupt))
 	}
 	if b.HasDWARF() && !b.forceDesc && b.typeIndex() == nil {
 		m = append(m, fmt.Sprintf("DWARF unreadable (%v): types come from the runtime type descriptors", b.typesErr))
