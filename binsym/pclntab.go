@@ -261,8 +261,8 @@ func (f funcInfo) pcdata(i uint32) uint32 {
 	if i >= f.npcdata() {
 		return 0
 	}
-	off := funcFixedSize + 4*int(i)
-	if off+4 > len(f.rec) {
+	off := funcFixedSize + 4*uint64(i) // in uint64: no overflow where int has 32 bits
+	if off+4 > uint64(len(f.rec)) {
 		return 0
 	}
 	return binary.LittleEndian.Uint32(f.rec[off:])
@@ -273,8 +273,8 @@ func (f funcInfo) funcdata(i uint8) (uint32, bool) {
 	if i >= f.nfuncdata() {
 		return 0, false
 	}
-	off := funcFixedSize + 4*int(f.npcdata()) + 4*int(i)
-	if off+4 > len(f.rec) {
+	off := funcFixedSize + 4*uint64(f.npcdata()) + 4*uint64(i)
+	if off+4 > uint64(len(f.rec)) {
 		return 0, false
 	}
 	v := binary.LittleEndian.Uint32(f.rec[off:])
