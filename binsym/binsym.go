@@ -40,7 +40,7 @@ import (
 // A Binary is an opened Go executable.
 type Binary struct {
 	path        string
-	f           *os.File
+	closer      io.Closer // the file, or nil
 	elf         *elf.File
 	goVersion   string
 	experiments string // GOEXPERIMENT the executable was built with
@@ -86,18 +86,34 @@ var ErrNotGo = errors.New("not a Go executable")
 // that is not a Go executable. A stripped or PIE executable opens; Missing
 // says what it cannot give.
 func Open(path string) (*Binary, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	pathErr := func(err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &OpenError{Path: path, Err: errors.New("no such file")}
+			return &OpenError{Path: path, Err: errors.New("no such file")}
 		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, &OpenError{Path: path, Err: err}
+		return &OpenError{Path: path, Err: err}
 	}
-	b, err := newBinary(path, f)
+	// Only a regular file: opening a FIFO would wait for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return nil, pathErr(err)
+	} else if !st.Mode().IsRegular() {
+		return nil, &OpenError{Path: path, Err: fmt.Errorf("not a regular file (%v)", st.Mode().Type())}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file (%v)", st.Mode().Type())
+	}
+	var b *Binary
+	if err == nil {
+		b, err = newBinary(path, f, st.Size(), f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, &OpenError{Path: path, Err: err}
@@ -105,8 +121,10 @@ func Open(path string) (*Binary, error) {
 	return b, nil
 }
 
-func newBinary(path string, f *os.File) (*Binary, error) {
-	ef, err := elf.NewFile(f)
+// newBinary reads the executable of size bytes that r reads; c, if not nil,
+// is closed by Close.
+func newBinary(path string, r io.ReaderAt, size int64, c io.Closer) (*Binary, error) {
+	ef, err := elf.NewFile(r)
 	if err != nil {
 		var fe *elf.FormatError
 		if errors.As(err, &fe) {
@@ -114,12 +132,8 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		}
 		return nil, readPartError("ELF headers", err)
 	}
-	b := &Binary{path: path, f: f, elf: ef}
-	st, err := f.Stat()
-	if err != nil {
-		return nil, readPartError("the file's size", err)
-	}
-	b.inflateLimit = min(InflateFactor*uint64(max(st.Size(), 0)), MaxInflatedTotal, math.MaxInt/2)
+	b := &Binary{path: path, closer: c, elf: ef}
+	b.inflateLimit = min(InflateFactor*uint64(max(size, 0)), MaxInflatedTotal, math.MaxInt/2)
 	switch {
 	case ef.Class != elf.ELFCLASS64 || ef.Data != elf.ELFDATA2LSB:
 		return nil, fmt.Errorf("unsupported ELF class %v, %v (want 64-bit little-endian)", ef.Class, ef.Data)
@@ -138,15 +152,15 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		return nil, fmt.Errorf("ELF type %v is not an executable", ef.Type)
 	}
 	for _, s := range ef.Sections {
-		if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL && (s.Offset > uint64(st.Size()) || s.FileSize > uint64(st.Size())-s.Offset) {
+		if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
 			return nil, fmt.Errorf("section %s: %d bytes at offset %d run past the end of the file (%d bytes): truncated or corrupt",
-				s.Name, s.FileSize, s.Offset, st.Size())
+				s.Name, s.FileSize, s.Offset, size)
 		}
 	}
 	if err := b.checkInflated(); err != nil {
 		return nil, err
 	}
-	info, err := buildinfo.Read(f)
+	info, err := buildinfo.Read(r)
 	if err != nil {
 		if err.Error() == ErrNotGo.Error() {
 			return nil, fmt.Errorf("%w (no Go build information)", ErrNotGo)
@@ -205,7 +219,12 @@ func (e *OpenError) Unwrap() error { return e.Err }
 
 // Close closes the executable file. Types and functions already returned stay
 // valid; further lookups that need the file fail.
-func (b *Binary) Close() error { return b.f.Close() }
+func (b *Binary) Close() error {
+	if b.closer == nil {
+		return nil
+	}
+	return b.closer.Close()
+}
 
 // Path returns the path the executable was opened from.
 func (b *Binary) Path() string { return b.path }

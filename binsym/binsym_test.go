@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 	if err := setup(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "binsym test setup:", err)
 	} else {
-		binsym.TestExe = progs.exe
+		binsym.TestExe, binsym.TestStrippedExe = progs.exe, progs.stripped
 		code = m.Run()
 	}
 	os.RemoveAll(dir)
