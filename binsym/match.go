@@ -54,30 +54,64 @@ func (b *Binary) MatchGoVersion(v string) error {
 	return b.mismatch("Go version", dv, bv)
 }
 
-// MatchFunc checks a stack frame of a dump: that the function whose code
-// holds the run-time address entry starts there and is named name. Set the
-// bias (SetBias) of a PIE first. Frames the dump could not name ("" or
+// A FrameMatcher checks the stack frames of a dump against an executable,
+// each function once: the frames of a dump repeat a few functions. It is
+// not safe for concurrent use.
+type FrameMatcher struct {
+	b     *Binary
+	funcs map[uint64]checkedFunc // by run-time entry
+}
+
+// checkedFunc is a function whose name and entry matched: its name and
+// the run-time end of its code.
+type checkedFunc struct {
+	name string
+	end  uint64
+}
+
+// NewFrameMatcher returns a FrameMatcher for b. Set the bias (SetBias) of a
+// PIE first.
+func (b *Binary) NewFrameMatcher() *FrameMatcher {
+	return &FrameMatcher{b: b, funcs: map[uint64]checkedFunc{}}
+}
+
+// Match checks a stack frame of a dump: that the function whose code holds
+// the run-time address entry starts there and is named name, and that pc,
+// the frame's PC (a return address, or entry in a frame that has not
+// started), is in its code. Frames the dump could not name ("" or
 // "unknown function") and frames of functions outside the executable's
-// text when it can load plugins are not checked.
-func (b *Binary) MatchFunc(name string, entry uint64) error {
+// text when it can load plugins are not checked; nor is pc when it is 0.
+func (m *FrameMatcher) Match(name string, entry, pc uint64) error {
 	if name == "" || name == "unknown function" || entry == 0 {
 		return nil
 	}
-	t := b.pcln
-	if t == nil {
-		return nil // functions are unknown: Missing says so
+	b := m.b
+	c, ok := m.funcs[entry]
+	if !ok || c.name != name {
+		t := b.pcln
+		if t == nil {
+			return nil // functions are unknown: Missing says so
+		}
+		what := "function " + name
+		f, ok := t.findFunc(b.toLink(entry))
+		switch {
+		case !ok && b.loadsPlugins():
+			return nil // a plugin's function
+		case !ok:
+			return b.mismatch(what, fmt.Sprintf("its entry at %#x", entry), "no function there")
+		case f.entry != b.toLink(entry):
+			return b.mismatch(what, fmt.Sprintf("its entry at %#x", entry), fmt.Sprintf("%s starting at %#x", f.name(), b.toRun(f.entry)))
+		case !t.funcNameIs(f.nameOff(), name):
+			return b.mismatch(what, fmt.Sprintf("it at %#x", entry), fmt.Sprintf("%s there", f.name()))
+		}
+		c = checkedFunc{name: name, end: b.toRun(f.end())}
+		m.funcs[entry] = c
 	}
-	what := "function " + name
-	f, ok := t.findFunc(b.toLink(entry))
-	switch {
-	case !ok && b.loadsPlugins():
-		return nil // a plugin's function
-	case !ok:
-		return b.mismatch(what, fmt.Sprintf("its entry at %#x", entry), "no function there")
-	case f.entry != b.toLink(entry):
-		return b.mismatch(what, fmt.Sprintf("its entry at %#x", entry), fmt.Sprintf("%s starting at %#x", f.name(), b.toRun(f.entry)))
-	case !t.funcNameIs(f.nameOff(), name):
-		return b.mismatch(what, fmt.Sprintf("it at %#x", entry), fmt.Sprintf("%s there", f.name()))
+	// A return address may be the end of the code, after a call that does
+	// not return, as tracebacks know.
+	if pc != 0 && (pc < entry || pc > c.end) {
+		return b.mismatch("function "+name, fmt.Sprintf("a frame at PC %#x in it", pc),
+			fmt.Sprintf("its code at [%#x, %#x)", entry, c.end))
 	}
 	return nil
 }

@@ -243,6 +243,13 @@ type funcInfo struct {
 	t     *pclntab
 	entry uint64 // link address
 	rec   []byte // the record, from its start to the end of the table
+	index int    // in the function table
+}
+
+// end returns the link address where f's code ends: the next function's
+// entry, or the end of the text.
+func (f funcInfo) end() uint64 {
+	return f.t.text + uint64(binary.LittleEndian.Uint32(f.t.functab[8*(f.index+1):]))
 }
 
 func (f funcInfo) field(i int) uint32 { return binary.LittleEndian.Uint32(f.rec[4*i:]) }
@@ -308,7 +315,7 @@ func (t *pclntab) funcAt(i int) (funcInfo, bool) {
 	if funcOff+funcFixedSize > uint64(len(t.functab)) {
 		return funcInfo{}, false
 	}
-	f := funcInfo{t: t, entry: t.text + uint64(entryOff), rec: t.functab[funcOff:]}
+	f := funcInfo{t: t, entry: t.text + uint64(entryOff), rec: t.functab[funcOff:], index: i}
 	if f.field(0) != entryOff {
 		return funcInfo{}, false
 	}

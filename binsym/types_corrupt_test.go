@@ -8,7 +8,10 @@ import (
 )
 
 // dwarfUnit encodes one DWARF 4 compilation unit for corrupt-type tests.
-type dwarfUnit struct{ info []byte }
+type dwarfUnit struct {
+	info  []byte
+	marks []uint32 // offsets of entries of note
+}
 
 // Abbreviations of the test units: 1 compile unit, 2 struct, 3 member, 4
 // typedef without a Go kind (an alias of its target), 5 typedef with one.
@@ -59,36 +62,9 @@ func (u *dwarfUnit) index(t *testing.T) *typeIndex {
 // DWARF types that contain or define themselves, and long chains of them,
 // end: no recursion follows them.
 func TestCorruptDWARFTypes(t *testing.T) {
-	u := newDWARFUnit()
-	u.die(1, "cu")
-	// struct S { f S }: a struct that contains itself.
-	s := u.off()
-	u.die(2, "S", byte(16))
-	u.die(3, "f", s, byte(0))
-	u.end()
-	// typedef T T: an alias of itself.
-	self := u.off()
-	u.die(4, "T", self)
-	// typedefs U and V with a kind, each defined as the other.
-	uo := u.off()
-	vo := uo + 1 + 2 + 4 + 1
-	u.die(5, "U", vo, byte(25))
-	u.die(5, "V", uo, byte(25))
-	// A chain of 10,000 aliases, and of 10,000 named types.
 	const n = 10000
-	aliases := u.off()
-	for range n {
-		u.die(4, "A", u.off()+1+2+4) // each refers to the next
-	}
-	u.die(2, "end", byte(8))
-	u.end()
-	named := u.off()
-	for range n {
-		u.die(5, "N", u.off()+1+2+4+1, byte(25))
-	}
-	u.die(2, "base", byte(24))
-	u.end()
-	u.end()
+	u := corruptDWARFUnit(n)
+	s, self, uo, aliases, named := u.marks[0], u.marks[1], u.marks[2], u.marks[3], u.marks[4]
 	x := u.index(t)
 
 	st := x.get(dwarf.Offset(s))
@@ -111,4 +87,40 @@ func TestCorruptDWARFTypes(t *testing.T) {
 	if nt == nil || nt.Name != "N" || nt.Size != 24 || nt.Kind != 25 {
 		t.Errorf("a chain of %d named types: %+v, want N of 24 bytes", n, nt)
 	}
+}
+
+// corruptDWARFUnit returns a unit with a struct S that contains itself, a
+// typedef T of itself, typedefs U and V each defined as the other, a chain
+// of n aliases and one of n named types, in that order in marks.
+func corruptDWARFUnit(n int) *dwarfUnit {
+	u := newDWARFUnit()
+	u.die(1, "cu")
+	// struct S { f S }: a struct that contains itself.
+	s := u.off()
+	u.die(2, "S", byte(16))
+	u.die(3, "f", s, byte(0))
+	u.end()
+	// typedef T T: an alias of itself.
+	self := u.off()
+	u.die(4, "T", self)
+	// typedefs U and V with a kind, each defined as the other.
+	uo := u.off()
+	vo := uo + 1 + 2 + 4 + 1
+	u.die(5, "U", vo, byte(25))
+	u.die(5, "V", uo, byte(25))
+	aliases := u.off()
+	for range n {
+		u.die(4, "A", u.off()+1+2+4) // each refers to the next
+	}
+	u.die(2, "end", byte(8))
+	u.end()
+	named := u.off()
+	for range n {
+		u.die(5, "N", u.off()+1+2+4+1, byte(25))
+	}
+	u.die(2, "base", byte(24))
+	u.end()
+	u.end()
+	u.marks = []uint32{s, self, uo, aliases, named}
+	return u
 }

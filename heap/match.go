@@ -31,16 +31,11 @@ func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 			return wrap(err)
 		}
 	}
-	// Frames repeat the same few functions: check each entry once.
-	checked := map[uint64]string{}
+	frames := bin.NewFrameMatcher()
 	for _, f := range d.Frames {
-		if name, ok := checked[f.Entry]; ok && name == f.Func {
-			continue
-		}
-		if err := bin.MatchFunc(f.Func, f.Entry); err != nil {
+		if err := frames.Match(f.Func, f.Entry, f.PC); err != nil {
 			return wrap(err)
 		}
-		checked[f.Entry] = f.Func
 	}
 	return nil
 }

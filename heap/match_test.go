@@ -187,9 +187,10 @@ func TestMatchEachCheck(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"another name", bin.MatchFunc("main.hold", frame.Entry)},
-		{"an entry inside the function", bin.MatchFunc(frame.Func, frame.Entry+1)},
-		{"an entry after the text", bin.MatchFunc(frame.Func, 1<<40)},
+		{"another name", bin.NewFrameMatcher().Match("main.hold", frame.Entry, frame.PC)},
+		{"an entry inside the function", bin.NewFrameMatcher().Match(frame.Func, frame.Entry+1, frame.PC)},
+		{"a PC outside the function", bin.NewFrameMatcher().Match(frame.Func, frame.Entry, frame.Entry+1<<20)},
+		{"an entry after the text", bin.NewFrameMatcher().Match(frame.Func, 1<<40, 0)},
 		{"data segment elsewhere", bin.MatchSegment(binsym.DataSegment, data.Addr+8, uint64(len(data.Contents)), data.PtrOffsets)},
 		{"data segment shorter", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents))-8, data.PtrOffsets)},
 		{"a pointer slot less", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), mask(len(data.PtrOffsets)/2))},
@@ -205,8 +206,8 @@ func TestMatchEachCheck(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"the frame", bin.MatchFunc(frame.Func, frame.Entry)},
-		{"an unnamed frame", bin.MatchFunc("unknown function", 1)},
+		{"the frame", bin.NewFrameMatcher().Match(frame.Func, frame.Entry, frame.PC)},
+		{"an unnamed frame", bin.NewFrameMatcher().Match("unknown function", 1, 2)},
 		{"the data segment", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), data.PtrOffsets)},
 		{"the Go version with an experiment", bin.MatchGoVersion(bin.GoVersion() + " X:greenteagc")},
 	} {
@@ -214,4 +215,41 @@ func TestMatchEachCheck(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, tt.err)
 		}
 	}
+}
+
+// BenchmarkMatchBinary checks a dump of 1M stack frames (the frames of
+// testdata/match's dump, repeated, each with an entry of its own in one
+// case) against the executable: linear in the frames.
+func BenchmarkMatchBinary(b *testing.B) {
+	exes, dump := matchBuildsB(b)
+	g, err := heapdump.Load(dump, heapdump.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	d := *g.Dump()
+	const n = 1_000_000
+	frames := make([]heapdump.Frame, 0, n)
+	for len(frames) < n {
+		frames = append(frames, d.Frames...)
+	}
+	d.Frames = frames[:n]
+	bin := openShared(b, exes[""])
+	for b.Loop() {
+		if err := matchBinary(dump, &d, bin); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/frame")
+}
+
+// matchBuildsB is matchBuilds for a benchmark.
+func matchBuildsB(b *testing.B) (map[string]string, string) {
+	b.Helper()
+	dir := dumptest.TempDir(b)
+	matchOnce.Do(func() { matchExe, matchDump, matchErr = buildMatch(dir) })
+	if matchErr != nil {
+		b.Fatal(matchErr)
+	}
+	return matchExe, matchDump
 }
