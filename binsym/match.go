@@ -35,17 +35,20 @@ func (b *Binary) mismatch(what, dump, exe string) error {
 	return &MismatchError{Binary: b.path, What: what, Dump: dump, Exe: exe}
 }
 
-// baseVersion returns a Go version without the " X:..." suffix that names
-// the GOEXPERIMENT settings.
+// baseVersion returns a Go version without the suffix that names the
+// GOEXPERIMENT settings: " X:greenteagc" (Go 1.25 and earlier) or
+// "-X:nogreenteagc" (Go 1.26).
 func baseVersion(v string) string {
-	base, _, _ := strings.Cut(v, " X:")
-	return base
+	if i := strings.Index(v, "X:"); i > 0 && (v[i-1] == ' ' || v[i-1] == '-') {
+		return v[:i-1]
+	}
+	return v
 }
 
 // MatchGoVersion checks the Go version a dump records (runtime.Version()
 // of the process, "go1.25.1") against the executable's. The GOEXPERIMENT
-// suffix (" X:greenteagc") is ignored: the runtime leaves it out of some
-// versions. An empty version is not checked.
+// suffix (" X:greenteagc", "-X:nogreenteagc") is ignored: the runtime
+// leaves it out of some versions. An empty version is not checked.
 func (b *Binary) MatchGoVersion(v string) error {
 	dv, bv := baseVersion(v), baseVersion(b.goVersion)
 	if dv == "" || bv == "" || dv == bv {

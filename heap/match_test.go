@@ -210,6 +210,7 @@ func TestMatchEachCheck(t *testing.T) {
 		{"an unnamed frame", bin.NewFrameMatcher().Match("unknown function", 1, 2)},
 		{"the data segment", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), data.PtrOffsets)},
 		{"the Go version with an experiment", bin.MatchGoVersion(bin.GoVersion() + " X:greenteagc")},
+		{"the Go version with a Go 1.26 experiment", bin.MatchGoVersion(bin.GoVersion() + "-X:nogreenteagc")},
 	} {
 		if tt.err != nil {
 			t.Errorf("%s: %v", tt.name, tt.err)
