@@ -167,7 +167,7 @@ func FuzzDWARFTypes(f *testing.F) {
 		if err != nil {
 			return
 		}
-		x := &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}}
+		x := &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}, budget: readBudget(len(info))}
 		p := walkUnits(d, 0, 0)
 		if p.err != nil {
 			return

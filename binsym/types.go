@@ -246,6 +246,7 @@ type typeIndex struct {
 	closures map[uint64]*Type
 	pending  []*Type
 	todo     []typeWork // types created and not yet filled, for build
+	budget   int        // entries read may still decode (see read)
 	err      error      // first error decoding a type
 }
 
@@ -365,6 +366,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 		r:        d.Reader(),
 		built:    map[dwarf.Offset]*Type{},
 		closures: map[uint64]*Type{},
+		budget:   readBudget(len(info)),
 	}
 	// Walk the top level of every compilation unit: types, globals and
 	// functions. Children (fields, parameters, locals) are skipped and read
@@ -397,6 +399,11 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	}
 	return x, nil
 }
+
+// readBudget is how many DWARF entries reading the types of a .debug_info
+// section of n bytes may decode: every entry takes a byte at least, and
+// each is read a few times at most.
+func readBudget(n int) int { return 4*n + 1<<16 }
 
 // An indexPart is what walkUnits found in some compilation units.
 type indexPart struct {
@@ -696,10 +703,13 @@ func (x *typeIndex) buildNamed(name string) *Type {
 	return &Type{Name: name, Kind: reflect.Uintptr, Size: 8}
 }
 
-// read returns the entry at off and its direct children.
+// read returns the entry at off and its direct children. Every entry it
+// decodes, children of children included, is charged to x.budget: in valid
+// DWARF the entries read for different types do not overlap, while corrupt
+// nesting could make each read cover the rest of the section.
 func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error) {
 	x.r.Seek(off)
-	e, err := x.r.Next()
+	e, err := x.next()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -707,23 +717,43 @@ func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error)
 		return nil, nil, errors.New("no entry")
 	}
 	var kids []*dwarf.Entry
-	if e.Children {
-		for {
-			c, err := x.r.Next()
-			if err != nil {
-				return nil, nil, err
-			}
-			if c == nil || c.Tag == 0 {
+	for depth := 0; e.Children; {
+		c, err := x.next()
+		if err != nil {
+			return nil, nil, err
+		}
+		if c == nil {
+			break
+		}
+		if c.Tag == 0 {
+			if depth == 0 {
 				break
 			}
+			depth--
+			continue
+		}
+		if depth == 0 {
 			kids = append(kids, c)
-			if c.Children {
-				x.r.SkipChildren()
-			}
+		}
+		if c.Children {
+			depth++
 		}
 	}
 	return e, kids, nil
 }
+
+// next decodes the next entry, if the budget allows.
+func (x *typeIndex) next() (*dwarf.Entry, error) {
+	if x.budget <= 0 {
+		return nil, errReadBudget
+	}
+	x.budget--
+	return x.r.Next()
+}
+
+// errReadBudget is the error of reading more DWARF entries than valid DWARF
+// of the size of .debug_info can make a reader decode.
+var errReadBudget = errors.New("corrupt DWARF: its nesting makes reading the types decode the same entries over and over")
 
 // build returns the type described at off, creating it and the types it
 // refers to. Named types defined as another DWARF type are completed by

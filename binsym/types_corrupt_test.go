@@ -56,7 +56,7 @@ func (u *dwarfUnit) index(t *testing.T) *typeIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}}
+	return &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}, budget: readBudget(len(u.info))}
 }
 
 // DWARF types that contain or define themselves, and long chains of them,
@@ -123,4 +123,34 @@ func corruptDWARFUnit(n int) *dwarfUnit {
 	u.end()
 	u.marks = []uint32{s, self, uo, aliases, named}
 	return u
+}
+
+// Structs nested in one another, each with a member of the next one's
+// type: reading each decodes the ones inside it, quadratic in the depth
+// but for the read budget, which stops it.
+func TestNestedDWARFTypes(t *testing.T) {
+	const n = 5000
+	u := newDWARFUnit()
+	u.die(1, "cu")
+	first := u.off()
+	for range n {
+		next := u.off() + 4 + 8 // this struct, then its member
+		u.die(2, "S", byte(8))
+		u.die(3, "f", next, byte(0))
+	}
+	u.die(2, "end", byte(8))
+	u.end()
+	for range n {
+		u.end()
+	}
+	u.end()
+	x := u.index(t)
+	budget := x.budget
+	x.get(dwarf.Offset(first))
+	if x.err != errReadBudget {
+		t.Errorf("error %v, want %v", x.err, errReadBudget)
+	}
+	if x.budget < 0 || budget-x.budget > budget {
+		t.Errorf("read %d entries, budget %d", budget-x.budget, budget)
+	}
 }
