@@ -99,16 +99,16 @@ func Open(path string) (*Binary, error) {
 	// Only a regular file: opening a FIFO would wait for a writer.
 	if st, err := os.Stat(path); err != nil {
 		return nil, pathErr(err)
-	} else if !st.Mode().IsRegular() {
-		return nil, &OpenError{Path: path, Err: fmt.Errorf("not a regular file (%v)", st.Mode().Type())}
+	} else if err := notRegular(st); err != nil {
+		return nil, &OpenError{Path: path, Err: err}
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, pathErr(err)
 	}
 	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("not a regular file (%v)", st.Mode().Type())
+	if err == nil {
+		err = notRegular(st)
 	}
 	var b *Binary
 	if err == nil {
@@ -119,6 +119,19 @@ func Open(path string) (*Binary, error) {
 		return nil, &OpenError{Path: path, Err: err}
 	}
 	return b, nil
+}
+
+// notRegular returns why the file st describes is not a regular file, or
+// nil.
+func notRegular(st fs.FileInfo) error {
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return errors.New("is a directory")
+	default:
+		return fmt.Errorf("not a regular file (%v)", m.Type())
+	}
 }
 
 // newBinary reads the executable of size bytes that r reads; c, if not nil,
