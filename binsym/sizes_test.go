@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -84,6 +85,23 @@ func TestSectionPastEOF(t *testing.T) {
 		t.Fatal("Open accepted a section past the end of the file")
 	}
 	if !strings.Contains(err.Error(), ".symtab") || !strings.Contains(err.Error(), "past the end of the file") {
+		t.Errorf("error %q", err)
+	}
+}
+
+// A FIFO is refused before it is opened: opening it would wait for a
+// writer for ever.
+func TestOpenFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	b, err := binsym.Open(path)
+	if err == nil {
+		b.Close()
+		t.Fatal("Open accepted a FIFO")
+	}
+	if !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), path) {
 		t.Errorf("error %q", err)
 	}
 }
