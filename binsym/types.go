@@ -761,6 +761,9 @@ var errReadBudget = errors.New("corrupt DWARF: its nesting makes reading the typ
 // corrupt DWARF type that contains itself, or a long chain of types, does
 // not exhaust the stack. Called with x.mu held.
 func (x *typeIndex) build(off dwarf.Offset) *Type {
+	if t, ok := x.built[off]; ok {
+		return t // built and filled: the work list is empty between builds
+	}
 	t := x.shell(off)
 	for len(x.todo) > 0 {
 		w := x.todo[len(x.todo)-1]
