@@ -20,6 +20,10 @@
 // (BiasFor computes it from a function's name and run-time entry PC, both of
 // which a dump's stack frame records give) before looking anything up.
 //
+// MatchGoVersion, MatchSegment and a FrameMatcher check that an executable
+// is the one that wrote a dump, with a *MismatchError naming the first
+// difference. Compressed DWARF is inflated within a cap (InflateError).
+//
 // A Binary is safe for concurrent use once SetBias, if needed, has been
 // called.
 package binsym
