@@ -350,9 +350,11 @@ func (b *Binary) Missing() []string {
 }
 
 // sectionAt returns the allocated section holding the link-time address a.
+// A corrupt allocated section marked compressed, which debug/elf gives no
+// ReaderAt, holds nothing.
 func (b *Binary) sectionAt(a uint64) *elf.Section {
 	for _, s := range b.elf.Sections {
-		if s.Flags&elf.SHF_ALLOC != 0 && s.Addr <= a && a-s.Addr < s.Size {
+		if s.Flags&elf.SHF_ALLOC != 0 && s.ReaderAt != nil && s.Addr <= a && a-s.Addr < s.Size {
 			return s
 		}
 	}
