@@ -403,9 +403,9 @@ func slotPart(t *binsym.Type) *binsym.Type {
 }
 
 // alignOf estimates the alignment of t from its kind and fields: the
-// largest alignment of the values it is made of, through arrays and struct
-// fields. The walk is iterative and visits each type once, so that a
-// corrupt type that contains itself ends.
+// largest alignment of the scalars it is made of. It walks the type
+// iteratively, each type once, so that a type made to contain itself (in
+// a corrupt executable) ends the walk instead of overflowing the stack.
 func alignOf(t *binsym.Type) int64 {
 	al := int64(1)
 	seen := map[*binsym.Type]bool{}
