@@ -20,6 +20,10 @@
 // (BiasFor computes it from a function's name and run-time entry PC, both of
 // which a dump's stack frame records give) before looking anything up.
 //
+// MatchGoVersion, MatchSegment and a FrameMatcher check that an executable
+// is the one that wrote a dump, with a *MismatchError naming the first
+// difference. Compressed DWARF is inflated within a cap (InflateError).
+//
 // A Binary is safe for concurrent use once SetBias, if needed, has been
 // called.
 package binsym
@@ -32,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"sync"
 )
@@ -39,13 +44,15 @@ import (
 // A Binary is an opened Go executable.
 type Binary struct {
 	path        string
-	f           *os.File
+	closer      io.Closer // the file, or nil
 	elf         *elf.File
 	goVersion   string
 	experiments string // GOEXPERIMENT the executable was built with
 	arch        string
 	pie         bool
 	bias        uint64
+
+	inflateLimit uint64 // most bytes the compressed sections may inflate to
 
 	pcln    *pclntab // nil if the executable has no usable pclntab
 	pclnErr error    // why pcln is nil
@@ -83,18 +90,34 @@ var ErrNotGo = errors.New("not a Go executable")
 // that is not a Go executable. A stripped or PIE executable opens; Missing
 // says what it cannot give.
 func Open(path string) (*Binary, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	pathErr := func(err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &OpenError{Path: path, Err: errors.New("no such file")}
+			return &OpenError{Path: path, Err: errors.New("no such file")}
 		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
+		return &OpenError{Path: path, Err: err}
+	}
+	// Only a regular file: opening a FIFO would wait for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return nil, pathErr(err)
+	} else if err := notRegular(st); err != nil {
 		return nil, &OpenError{Path: path, Err: err}
 	}
-	b, err := newBinary(path, f)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = notRegular(st)
+	}
+	var b *Binary
+	if err == nil {
+		b, err = newBinary(path, f, st.Size(), f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, &OpenError{Path: path, Err: err}
@@ -102,8 +125,23 @@ func Open(path string) (*Binary, error) {
 	return b, nil
 }
 
-func newBinary(path string, f *os.File) (*Binary, error) {
-	ef, err := elf.NewFile(f)
+// notRegular returns why the file st describes is not a regular file, or
+// nil.
+func notRegular(st fs.FileInfo) error {
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return errors.New("is a directory")
+	default:
+		return fmt.Errorf("not a regular file (%v)", m.Type())
+	}
+}
+
+// newBinary reads the executable of size bytes that r reads; c, if not nil,
+// is closed by Close.
+func newBinary(path string, r io.ReaderAt, size int64, c io.Closer) (*Binary, error) {
+	ef, err := elf.NewFile(r)
 	if err != nil {
 		var fe *elf.FormatError
 		if errors.As(err, &fe) {
@@ -111,7 +149,8 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 		}
 		return nil, readPartError("ELF headers", err)
 	}
-	b := &Binary{path: path, f: f, elf: ef}
+	b := &Binary{path: path, closer: c, elf: ef}
+	b.inflateLimit = min(InflateFactor*uint64(max(size, 0)), MaxInflatedTotal, math.MaxInt/2)
 	switch {
 	case ef.Class != elf.ELFCLASS64 || ef.Data != elf.ELFDATA2LSB:
 		return nil, fmt.Errorf("unsupported ELF class %v, %v (want 64-bit little-endian)", ef.Class, ef.Data)
@@ -129,7 +168,16 @@ func newBinary(path string, f *os.File) (*Binary, error) {
 	default:
 		return nil, fmt.Errorf("ELF type %v is not an executable", ef.Type)
 	}
-	info, err := buildinfo.Read(f)
+	for _, s := range ef.Sections {
+		if s.Type != elf.SHT_NOBITS && s.Type != elf.SHT_NULL && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
+			return nil, fmt.Errorf("section %s: %d bytes at offset %d run past the end of the file (%d bytes): truncated or corrupt",
+				s.Name, s.FileSize, s.Offset, size)
+		}
+	}
+	if err := b.checkInflated(); err != nil {
+		return nil, err
+	}
+	info, err := buildinfo.Read(r)
 	if err != nil {
 		if err.Error() == ErrNotGo.Error() {
 			return nil, fmt.Errorf("%w (no Go build information)", ErrNotGo)
@@ -188,7 +236,12 @@ func (e *OpenError) Unwrap() error { return e.Err }
 
 // Close closes the executable file. Types and functions already returned stay
 // valid; further lookups that need the file fail.
-func (b *Binary) Close() error { return b.f.Close() }
+func (b *Binary) Close() error {
+	if b.closer == nil {
+		return nil
+	}
+	return b.closer.Close()
+}
 
 // Path returns the path the executable was opened from.
 func (b *Binary) Path() string { return b.path }
@@ -229,18 +282,19 @@ func (b *Binary) Bias() uint64 { return b.bias }
 
 // BiasFor returns the load bias implied by the function funcName having its
 // entry at the run-time address entry, as a heap dump's stack frame records
-// give them. It fails if the executable has no such function or the implied
-// bias is not page aligned. For a non-PIE executable the bias is 0 unless
-// the dump was written by a different build: a cheap check that the
-// executable matches the dump.
+// give them. It fails with a *MismatchError if the executable has no such
+// function or the implied bias is not page aligned. For a non-PIE
+// executable the bias is 0 unless the dump was written by a different
+// build. The first call indexes the functions by name.
 func (b *Binary) BiasFor(funcName string, entry uint64) (uint64, error) {
 	link, ok := b.pcln.entryByName(funcName)
 	if !ok {
-		return 0, fmt.Errorf("binary %s: no function %q", b.path, funcName)
+		return 0, b.mismatch("function "+funcName, fmt.Sprintf("it at %#x", entry), "no such function")
 	}
 	bias := entry - link
 	if bias%4096 != 0 {
-		return 0, fmt.Errorf("binary %s: function %s at %#x implies load bias %#x, which is not page aligned: is this the binary that wrote the dump?", b.path, funcName, entry, bias)
+		return 0, b.mismatch("function "+funcName, fmt.Sprintf("it at %#x", entry),
+			fmt.Sprintf("it at %#x, a load bias of %#x that is not page aligned", link, bias))
 	}
 	return bias, nil
 }
@@ -259,12 +313,19 @@ func (b *Binary) HasDWARF() bool {
 }
 
 // Missing describes, one item a string, what this executable cannot give. It
-// is empty for an unstripped non-PIE executable. Without DWARF it reads the
-// types section, to say whether types can be had from the descriptors.
+// is empty for an unstripped non-PIE executable. It reads the DWARF index,
+// or without DWARF the types section, to say whether types can be had.
 func (b *Binary) Missing() []string {
 	var m []string
 	if !b.HasSymbols() {
 		m = append(m, "no ELF symbol table (linked with -s): names of globals, itabs and other symbols are unknown")
+	} else if t, err := b.symbols(); err != nil {
+		m = append(m, fmt.Sprintf("ELF symbol table unreadable (%v): names of globals, itabs and other symbols are unknown", err))
+	} else if t.corrupt > 0 {
+		m = append(m, fmt.Sprintf("%d corrupt ELF symbols left out (the first: %s): what they name is unknown", t.corrupt, t.firstCorrupt))
+	}
+	if b.HasDWARF() && !b.forceDesc && b.typeIndex() == nil {
+		m = append(m, fmt.Sprintf("DWARF unreadable (%v): types come from the runtime type descriptors", b.typesErr))
 	}
 	if !b.HasDWARF() || b.forceDesc {
 		why := "no DWARF (linked with -w or -s)"
@@ -289,9 +350,11 @@ func (b *Binary) Missing() []string {
 }
 
 // sectionAt returns the allocated section holding the link-time address a.
+// A corrupt allocated section marked compressed, which debug/elf gives no
+// ReaderAt, holds nothing.
 func (b *Binary) sectionAt(a uint64) *elf.Section {
 	for _, s := range b.elf.Sections {
-		if s.Flags&elf.SHF_ALLOC != 0 && s.Addr <= a && a-s.Addr < s.Size {
+		if s.Flags&elf.SHF_ALLOC != 0 && s.ReaderAt != nil && s.Addr <= a && a-s.Addr < s.Size {
 			return s
 		}
 	}

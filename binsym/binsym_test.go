@@ -27,6 +27,7 @@ import (
 // not. Each run prints what the program saw about itself (facts), and the
 // default one also writes a heap dump.
 var progs struct {
+	arch     string // GOARCH of the programs: the machine's
 	dir      string
 	exe      string // default build
 	pie      string // -buildmode=pie
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 	if err := setup(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "binsym test setup:", err)
 	} else {
-		binsym.TestExe = progs.exe
+		binsym.TestExe, binsym.TestStrippedExe = progs.exe, progs.stripped
 		code = m.Run()
 	}
 	os.RemoveAll(dir)
@@ -61,7 +62,13 @@ func TestMain(m *testing.M) {
 }
 
 func setup(dir string) error {
-	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+	// The test programs are built for the machine: a 386 test binary on
+	// an amd64 kernel (GOARCH=386 go test) reads amd64 programs.
+	native := runtime.GOARCH
+	if native == "386" {
+		native = "amd64"
+	}
+	if runtime.GOOS != "linux" || (native != "amd64" && native != "arm64") {
 		return fmt.Errorf("the tests need linux/amd64 or linux/arm64, not %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	goCmd, err := exec.LookPath("go")
@@ -69,13 +76,14 @@ func setup(dir string) error {
 		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	progs.dir = dir
+	progs.arch = native
 	progs.exe = filepath.Join(dir, "prog")
 	progs.pie = filepath.Join(dir, "prog.pie")
 	progs.stripped = filepath.Join(dir, "prog.stripped")
 	progs.dump = filepath.Join(dir, "prog.dump")
 	progs.arm64 = filepath.Join(dir, "prog.other")
 	other := "GOARCH=arm64"
-	if runtime.GOARCH == "arm64" {
+	if native == "arm64" {
 		other = "GOARCH=amd64"
 	}
 	progs.pieStrip = filepath.Join(dir, "prog.pie.stripped")
@@ -107,7 +115,7 @@ func setup(dir string) error {
 		wg.Go(func() {
 			args := bd.args
 			cmd := exec.Command(goCmd, append([]string{"build"}, args...)...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", bd.env)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOARCH="+native, bd.env)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("%s go build %s: %v\n%s", bd.env, strings.Join(args, " "), err, out)
 			}
@@ -205,8 +213,8 @@ func TestOpen(t *testing.T) {
 	if got, want := b.GoVersion(), runtime.Version(); got != want {
 		t.Errorf("GoVersion() = %q, want %q", got, want)
 	}
-	if b.Arch() != runtime.GOARCH {
-		t.Errorf("Arch() = %q, want %q", b.Arch(), runtime.GOARCH)
+	if b.Arch() != progs.arch {
+		t.Errorf("Arch() = %q, want %q", b.Arch(), progs.arch)
 	}
 	if b.PIE() || !b.HasSymbols() || !b.HasDWARF() {
 		t.Errorf("PIE, HasSymbols, HasDWARF = %v, %v, %v; want false, true, true", b.PIE(), b.HasSymbols(), b.HasDWARF())
@@ -819,7 +827,7 @@ func TestSplitIndex(t *testing.T) {
 func TestOtherArch(t *testing.T) {
 	b := open(t, progs.arm64)
 	wantArch, wantMin := "arm64", int64(8)
-	if runtime.GOARCH == "arm64" {
+	if progs.arch == "arm64" {
 		wantArch, wantMin = "amd64", 0
 	}
 	if b.Arch() != wantArch || b.MinFrameSize() != wantMin || len(b.Missing()) != 0 {

@@ -69,3 +69,6 @@ func DWARFTypeAddrs(b *Binary) []uint64 {
 	slices.Sort(addrs)
 	return addrs
 }
+
+// TestStrippedExe is the test program linked with -s -w, set by TestMain.
+var TestStrippedExe string

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The pclntab layout is that of Go 1.20 and later (runtime/symtab.go,
@@ -45,6 +46,9 @@ type pclntab struct {
 	gofunc    uint64 // link address of go:func.*, or 0
 	hasGofunc bool
 	b         *Binary
+
+	nameOnce sync.Once
+	byName   map[string]uint64 // function name -> link entry, built on first use
 }
 
 func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
@@ -239,6 +243,13 @@ type funcInfo struct {
 	t     *pclntab
 	entry uint64 // link address
 	rec   []byte // the record, from its start to the end of the table
+	index int    // in the function table
+}
+
+// end returns the link address where f's code ends: the next function's
+// entry, or the end of the text.
+func (f funcInfo) end() uint64 {
+	return f.t.text + uint64(binary.LittleEndian.Uint32(f.t.functab[8*(f.index+1):]))
 }
 
 func (f funcInfo) field(i int) uint32 { return binary.LittleEndian.Uint32(f.rec[4*i:]) }
@@ -257,8 +268,8 @@ func (f funcInfo) pcdata(i uint32) uint32 {
 	if i >= f.npcdata() {
 		return 0
 	}
-	off := funcFixedSize + 4*int(i)
-	if off+4 > len(f.rec) {
+	off := funcFixedSize + 4*uint64(i) // in uint64: no overflow where int has 32 bits
+	if off+4 > uint64(len(f.rec)) {
 		return 0
 	}
 	return binary.LittleEndian.Uint32(f.rec[off:])
@@ -269,8 +280,8 @@ func (f funcInfo) funcdata(i uint8) (uint32, bool) {
 	if i >= f.nfuncdata() {
 		return 0, false
 	}
-	off := funcFixedSize + 4*int(f.npcdata()) + 4*int(i)
-	if off+4 > len(f.rec) {
+	off := funcFixedSize + 4*uint64(f.npcdata()) + 4*uint64(i)
+	if off+4 > uint64(len(f.rec)) {
 		return 0, false
 	}
 	v := binary.LittleEndian.Uint32(f.rec[off:])
@@ -304,25 +315,38 @@ func (t *pclntab) funcAt(i int) (funcInfo, bool) {
 	if funcOff+funcFixedSize > uint64(len(t.functab)) {
 		return funcInfo{}, false
 	}
-	f := funcInfo{t: t, entry: t.text + uint64(entryOff), rec: t.functab[funcOff:]}
+	f := funcInfo{t: t, entry: t.text + uint64(entryOff), rec: t.functab[funcOff:], index: i}
 	if f.field(0) != entryOff {
 		return funcInfo{}, false
 	}
 	return f, true
 }
 
-// entryByName returns the link address of the function named name.
+// entryByName returns the link address of the function named name. The
+// first call indexes every function by name; the next ones look it up.
 func (t *pclntab) entryByName(name string) (uint64, bool) {
 	if t == nil {
 		return 0, false
 	}
+	t.nameOnce.Do(t.indexNames)
+	e, ok := t.byName[name]
+	return e, ok
+}
+
+// indexNames maps the name of every function to its entry, keeping the
+// first of functions that share a name.
+func (t *pclntab) indexNames() {
+	t.byName = make(map[string]uint64, min(t.nfunc, 1<<16))
 	for i := 0; i < t.nfunc; i++ {
 		f, ok := t.funcAt(i)
-		if ok && t.funcNameIs(f.nameOff(), name) {
-			return f.entry, true
+		if !ok {
+			continue
+		}
+		name, ok := t.cstring(t.funcnames, int64(f.nameOff()))
+		if _, dup := t.byName[name]; ok && !dup {
+			t.byName[name] = f.entry
 		}
 	}
-	return 0, false
 }
 
 func (t *pclntab) cstring(tab []byte, off int64) (string, bool) {
@@ -451,8 +475,8 @@ func (b *Binary) CallSite(pc uint64) (Func, bool) {
 }
 
 // FuncByName returns the entry of the function named name; File and Line are
-// the position of its entry. It scans every function: do not call it in a
-// loop.
+// the position of its entry. The first call indexes the functions by name
+// (a few milliseconds for a large executable).
 func (b *Binary) FuncByName(name string) (Func, bool) {
 	entry, ok := b.pcln.entryByName(name)
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -22,6 +23,9 @@ type symtab struct {
 	all    []elfSym // sized symbols, by address
 	global []elfSym // symbols in writable data sections, by address
 	byName map[string]int
+
+	corrupt      int    // symbols left out: in no section, or past the end of theirs
+	firstCorrupt string // the first of them, described
 }
 
 type elfSym struct {
@@ -55,6 +59,15 @@ func (b *Binary) readSymbols() (*symtab, error) {
 		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || typ == elf.STT_FILE || typ == elf.STT_SECTION || typ == elf.STT_TLS {
 			continue
 		}
+		if int(s.Section) >= len(b.elf.Sections) {
+			t.noteCorrupt(fmt.Sprintf("%s in section %d of %d", s.Name, s.Section, len(b.elf.Sections)))
+			continue
+		}
+		if sec := b.elf.Sections[s.Section]; s.Size > 0 && sec.Flags&elf.SHF_ALLOC != 0 &&
+			(s.Value < sec.Addr || s.Value-sec.Addr > sec.Size || s.Size > sec.Size-(s.Value-sec.Addr)) {
+			t.noteCorrupt(fmt.Sprintf("%s of %d bytes at %#x, past its section %s [%#x, %#x)", s.Name, s.Size, s.Value, sec.Name, sec.Addr, sec.Addr+sec.Size))
+			continue
+		}
 		e := elfSym{name: s.Name, addr: s.Value, size: s.Size}
 		t.all = append(t.all, e)
 		if int(s.Section) < len(writable) && writable[s.Section] && typ == elf.STT_OBJECT && s.Size > 0 {
@@ -69,6 +82,14 @@ func (b *Binary) readSymbols() (*symtab, error) {
 		}
 	}
 	return t, nil
+}
+
+// noteCorrupt counts a symbol left out of the table as corrupt.
+func (t *symtab) noteCorrupt(what string) {
+	if t.corrupt == 0 {
+		t.firstCorrupt = what
+	}
+	t.corrupt++
 }
 
 // sortSyms orders symbols by address, larger first among equal addresses so

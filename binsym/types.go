@@ -9,6 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -244,7 +245,9 @@ type typeIndex struct {
 	built    map[dwarf.Offset]*Type
 	closures map[uint64]*Type
 	pending  []*Type
-	err      error // first error decoding a type
+	todo     []typeWork // types created and not yet filled, for build
+	budget   int        // entries read may still decode (see read)
+	err      error      // first error decoding a type
 }
 
 // LoadTypes decodes the executable's DWARF index if it has not been
@@ -265,11 +268,11 @@ func (b *Binary) LoadTypes() error {
 	d := b.descIndex()
 	switch {
 	case d == nil && b.HasDWARF() && !b.forceDesc:
-		return fmt.Errorf("%v; %v", b.typesErr, b.descErr)
+		return fmt.Errorf("%w; %w", b.typesErr, b.descErr)
 	case d == nil:
 		return b.descErr
 	case b.HasDWARF() && !b.forceDesc:
-		return fmt.Errorf("%v (types come from the runtime type descriptors)", b.typesErr)
+		return fmt.Errorf("%w (types come from the runtime type descriptors)", b.typesErr)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -292,24 +295,26 @@ func (b *Binary) typeIndex() *typeIndex {
 	return b.types
 }
 
-// dwarf returns the executable's DWARF and its .debug_info section, or nil
-// for the section if debug/elf had to find it.
+// dwarf returns the executable's DWARF and its .debug_info section.
+// Compressed sections are inflated within the executable's limit (see
+// InflateError).
 func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
 	sect := func(name string) ([]byte, error) {
 		s := b.elf.Section(".debug_" + name)
+		if s == nil {
+			s = b.elf.Section(".zdebug_" + name)
+		}
 		if s == nil || s.Type == elf.SHT_NOBITS {
 			return nil, nil
 		}
-		return s.Data()
+		return b.sectionData(s)
 	}
 	info, err := sect("info")
 	if err != nil {
 		return nil, nil, err
 	}
 	if info == nil {
-		// Old-style .zdebug sections, or none: let debug/elf decide.
-		d, err := b.elf.DWARF()
-		return d, nil, err
+		return nil, nil, errors.New("no .debug_info section")
 	}
 	abbrev, err := sect("abbrev")
 	if err != nil {
@@ -349,7 +354,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	}
 	d, info, err := b.dwarf()
 	if err != nil {
-		return nil, fmt.Errorf("binary %s: reading DWARF: %v", b.path, err)
+		return nil, &OpenError{Path: b.path, Err: fmt.Errorf("reading DWARF: %w", err)}
 	}
 	x := &typeIndex{
 		d:        d,
@@ -361,6 +366,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 		r:        d.Reader(),
 		built:    map[dwarf.Offset]*Type{},
 		closures: map[uint64]*Type{},
+		budget:   readBudget(len(info)),
 	}
 	// Walk the top level of every compilation unit: types, globals and
 	// functions. Children (fields, parameters, locals) are skipped and read
@@ -393,6 +399,11 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	}
 	return x, nil
 }
+
+// readBudget is how many DWARF entries reading the types of a .debug_info
+// section of n bytes may decode: every entry takes a byte at least, and
+// each is read a few times at most.
+func readBudget(n int) int { return 4*n + 1<<16 }
 
 // An indexPart is what walkUnits found in some compilation units.
 type indexPart struct {
@@ -678,6 +689,7 @@ func (x *typeIndex) recoverCorrupt(t **Type) {
 	if r := recover(); r != nil {
 		*t = nil
 		x.pending = x.pending[:0]
+		x.todo = x.todo[:0]
 		if x.err == nil {
 			x.err = fmt.Errorf("corrupt DWARF: %v", r)
 		}
@@ -691,10 +703,13 @@ func (x *typeIndex) buildNamed(name string) *Type {
 	return &Type{Name: name, Kind: reflect.Uintptr, Size: 8}
 }
 
-// read returns the entry at off and its direct children.
+// read returns the entry at off and its direct children. Every entry it
+// decodes, children of children included, is charged to x.budget: in valid
+// DWARF the entries read for different types do not overlap, while corrupt
+// nesting could make each read cover the rest of the section.
 func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error) {
 	x.r.Seek(off)
-	e, err := x.r.Next()
+	e, err := x.next()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -702,52 +717,132 @@ func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error)
 		return nil, nil, errors.New("no entry")
 	}
 	var kids []*dwarf.Entry
-	if e.Children {
-		for {
-			c, err := x.r.Next()
-			if err != nil {
-				return nil, nil, err
-			}
-			if c == nil || c.Tag == 0 {
+	for depth := 0; e.Children; {
+		c, err := x.next()
+		if err != nil {
+			return nil, nil, err
+		}
+		if c == nil {
+			break
+		}
+		if c.Tag == 0 {
+			if depth == 0 {
 				break
 			}
+			depth--
+			continue
+		}
+		if depth == 0 {
 			kids = append(kids, c)
-			if c.Children {
-				x.r.SkipChildren()
-			}
+		}
+		if c.Children {
+			depth++
 		}
 	}
 	return e, kids, nil
 }
 
+// next decodes the next entry, if the budget allows.
+func (x *typeIndex) next() (*dwarf.Entry, error) {
+	if x.budget <= 0 {
+		return nil, errReadBudget
+	}
+	x.budget--
+	return x.r.Next()
+}
+
+// errReadBudget is the error of reading more DWARF entries than valid DWARF
+// of the size of .debug_info can make a reader decode.
+var errReadBudget = errors.New("corrupt DWARF: its nesting makes reading the types decode the same entries over and over")
+
 // build returns the type described at off, creating it and the types it
 // refers to. Named types defined as another DWARF type are completed by
-// finish. Called with x.mu held.
+// finish. Types are filled from a work list, not by recursion, so that a
+// corrupt DWARF type that contains itself, or a long chain of types, does
+// not exhaust the stack. Called with x.mu held.
 func (x *typeIndex) build(off dwarf.Offset) *Type {
+	if t, ok := x.built[off]; ok {
+		return t // built and filled: the work list is empty between builds
+	}
+	t := x.shell(off)
+	for len(x.todo) > 0 {
+		w := x.todo[len(x.todo)-1]
+		x.todo = x.todo[:len(x.todo)-1]
+		x.fill(w)
+	}
+	return t
+}
+
+// A typeWork is a type created by shell and the DWARF entry to fill it from.
+type typeWork struct {
+	t    *Type
+	e    *dwarf.Entry
+	kids []*dwarf.Entry
+}
+
+// maxAliasChain bounds a chain of typedefs that name the same type: a
+// longer one is corrupt.
+const maxAliasChain = 64
+
+// shell returns the type at off if it was built, or else creates it, with
+// its name and kind, and queues it to be filled. A compiler's typedef for a
+// named type refers to the linker's description of it, the same type: the
+// chain is followed to that description. Called with x.mu held.
+func (x *typeIndex) shell(off dwarf.Offset) *Type {
 	if t, ok := x.built[off]; ok {
 		return t
 	}
-	e, kids, err := x.read(off)
-	if err != nil {
-		if x.err == nil {
-			x.err = err
+	var aliases []dwarf.Offset
+	for {
+		e, kids, err := x.read(off)
+		if err == nil && len(aliases) >= maxAliasChain {
+			err = fmt.Errorf("DWARF entry at %#x: typedef chain of more than %d entries", off, maxAliasChain)
 		}
-		t := &Type{Name: "?"}
-		x.built[off] = t
+		if err != nil {
+			if x.err == nil {
+				x.err = err
+			}
+			return x.alias(aliases, off, &Type{Name: "?"})
+		}
+		_, hasKind := e.Val(attrGoKind).(int64)
+		target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
+		if e.Tag == dwarf.TagTypedef && !hasKind && hasTarget {
+			aliases = append(aliases, off)
+			if t, ok := x.built[target]; ok {
+				return x.alias(aliases, target, t)
+			}
+			if slices.Contains(aliases, target) {
+				if x.err == nil {
+					x.err = fmt.Errorf("DWARF entry at %#x: typedef of itself", off)
+				}
+				return x.alias(aliases, target, &Type{Name: "?"})
+			}
+			off = target
+			continue
+		}
+		name, _ := e.Val(dwarf.AttrName).(string)
+		kind, _ := e.Val(attrGoKind).(int64)
+		t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
+		x.alias(aliases, off, t)
+		x.todo = append(x.todo, typeWork{t: t, e: e, kids: kids})
 		return t
 	}
-	name, _ := e.Val(dwarf.AttrName).(string)
-	kind, hasKind := e.Val(attrGoKind).(int64)
-	target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
-	if e.Tag == dwarf.TagTypedef && !hasKind && hasTarget {
-		// The compiler's typedef for a named type refers to the linker's
-		// description of it: the same type.
-		t := x.build(target)
-		x.built[off] = t
-		return t
-	}
-	t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
+}
+
+// alias records t as the type at off and at each offset of aliases.
+func (x *typeIndex) alias(aliases []dwarf.Offset, off dwarf.Offset, t *Type) *Type {
 	x.built[off] = t
+	for _, a := range aliases {
+		x.built[a] = t
+	}
+	return t
+}
+
+// fill sets what the entry of w says of its type, creating the types it
+// refers to with shell. Called with x.mu held.
+func (x *typeIndex) fill(w typeWork) {
+	t, e, kids := w.t, w.e, w.kids
+	target, hasTarget := e.Val(dwarf.AttrType).(dwarf.Offset)
 	if rt, ok := e.Val(attrGoRuntimeType).(uint64); ok {
 		t.rt = x.types + rt
 	}
@@ -755,10 +850,10 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 		t.Size = size
 	}
 	if k, ok := e.Val(attrGoKey).(dwarf.Offset); ok {
-		t.Key = x.build(k)
+		t.Key = x.shell(k)
 	}
 	if el, ok := e.Val(attrGoElem).(dwarf.Offset); ok {
-		t.Elem = x.build(el)
+		t.Elem = x.shell(el)
 	}
 	switch e.Tag {
 	case dwarf.TagPointerType:
@@ -768,7 +863,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 		if !hasTarget {
 			t.Kind = reflect.UnsafePointer
 		} else {
-			t.Elem = x.build(target)
+			t.Elem = x.shell(target)
 		}
 		t.Size = 8
 	case dwarf.TagStructType:
@@ -784,7 +879,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 			f.Offset, _ = c.Val(dwarf.AttrDataMemberLoc).(int64)
 			f.Embedded, _ = c.Val(attrGoEmbeddedField).(bool)
 			if ft, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
-				f.Type = x.build(ft)
+				f.Type = x.shell(ft)
 			}
 			t.Fields = append(t.Fields, f)
 		}
@@ -792,7 +887,7 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 	case dwarf.TagArrayType:
 		t.Kind = reflect.Array
 		if hasTarget {
-			t.Elem = x.build(target)
+			t.Elem = x.shell(target)
 		}
 		for _, c := range kids {
 			if c.Tag == dwarf.TagSubrangeType {
@@ -804,11 +899,10 @@ func (x *typeIndex) build(off dwarf.Offset) *Type {
 		t.Size = 8
 	case dwarf.TagTypedef:
 		if hasTarget {
-			t.under = x.build(target)
+			t.under = x.shell(target)
 			x.pending = append(x.pending, t)
 		}
 	}
-	return t
 }
 
 // finish completes the named types built since the last call from the
@@ -820,13 +914,25 @@ func (x *typeIndex) finish() {
 	x.pending = x.pending[:0]
 }
 
+// finishNamed completes t and the chain of named types it is defined as,
+// innermost first. A corrupt chain that loops ends where it loops.
 func finishNamed(t *Type) {
-	u := t.under
-	if t.finished || u == nil {
-		return
+	var chain []*Type
+	for u := t; u != nil && !u.finished; u = u.under {
+		u.finished = true
+		chain = append(chain, u)
 	}
-	t.finished = true
-	finishNamed(u)
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].under != nil {
+			finishOne(chain[i])
+		}
+	}
+}
+
+// finishOne copies to the named type t what its definition, t.under,
+// which is finished, says.
+func finishOne(t *Type) {
+	u := t.under
 	if t.Size == 0 {
 		t.Size = u.Size
 	}

@@ -170,38 +170,6 @@ type domInput struct{ g *heapdump.Graph }
 func (d domInput) Len() int                                  { return d.g.NumNodes() }
 func (d domInput) Succs(v heapdump.NodeID) []heapdump.NodeID { return d.g.Succ(v) }
 
-// matchBinary checks that bin is the executable that wrote the dump d, and
-// sets its load bias when it is a PIE.
-func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
-	if dv, bv := d.Params.GoVersion, bin.GoVersion(); dv != "" && bv != "" && dv != bv {
-		return fmt.Errorf("%s was written by %s but %s was built with %s: not the executable that wrote the dump",
-			path, dv, bin.Path(), bv)
-	}
-	var lastErr error
-	for _, f := range d.Frames {
-		if f.Func == "" || f.Func == "unknown function" || f.Entry == 0 {
-			continue
-		}
-		bias, err := bin.BiasFor(f.Func, f.Entry)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		if bin.PIE() {
-			bin.SetBias(bias)
-		} else if bias != 0 {
-			return fmt.Errorf("%s: function %s is at %#x in the dump but not in %s: not the executable that wrote the dump",
-				path, f.Func, f.Entry, bin.Path())
-		}
-		return nil
-	}
-	if lastErr != nil {
-		return fmt.Errorf("%s: no function of the dump's stacks matches %s (%v): not the executable that wrote the dump",
-			path, bin.Path(), lastErr)
-	}
-	return nil
-}
-
 // Graph returns the object graph the analysis is of.
 func (a *Analysis) Graph() *heapdump.Graph { return a.g }
 

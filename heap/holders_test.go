@@ -85,13 +85,22 @@ var (
 // runPattern runs the test program once per pattern and test binary.
 func runPattern(t testing.TB, pattern string) *patternRun {
 	t.Helper()
-	exe := holdersProg(t, "")
+	return runPatternBuild(t, pattern, "")
+}
+
+// runPatternBuild runs the test program built as build ("" or "stripped")
+// once per pattern, build and test binary: a dump can be analysed only
+// with the executable that wrote it.
+func runPatternBuild(t testing.TB, pattern, build string) *patternRun {
+	t.Helper()
+	exe := holdersProg(t, build)
 	patternMu.Lock()
 	defer patternMu.Unlock()
-	if r, ok := patternRuns[pattern]; ok {
+	key := pattern + "/" + build
+	if r, ok := patternRuns[key]; ok {
 		return r
 	}
-	dump := filepath.Join(dumptest.TempDir(t), "holders-"+pattern+".dump")
+	dump := filepath.Join(dumptest.TempDir(t), "holders-"+pattern+build+".dump")
 	out, err := exec.Command(exe, pattern, dump).Output()
 	if err != nil {
 		t.Fatalf("holders %s: %v", pattern, err)
@@ -100,7 +109,7 @@ func runPattern(t testing.TB, pattern string) *patternRun {
 	if err := json.Unmarshal(out, r); err != nil {
 		t.Fatalf("holders %s printed %q: %v", pattern, out, err)
 	}
-	patternRuns[pattern] = r
+	patternRuns[key] = r
 	return r
 }
 
@@ -291,7 +300,7 @@ func TestHoldersStripped(t *testing.T) {
 		{"global-cache", heapdump.RootGlobal, ""},
 	} {
 		t.Run(tt.pattern, func(t *testing.T) {
-			a := runPattern(t, tt.pattern).analyze(t, "stripped")
+			a := runPatternBuild(t, tt.pattern, "stripped").analyze(t, "stripped")
 			g := payloadGroup(t, a)
 			if g.Root.Kind != tt.kind || g.Root.Function != tt.function {
 				t.Errorf("holder %s %q, want %s %q", g.Root.Kind, g.Root.Function, tt.kind, tt.function)

@@ -19,7 +19,7 @@ func maxRSS(ps *os.ProcessState) int64 {
 		return 0
 	}
 	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
-		return ru.Maxrss // bytes
+		return int64(ru.Maxrss) // bytes
 	}
-	return ru.Maxrss << 10 // KiB
+	return int64(ru.Maxrss) << 10 // KiB
 }

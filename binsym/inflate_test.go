@@ -1,0 +1,91 @@
+package binsym_test
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/binsym"
+)
+
+// withInflatedSize copies the test program with the inflated size that the
+// compression header of its .debug_info claims changed by set.
+func withInflatedSize(t *testing.T, set func(size uint64) uint64) string {
+	t.Helper()
+	data, err := os.ReadFile(progs.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(progs.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".debug_info")
+	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
+		t.Skip("the test program's .debug_info is not compressed")
+	}
+	// Elf64_Chdr: type, reserved, size, alignment.
+	size := binary.LittleEndian.Uint64(data[s.Offset+8:])
+	binary.LittleEndian.PutUint64(data[s.Offset+8:], set(size))
+	path := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(path, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A compressed section that claims more than the limit is refused by
+// Open, before anything is inflated.
+func TestInflateClaimOverLimit(t *testing.T) {
+	path := withInflatedSize(t, func(uint64) uint64 { return 6 << 30 })
+	b, err := binsym.Open(path)
+	if err == nil {
+		b.Close()
+		t.Fatal("Open accepted a .debug_info of 6 GiB")
+	}
+	var ie *binsym.InflateError
+	var oe *binsym.OpenError
+	if !errors.As(err, &ie) || !errors.As(err, &oe) || ie.Section != ".debug_info" || ie.Size != 6<<30 {
+		t.Fatalf("error %v, want an *OpenError holding an *InflateError of .debug_info", err)
+	}
+	st, _ := os.Stat(path)
+	if ie.Limit != min(uint64(binsym.InflateFactor*st.Size()), binsym.MaxInflatedTotal) {
+		t.Errorf("limit %d for a file of %d bytes", ie.Limit, st.Size())
+	}
+	if !strings.Contains(err.Error(), ".debug_info") || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("error %q does not name the section and the limit", err)
+	}
+}
+
+// A compressed section that inflates to more than it claims is cut where
+// its claim ends; one that inflates to less is truncated. Types then come
+// from the runtime type descriptors, and LoadTypes says why.
+func TestInflateOtherThanClaimed(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		delta int64
+		want  func(error) bool
+	}{
+		{"more", -4096, func(err error) bool { var ie *binsym.InflateError; return errors.As(err, &ie) }},
+		{"less", 4096, func(err error) bool { return strings.Contains(err.Error(), "truncated") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := open(t, withInflatedSize(t, func(n uint64) uint64 { return uint64(int64(n) + tt.delta) }))
+			err := b.LoadTypes()
+			if err == nil || !tt.want(err) {
+				t.Fatalf("LoadTypes: %v", err)
+			}
+			if !strings.Contains(err.Error(), ".debug_info") {
+				t.Errorf("error %q does not name the section", err)
+			}
+			if typ := b.TypeByName("main.Upload"); typ == nil {
+				t.Errorf("no type main.Upload from the descriptors")
+			}
+		})
+	}
+}

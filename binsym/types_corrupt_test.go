@@ -1,0 +1,156 @@
+package binsym
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+// dwarfUnit encodes one DWARF 4 compilation unit for corrupt-type tests.
+type dwarfUnit struct {
+	info  []byte
+	marks []uint32 // offsets of entries of note
+}
+
+// Abbreviations of the test units: 1 compile unit, 2 struct, 3 member, 4
+// typedef without a Go kind (an alias of its target), 5 typedef with one.
+var testAbbrev = []byte{
+	1, 0x11, 1, 0x03, 0x08, 0, 0,
+	2, 0x13, 1, 0x03, 0x08, 0x0b, 0x0f, 0, 0,
+	3, 0x0d, 0, 0x03, 0x08, 0x49, 0x13, 0x38, 0x0f, 0, 0,
+	4, 0x16, 0, 0x03, 0x08, 0x49, 0x13, 0, 0,
+	5, 0x16, 0, 0x03, 0x08, 0x49, 0x13, 0x80, 0x52, 0x0b, 0, 0,
+	0,
+}
+
+func newDWARFUnit() *dwarfUnit {
+	// unit length (patched), version 4, abbrev offset 0, address size 8
+	return &dwarfUnit{info: []byte{0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8}}
+}
+
+func (u *dwarfUnit) off() uint32 { return uint32(len(u.info)) }
+
+func (u *dwarfUnit) die(abbrev byte, name string, rest ...any) uint32 {
+	off := u.off()
+	u.info = append(u.info, abbrev)
+	u.info = append(u.info, name...)
+	u.info = append(u.info, 0)
+	for _, v := range rest {
+		switch v := v.(type) {
+		case uint32: // ref4
+			u.info = binary.LittleEndian.AppendUint32(u.info, v)
+		case byte: // data1 or udata under 128
+			u.info = append(u.info, v)
+		}
+	}
+	return off
+}
+
+func (u *dwarfUnit) end() { u.info = append(u.info, 0) }
+
+func (u *dwarfUnit) index(t *testing.T) *typeIndex {
+	t.Helper()
+	binary.LittleEndian.PutUint32(u.info, uint32(len(u.info)-4))
+	d, err := dwarf.New(testAbbrev, nil, nil, u.info, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}, budget: readBudget(len(u.info))}
+}
+
+// DWARF types that contain or define themselves, and long chains of them,
+// end: no recursion follows them.
+func TestCorruptDWARFTypes(t *testing.T) {
+	const n = 10000
+	u := corruptDWARFUnit(n)
+	s, self, uo, aliases, named := u.marks[0], u.marks[1], u.marks[2], u.marks[3], u.marks[4]
+	x := u.index(t)
+
+	st := x.get(dwarf.Offset(s))
+	if st == nil || len(st.Fields) != 1 || st.Fields[0].Type != st {
+		t.Errorf("struct S: %+v", st)
+	}
+	if tt := x.get(dwarf.Offset(self)); tt == nil || tt.Name != "?" {
+		t.Errorf("typedef of itself: %+v", tt)
+	}
+	if x.err == nil || !strings.Contains(x.err.Error(), "itself") {
+		t.Errorf("error %v, want one about a typedef of itself", x.err)
+	}
+	if ut := x.get(dwarf.Offset(uo)); ut == nil || ut.Name != "U" {
+		t.Errorf("typedef U: %+v", ut)
+	}
+	if at := x.get(dwarf.Offset(aliases)); at == nil || at.Name != "?" {
+		t.Errorf("a chain of %d aliases: %+v, want a type named ?", n, at)
+	}
+	nt := x.get(dwarf.Offset(named))
+	if nt == nil || nt.Name != "N" || nt.Size != 24 || nt.Kind != 25 {
+		t.Errorf("a chain of %d named types: %+v, want N of 24 bytes", n, nt)
+	}
+}
+
+// corruptDWARFUnit returns a unit with a struct S that contains itself, a
+// typedef T of itself, typedefs U and V each defined as the other, a chain
+// of n aliases and one of n named types, in that order in marks.
+func corruptDWARFUnit(n int) *dwarfUnit {
+	u := newDWARFUnit()
+	u.die(1, "cu")
+	// struct S { f S }: a struct that contains itself.
+	s := u.off()
+	u.die(2, "S", byte(16))
+	u.die(3, "f", s, byte(0))
+	u.end()
+	// typedef T T: an alias of itself.
+	self := u.off()
+	u.die(4, "T", self)
+	// typedefs U and V with a kind, each defined as the other.
+	uo := u.off()
+	vo := uo + 1 + 2 + 4 + 1
+	u.die(5, "U", vo, byte(25))
+	u.die(5, "V", uo, byte(25))
+	aliases := u.off()
+	for range n {
+		u.die(4, "A", u.off()+1+2+4) // each refers to the next
+	}
+	u.die(2, "end", byte(8))
+	u.end()
+	named := u.off()
+	for range n {
+		u.die(5, "N", u.off()+1+2+4+1, byte(25))
+	}
+	u.die(2, "base", byte(24))
+	u.end()
+	u.end()
+	u.marks = []uint32{s, self, uo, aliases, named}
+	return u
+}
+
+// Structs nested in one another, each with a member of the next one's
+// type: reading each decodes the ones inside it, quadratic in the depth
+// but for the read budget, which stops it.
+func TestNestedDWARFTypes(t *testing.T) {
+	const n = 5000
+	u := newDWARFUnit()
+	u.die(1, "cu")
+	first := u.off()
+	for range n {
+		next := u.off() + 4 + 8 // this struct, then its member
+		u.die(2, "S", byte(8))
+		u.die(3, "f", next, byte(0))
+	}
+	u.die(2, "end", byte(8))
+	u.end()
+	for range n {
+		u.end()
+	}
+	u.end()
+	x := u.index(t)
+	budget := x.budget
+	x.get(dwarf.Offset(first))
+	if x.err != errReadBudget {
+		t.Errorf("error %v, want %v", x.err, errReadBudget)
+	}
+	if x.budget < 0 || budget-x.budget > budget {
+		t.Errorf("read %d entries, budget %d", budget-x.budget, budget)
+	}
+}

@@ -1,0 +1,59 @@
+package heap
+
+import (
+	"fmt"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// matchBinary checks that bin is the executable that wrote the dump d, and
+// sets its load bias when it is a PIE. It compares the Go version, the
+// address, size and pointer mask of the data and bss segments, and the
+// name and entry of every stack frame's function; the first difference is
+// a *binsym.MismatchError.
+func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
+	wrap := func(err error) error { return fmt.Errorf("%s: %w", path, err) }
+	if err := bin.MatchGoVersion(d.Params.GoVersion); err != nil {
+		return wrap(err)
+	}
+	if bin.PIE() {
+		if err := setBias(d, bin); err != nil {
+			return wrap(err)
+		}
+	}
+	for _, s := range d.Segments {
+		kind := binsym.DataSegment
+		if s.Kind == heapdump.SegmentBSS {
+			kind = binsym.BSSSegment
+		}
+		if err := bin.MatchSegment(kind, s.Addr, uint64(len(s.Contents)), s.PtrOffsets); err != nil {
+			return wrap(err)
+		}
+	}
+	frames := bin.NewFrameMatcher()
+	for _, f := range d.Frames {
+		if err := frames.Match(f.Func, f.Entry, f.PC); err != nil {
+			return wrap(err)
+		}
+	}
+	return nil
+}
+
+// setBias sets the load bias of the PIE bin from the first frame that
+// names a function: the difference between its entry in the dump and in
+// the executable.
+func setBias(d *heapdump.Dump, bin *binsym.Binary) error {
+	for _, f := range d.Frames {
+		if f.Func == "" || f.Func == "unknown function" || f.Entry == 0 {
+			continue
+		}
+		bias, err := bin.BiasFor(f.Func, f.Entry)
+		if err != nil {
+			return err
+		}
+		bin.SetBias(bias)
+		return nil
+	}
+	return nil
+}
