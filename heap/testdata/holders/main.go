@@ -13,11 +13,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -49,6 +51,13 @@ var appCtx, appStop = context.WithCancel(context.Background())
 
 // cache keeps request contexts in a package-level map.
 var cache = map[string]context.Context{}
+
+// guarded keeps request contexts in a map inside a package-level struct,
+// as a cache guarded by a mutex.
+var guarded struct {
+	sync.Mutex
+	m map[string]context.Context
+}
 
 // index holds large objects that hold large objects.
 type index struct{ table []*[1 << 20]byte }
@@ -96,6 +105,12 @@ type result struct {
 	HeapAlloc   uint64 `json:"heap_alloc"`
 	PayloadAddr uint64 `json:"payload_addr"`
 	Goroutine   int64  `json:"goroutine,omitempty"`
+	// The global of "guarded-cache": its address, size and the address
+	// of its type descriptor, as a program that names its own globals
+	// gives them.
+	GlobalAddr uint64 `json:"global_addr,omitempty"`
+	GlobalSize uint64 `json:"global_size,omitempty"`
+	GlobalType uint64 `json:"global_type,omitempty"`
 }
 
 // release ends the goroutines the patterns block; never closed before the dump.
@@ -194,6 +209,14 @@ func main() {
 		scheduleRetry(reqCtx)
 	case "global-cache":
 		cache["req-1"] = reqCtx
+	case "guarded-cache":
+		guarded.Lock()
+		guarded.m = map[string]context.Context{"req-1": reqCtx}
+		guarded.Unlock()
+		t := reflect.TypeOf(&guarded).Elem()
+		res.GlobalAddr = uint64(uintptr(unsafe.Pointer(&guarded)))
+		res.GlobalSize = uint64(unsafe.Sizeof(guarded))
+		res.GlobalType = uint64((*[2]uintptr)(unsafe.Pointer(&t))[1]) // reflect's *rtype is the runtime's type
 	case "pprof-label":
 		pprof.Do(context.Background(), pprof.Labels("body", string(up.Body)), func(context.Context) {
 			go labelled(ready)
