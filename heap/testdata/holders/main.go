@@ -13,13 +13,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -51,13 +49,6 @@ var appCtx, appStop = context.WithCancel(context.Background())
 
 // cache keeps request contexts in a package-level map.
 var cache = map[string]context.Context{}
-
-// guarded keeps request contexts in a map inside a package-level struct,
-// as a cache guarded by a mutex.
-var guarded struct {
-	sync.Mutex
-	m map[string]context.Context
-}
 
 // index holds large objects that hold large objects.
 type index struct{ table []*[1 << 20]byte }
@@ -105,12 +96,6 @@ type result struct {
 	HeapAlloc   uint64 `json:"heap_alloc"`
 	PayloadAddr uint64 `json:"payload_addr"`
 	Goroutine   int64  `json:"goroutine,omitempty"`
-	// The global of "guarded-cache": its address, size and the address
-	// of its type descriptor, as a program that names its own globals
-	// gives them.
-	GlobalAddr uint64 `json:"global_addr,omitempty"`
-	GlobalSize uint64 `json:"global_size,omitempty"`
-	GlobalType uint64 `json:"global_type,omitempty"`
 }
 
 // release ends the goroutines the patterns block; never closed before the dump.
@@ -210,13 +195,7 @@ func main() {
 	case "global-cache":
 		cache["req-1"] = reqCtx
 	case "guarded-cache":
-		guarded.Lock()
-		guarded.m = map[string]context.Context{"req-1": reqCtx}
-		guarded.Unlock()
-		t := reflect.TypeOf(&guarded).Elem()
-		res.GlobalAddr = uint64(uintptr(unsafe.Pointer(&guarded)))
-		res.GlobalSize = uint64(unsafe.Sizeof(guarded))
-		res.GlobalType = uint64((*[2]uintptr)(unsafe.Pointer(&t))[1]) // reflect's *rtype is the runtime's type
+		guardedGlobal = guard(reqCtx)
 	case "pprof-label":
 		pprof.Do(context.Background(), pprof.Labels("body", string(up.Body)), func(context.Context) {
 			go labelled(ready)
@@ -275,7 +254,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(output{res, threeIDs}); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(output{res, threeIDs, guardedGlobal}); err != nil {
 		os.Exit(1)
 	}
 	runtime.KeepAlive(ready)
@@ -285,9 +264,10 @@ func main() {
 // in the order they started.
 var threeIDs []int64
 
-// output is what the program prints: the result, and the goroutines of
-// "three-uploads".
+// output is what the program prints: the result, the goroutines of
+// "three-uploads" and the global of "guarded-cache".
 type output struct {
 	result
 	Goroutines []int64 `json:"goroutines,omitempty"`
+	global
 }
