@@ -16,6 +16,11 @@ type Symbol struct {
 	Name string
 	Addr uint64 // run-time address
 	Size uint64
+	// Type is the run-time address of a global variable's type
+	// descriptor (see TypeAt), 0 when unknown: a symbol table does not
+	// give it, but a program that names its own globals can (see
+	// heap.Globals), for an executable without DWARF.
+	Type uint64
 }
 
 // symtab holds the executable's sized symbols sorted by address.

@@ -46,7 +46,9 @@ func (o *options) apply(opts []Option) {
 // Globals names global variables that the executable's symbol table does
 // not (it is stripped, as go run and go test build it): a program that
 // dumps its own heap knows the addresses of its variables and can pass
-// them, with their sizes. It is an option of Analyze.
+// them, with their sizes, and their types (Symbol.Type), which type the
+// paths from them when the executable has no DWARF. It is an option of
+// Analyze.
 func Globals(syms ...binsym.Symbol) Option {
 	return Option{func(o *options) { o.globals = append(slices.Clip(o.globals), syms...) }}
 }
@@ -70,16 +72,23 @@ func Top(n int) Option { return Option{func(o *options) { o.top = n }} }
 // site re matches; nil keeps them all.
 func Focus(re *regexp.Regexp) Option { return Option{func(o *options) { o.focus = re }} }
 
-// global returns the symbol of o.globals that holds addr.
+// global returns the name and start of the symbol of o.globals that holds
+// addr.
 func (o *options) global(addr uint64) (string, uint64, bool) {
+	s, ok := o.globalAt(addr)
+	return s.Name, s.Addr, ok
+}
+
+// globalAt returns the symbol of o.globals that holds addr.
+func (o *options) globalAt(addr uint64) (binsym.Symbol, bool) {
 	i, _ := slices.BinarySearchFunc(o.globals, addr, func(s binsym.Symbol, a uint64) int { return cmp.Compare(s.Addr, a) })
 	for _, j := range []int{i, i - 1} {
 		if j >= 0 && j < len(o.globals) {
 			s := o.globals[j]
 			if addr >= s.Addr && addr < s.Addr+max(s.Size, 1) {
-				return s.Name, s.Addr, true
+				return s, true
 			}
 		}
 	}
-	return "", 0, false
+	return binsym.Symbol{}, false
 }

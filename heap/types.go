@@ -228,6 +228,9 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		}
 		if a.Binary != nil && root.Symbol != "" {
 			c.t = a.Binary.GlobalType(root.Symbol)
+			if c.t == nil {
+				c.t = a.givenGlobalType(root)
+			}
 		}
 		tt := t.target(c, rec, interior)
 		if tt.via == "" && c.t != nil {
@@ -456,6 +459,21 @@ func (t *typer) dynamic(w uint64) *binsym.Type {
 		return nil
 	}
 	return dyn.IfacePointee()
+}
+
+// givenGlobalType returns the type that the Globals option gives the
+// global variable of root, for an executable without DWARF (GlobalType
+// needs it), or nil: none given, or one whose size is not the variable's.
+func (a *Analysis) givenGlobalType(root *heapdump.Root) *binsym.Type {
+	s, ok := a.opts.globalAt(root.Addr)
+	if !ok || s.Type == 0 || s.Name != root.Symbol || s.Addr != root.Addr {
+		return nil
+	}
+	t := a.Binary.TypeAt(s.Type)
+	if t == nil || t.Size <= 0 || uint64(t.Size) != s.Size {
+		return nil
+	}
+	return t
 }
 
 // segmentAt returns the data or bss segment that holds addr.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -12,12 +13,15 @@ import (
 )
 
 // Global is a package-level variable of the scenarios, named for a heap
-// dump analysis: the executable "go run" builds has no symbol table, so the
-// child says where its own variables are.
+// dump analysis: the executable "go run" or "go test" builds has no symbol
+// table and no DWARF, so the child says where its own variables are, and
+// of what type (the address of its type descriptor), which types the paths
+// from them.
 type Global struct {
 	Name      string `json:"name"`
 	Addr      Addr   `json:"addr"`
 	SizeBytes uint64 `json:"size_bytes"`
+	TypeAddr  Addr   `json:"type_addr"`
 }
 
 // Addr is an address in a child process; JSON writes it as a hexadecimal
@@ -47,17 +51,29 @@ func (a *Addr) UnmarshalText(b []byte) error {
 const pkgPath = "github.com/ctxleak/ctxleak/scenarios"
 
 // GlobalAt describes the package-level variable named name (its full
-// symbol name, e.g. "example.com/pkg.cache") at p, of size bytes.
-func GlobalAt(name string, p unsafe.Pointer, size uintptr) Global {
-	return Global{Name: name, Addr: Addr(uintptr(p)), SizeBytes: uint64(size)}
+// symbol name, e.g. "example.com/pkg.cache") at p: its address, size and
+// type.
+func GlobalAt[T any](name string, p *T) Global {
+	return Global{
+		Name:      name,
+		Addr:      Addr(uintptr(unsafe.Pointer(p))),
+		SizeBytes: uint64(unsafe.Sizeof(*p)),
+		TypeAddr:  typeAddr(reflect.TypeFor[T]()),
+	}
+}
+
+// typeAddr returns the address of t's type descriptor in this process:
+// the value of reflect's *rtype, which is the runtime's type.
+func typeAddr(t reflect.Type) Addr {
+	return Addr((*[2]uintptr)(unsafe.Pointer(&t))[1])
 }
 
 // globals lists the package-level variables of the catalogue that a
 // scenario may keep a payload in, at their addresses in this process.
 func globals() []Global {
 	return []Global{
-		GlobalAt(pkgPath+".cache", unsafe.Pointer(&cache), unsafe.Sizeof(cache)),
-		GlobalAt(pkgPath+".statePool", unsafe.Pointer(&statePool), unsafe.Sizeof(statePool)),
+		GlobalAt(pkgPath+".cache", &cache),
+		GlobalAt(pkgPath+".statePool", &statePool),
 	}
 }
 

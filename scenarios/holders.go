@@ -90,7 +90,7 @@ type Explainer struct {
 func (x *Explainer) Explain(r *Result) {
 	syms := make([]binsym.Symbol, len(r.Globals))
 	for i, g := range r.Globals {
-		syms[i] = binsym.Symbol{Name: g.Name, Addr: uint64(g.Addr), Size: g.SizeBytes}
+		syms[i] = binsym.Symbol{Name: g.Name, Addr: uint64(g.Addr), Size: g.SizeBytes, Type: uint64(g.TypeAddr)}
 	}
 	for i := range r.Phases {
 		p := &r.Phases[i]

@@ -14,7 +14,6 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/ctxleak/ctxleak/scenarios"
 )
@@ -110,8 +109,7 @@ var WrongHolder = &scenarios.Scenario{
 var kept []byte
 
 // keptGlobal names kept in heap dumps.
-var keptGlobal = scenarios.GlobalAt("github.com/ctxleak/ctxleak/scenarios/scenariostest.kept",
-	unsafe.Pointer(&kept), unsafe.Sizeof(kept))
+var keptGlobal = scenarios.GlobalAt("github.com/ctxleak/ctxleak/scenarios/scenariostest.kept", &kept)
 
 // sink keeps Hang's payload alive until it returns.
 var sink atomic.Uint32

@@ -194,6 +194,8 @@ func main() {
 		scheduleRetry(reqCtx)
 	case "global-cache":
 		cache["req-1"] = reqCtx
+	case "guarded-cache":
+		guardedGlobal = guard(reqCtx)
 	case "pprof-label":
 		pprof.Do(context.Background(), pprof.Labels("body", string(up.Body)), func(context.Context) {
 			go labelled(ready)
@@ -252,7 +254,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(output{res, threeIDs}); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(output{res, threeIDs, guardedGlobal}); err != nil {
 		os.Exit(1)
 	}
 	runtime.KeepAlive(ready)
@@ -262,9 +264,10 @@ func main() {
 // in the order they started.
 var threeIDs []int64
 
-// output is what the program prints: the result, and the goroutines of
-// "three-uploads".
+// output is what the program prints: the result, the goroutines of
+// "three-uploads" and the global of "guarded-cache".
 type output struct {
 	result
 	Goroutines []int64 `json:"goroutines,omitempty"`
+	global
 }
