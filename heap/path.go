@@ -176,61 +176,59 @@ func (a *Analysis) labelsPoint(g, u heapdump.NodeID) bool {
 	return ok && w == u
 }
 
-// reachers records, for every node, up to two of the roots that reach it,
-// leaving out the runtime's own globals (see isRuntimeGlobal), which reach
-// much of the heap: enough to tell whether a root other than a given one
-// reaches an object, for every object at once.
-type reachers struct {
-	first []heapdump.NodeID // a root node that reaches the node, plus one; 0 for none
-	more  []uint64          // bitmap: another root reaches the node too
+// sigReachers records, for every node, up to two of the signatures (see
+// sigID) of the roots that reach it, and whether more do, leaving out the
+// runtime's own globals (see isRuntimeGlobal), which reach much of the
+// heap: enough to group shared objects by the roots that hold them, every
+// object at once.
+type sigReachers struct {
+	first, second []uint32 // signature ids plus one; 0 for none
+	more          []uint64 // bitmap: roots of a third signature reach the node too
 }
 
-// reachersOf computes the reachers of every node with a search from each
-// root that goes on only through nodes where it records something new, the
-// first or the second root to reach them. Every node is searched from at
-// most twice, so the whole costs two searches of the graph.
-//
-// That is enough: when a node has its two roots, the searches that recorded
-// them went on to its successors, each of which got a root from the first
-// and, if that was the same root, the second from the other; so everything
-// below a node with two roots has two, and a search need not go there.
-func (a *Analysis) reachersOf() *reachers {
+// reachersBySig computes the sigReachers with a search from each root that
+// goes on only through nodes where it records something new: the first,
+// the second or a third signature to reach them. Every node is searched
+// from at most three times, so the whole costs three searches of the
+// graph at most. A goroutine's runtime.g ends a search, as in
+// reachersOfObject. The analysis keeps the result for later reports.
+func (a *Analysis) reachersBySig() *sigReachers {
+	if a.reach != nil {
+		return a.reach
+	}
 	n := a.g.NumNodes()
-	x := &reachers{first: make([]heapdump.NodeID, n), more: make([]uint64, (n+63)/64)}
+	x := &sigReachers{first: make([]uint32, n), second: make([]uint32, n), more: make([]uint64, (n+63)/64)}
 	var queue []heapdump.NodeID
 	for i := range a.g.NumRoots() {
 		r := heapdump.NodeID(a.g.NumObjects() + i)
 		if a.isRuntimeGlobalRoot(r) {
 			continue
 		}
+		s := a.sigID(r) + 1
 		queue = append(queue[:0], r)
 		for head := 0; head < len(queue); head++ {
 			u := queue[head]
 			for _, w := range a.g.Succ(u) {
-				switch f := x.first[w]; {
-				case f == 0:
-					x.first[w] = r + 1
-				case f == r+1 || x.more[w/64]&(1<<(w%64)) != 0:
+				switch {
+				case x.first[w] == 0:
+					x.first[w] = s
+				case x.first[w] == s || x.second[w] == s:
+					continue
+				case x.second[w] == 0:
+					x.second[w] = s
+				case x.more[w/64]&(1<<(w%64)) != 0:
 					continue
 				default:
 					x.more[w/64] |= 1 << (w % 64)
 				}
 				if _, isG := a.gObject(w); !isG {
-					queue = append(queue, w) // a goroutine's g ends the search, as in reachersOfObject
+					queue = append(queue, w)
 				}
 			}
 		}
 	}
+	a.reach = x
 	return x
-}
-
-// other reports whether a root other than root reaches node v.
-func (x *reachers) other(v, root heapdump.NodeID) bool {
-	if x.more[v/64]&(1<<(v%64)) != 0 {
-		return true
-	}
-	f := x.first[v]
-	return f != 0 && f-1 != root
 }
 
 // reverseGraph is a graph with every edge reversed, in compressed sparse
