@@ -39,15 +39,17 @@ type Analysis struct {
 	// labelsOff is the offset of runtime.g's labels field, -1 when
 	// unknown, 0 until looked up.
 	labelsOff int64
-	reach     *sigReachers // built on demand
 	types     typer
-	// tops is the top object of every node's holding (holdingTops);
+	// tops is the top object of every node's holding, or a shared one's
+	// first root (holdingTops);
 	// sigIDs the id plus one of every root's signature, sigIndex the ids
 	// by signature (sigID). All are built on demand.
 	tops     []heapdump.NodeID
 	sigIDs   []uint32
 	sigIndex map[string]uint32
 	sigNames []string // by id
+	// typedKeys are the typed keys of runtime-held large objects (holdKey).
+	typedKeys []string
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64

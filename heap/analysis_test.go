@@ -100,10 +100,11 @@ func TestHoldersTopIsAPrefix(t *testing.T) {
 	}
 }
 
-// The reachers by signature record, for every object, signatures of the
-// roots (not the runtime's globals) that reach it: check them against a
-// search back from every object.
-func TestReachersBySig(t *testing.T) {
+// Every holding has a top, itself; every object below it the same top;
+// a shared holding's first root is a root that reaches it (the search back
+// from it finds that root), and an object dominated by a root is reached
+// from that root only.
+func TestHoldingTops(t *testing.T) {
 	for _, args := range [][]string{{"-small"}, {"-small", "-gc=false"}} {
 		d := progDump(t, args...)
 		bin := openShared(t, d.exe)
@@ -112,26 +113,36 @@ func TestReachersBySig(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		x := a.reachersBySig()
-		checked := map[int]int{}
+		shared := 0
 		for v := range heapdump.NodeID(a.g.NumObjects()) {
-			sigs := map[uint32]bool{} // of the roots reaching v, but for the runtime's globals
-			for _, r := range a.reachersOfObject(v, heapdump.NoNode) {
-				if r.root != heapdump.NoNode && !isRuntimeGlobal(a.holder(r.root)) {
-					sigs[a.sigID(r.root)+1] = true
+			top := a.topOf(v)
+			if !a.reachable(v) {
+				if top != heapdump.NoNode {
+					t.Fatalf("%v: object %d is garbage, with top %d", args, v, top)
 				}
+				continue
 			}
-			f, s := x.first[v], x.second[v]
-			if (f != 0 && !sigs[f]) || (s != 0 && !sigs[s]) || (s != 0 && s == f) {
-				t.Fatalf("%v: object %d: signatures %d and %d recorded, want some of %v", args, v, f, s, sigs)
+			if top == heapdump.NoNode || a.topOf(top) != top || !a.isHolder(a.Idom(top)) {
+				t.Fatalf("%v: object %d: top %d is not a holding", args, v, top)
 			}
-			if n := len(sigs); (n >= 1) != (f != 0) || (n >= 2) != (s != 0) || (n < 3 && x.more[v/64]&(1<<(v%64)) != 0) {
-				t.Fatalf("%v: object %d: signatures %d and %d recorded, more %v; %d reach it: %v", args, v, f, s, x.more[v/64]&(1<<(v%64)) != 0, n, sigs)
+			if top != v && !a.tree.Dominates(uint32(top), uint32(v)) {
+				t.Fatalf("%v: object %d: top %d does not dominate it", args, v, top)
 			}
-			checked[min(len(sigs), 2)]++
+			if top != v || a.Idom(v) != a.g.SuperRoot() {
+				continue
+			}
+			r := a.firstRoot(v)
+			var reaching []heapdump.NodeID
+			for _, x := range a.reachersOfObject(v, heapdump.NoNode) {
+				reaching = append(reaching, x.root)
+			}
+			if r == heapdump.NoNode || (!slices.Contains(reaching, r) && !a.isRuntimeGlobalRoot(r)) {
+				t.Fatalf("%v: shared object %d: first root %d, not among the roots that reach it, %v", args, v, r, reaching)
+			}
+			shared++
 		}
-		if checked[1] == 0 || checked[2] == 0 {
-			t.Errorf("%v: checked %v objects by number of signatures: want objects with one and with two", args, checked)
+		if shared == 0 {
+			t.Errorf("%v: no shared holding checked", args)
 		}
 	}
 }

@@ -54,9 +54,15 @@ func (p *pending) add(a *Analysis, v heapdump.NodeID, b uint64, gid uint64, hasG
 }
 
 // holdingTops returns, for every node, the top object of the holding it is
-// in: the object just below its holder on its dominator chain, itself for
-// a holding; NoNode for root nodes and what no root reaches. One pass in
-// dominator preorder computes it; the analysis keeps it for later reports.
+// in: the object just below its holder on its dominator chain. For a
+// holding the super-root holds (shared), it is instead the first root node
+// that reaches it: the one whose depth-first search from the super-root,
+// which numbered the nodes for the dominator tree, found it. A node's
+// holding is itself for other holdings, and NoNode for root nodes and what
+// no root reaches. One pass in that preorder computes it, in which every
+// node comes after its immediate dominator, and the nodes each root's
+// search found come after the root and before the next root; the analysis
+// keeps it for later reports. Use topOf and firstRoot to read it.
 func (a *Analysis) holdingTops() []heapdump.NodeID {
 	if a.tops != nil {
 		return a.tops
@@ -65,20 +71,47 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 	for i := range tops {
 		tops[i] = heapdump.NoNode
 	}
+	sr := a.g.SuperRoot()
+	cur := sr
 	for _, u := range a.tree.Preorder() {
 		v := heapdump.NodeID(u)
 		if !a.g.IsObject(v) {
+			cur = v
 			continue
 		}
-		d := a.Idom(v)
-		if a.isHolder(d) {
+		switch d := a.Idom(v); {
+		case d == sr:
+			tops[v] = cur
+		case a.isHolder(d):
 			tops[v] = v
-		} else {
+		case a.g.IsObject(tops[d]):
 			tops[v] = tops[d]
+		default:
+			tops[v] = d // below a shared holding, whose entry is its first root
 		}
 	}
 	a.tops = tops
 	return tops
+}
+
+// topOf returns the top object of the holding object v is in (see
+// holdingTops), NoNode for a node no root reaches or a root node.
+func (a *Analysis) topOf(v heapdump.NodeID) heapdump.NodeID {
+	t := a.holdingTops()[v]
+	if t != heapdump.NoNode && !a.g.IsObject(t) {
+		return v // a shared holding: tops records its first root
+	}
+	return t
+}
+
+// firstRoot returns the root node whose search first reached shared
+// holding t, or NoNode when t is not one.
+func (a *Analysis) firstRoot(t heapdump.NodeID) heapdump.NodeID {
+	r := a.holdingTops()[t]
+	if r == heapdump.NoNode || a.g.IsObject(r) {
+		return heapdump.NoNode
+	}
+	return r
 }
 
 // isHolder reports whether node d holds the objects it immediately
@@ -96,22 +129,24 @@ func (a *Analysis) isHolder(d heapdump.NodeID) bool {
 // holdings costs no more than a map lookup each.
 type holdKey struct {
 	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 't' typed
-	// sig and sig2 are signature ids plus one (see sigID): the root's, or
-	// the two of a shared object's, in ascending order; more says that
-	// more roots reach it.
-	sig, sig2 uint32
-	more      bool
+	// sig is a signature id plus one (see sigID): the root's, or for a
+	// shared object that of the first root that reaches it (firstRoot).
+	sig uint32
 	// slot is where the root holds the object: a frame slot (its frame's
 	// distance from the root's frame above 32 bits, its offset below) or
 	// the offset in a global; field the record field of other slots.
 	slot  uint64
-	field string
+	field uint32 // the index of the field's name in slotFields, plus one
 	gopc  uint64 // the creation site of a runtime.g holder's goroutine
 	// large and nested mark a large object's key (nested: inside another
 	// large object of the holding).
 	large, nested bool
-	typed         string // the typed key of a runtime-held large object
+	typed         uint32 // a runtime-held large object's typed key, an index in Analysis.typedKeys
 }
+
+// slotFields are the names of the record fields a root's slot can be
+// (heapdump.RootSlot.Field).
+var slotFields = []string{"ctxt", "defer", "object", "fn", "addr"}
 
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for
@@ -121,9 +156,11 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 	d := a.Idom(t)
 	switch {
 	case d == a.g.SuperRoot():
-		key.kind = 's'
-		key.sig, key.sig2, key.more = a.sharedSigs(t)
-		return key, key.sig != 0, 0, false
+		r := a.firstRoot(t)
+		if r == heapdump.NoNode || a.isRuntimeGlobalRoot(r) {
+			return key, false, 0, false
+		}
+		return holdKey{kind: 's', sig: a.sigID(r) + 1}, true, 0, false
 	case a.g.IsObject(d):
 		gi, _ := a.gObject(d)
 		gr := &a.d.Goroutines[gi]
@@ -140,7 +177,10 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		case s.Frame >= 0:
 			key.slot = uint64(uint32(s.Frame-root.Frame))<<32 | s.Offset&(1<<32-1)
 		case s.Field != "":
-			key.field = s.Field
+			key.field = uint32(slices.Index(slotFields, s.Field) + 1)
+			if key.field == 0 {
+				key.field = uint32(len(slotFields) + 1)
+			}
 		default:
 			key.slot = s.Addr - root.Addr
 		}
@@ -225,22 +265,9 @@ func (a *Analysis) keyOrder(k holdKey) string {
 	case 'g':
 		return "2|"
 	case 's':
-		return "3|" + name(k.sig) + "|" + name(k.sig2)
+		return "3|" + name(k.sig)
 	}
-	return "4|" + k.typed
-}
-
-// sharedSigs returns the signature ids, plus one, of the holders of
-// shared object v: those of the (at most two) roots the reachers record
-// for it, ascending, and whether more reach it; 0 when only the runtime's
-// own structures do.
-func (a *Analysis) sharedSigs(v heapdump.NodeID) (uint32, uint32, bool) {
-	x := a.reachersBySig()
-	f, s := x.first[v], x.second[v]
-	if s != 0 && s < f {
-		f, s = s, f
-	}
-	return f, s, x.more[v/64]&(1<<(v%64)) != 0
+	return "4|" + a.typedKeys[k.typed]
 }
 
 // groupHoldings groups the holdings, and the large objects, of the report
@@ -248,7 +275,6 @@ func (a *Analysis) sharedSigs(v heapdump.NodeID) (uint32, uint32, bool) {
 // most retained first. Large objects that only the runtime's structures
 // reach (timers, whose path names the holder) are described to be keyed.
 func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
-	tops := a.holdingTops()
 	n := heapdump.NodeID(a.g.NumObjects())
 	// Large objects, and below which other large objects they are: only
 	// the outermost large objects of a holding count against it.
@@ -262,19 +288,24 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 	nested := a.nestedLarge(large, o.minSize)
 	for i, v := range large {
 		if !nested[i] {
-			inLarge[tops[v]] += a.retained[v]
+			inLarge[a.topOf(v)] += a.retained[v]
 		}
 	}
 
 	byKey := map[holdKey]*pending{}
 	var out []*pending
+	var last *pending // consecutive holdings are often held alike
 	get := func(key holdKey) *pending {
+		if last != nil && last.key == key {
+			return last
+		}
 		p := byKey[key]
 		if p == nil {
 			p = &pending{key: key}
 			byKey[key] = p
 			out = append(out, p)
 		}
+		last = p
 		return p
 	}
 	// Holdings: each counts what it retains beyond its large objects.
@@ -285,7 +316,7 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 	}
 	keys := map[heapdump.NodeID]topKey{} // of the tops of large objects
 	for v := range n {
-		if tops[v] != v {
+		if a.topOf(v) != v {
 			continue
 		}
 		key, user, gid, hasG := a.holdingKey(v)
@@ -306,7 +337,7 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 	// are inside another.
 	var runtimeHeld []heapdump.NodeID
 	for i, v := range large {
-		t := tops[v]
+		t := a.topOf(v)
 		k, ok := keys[t]
 		if !ok {
 			var user bool
@@ -329,7 +360,12 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 			return nil, err
 		}
 		for i, h := range hs {
-			p := get(holdKey{kind: 't', typed: h.key})
+			id := slices.Index(a.typedKeys, h.key)
+			if id < 0 {
+				id = len(a.typedKeys)
+				a.typedKeys = append(a.typedKeys, h.key)
+			}
+			p := get(holdKey{kind: 't', typed: uint32(id)})
 			p.large = true
 			if p.count == 0 {
 				p.described = h
@@ -360,7 +396,6 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 // objects below large ones, which a long list of small nodes is not.
 func (a *Analysis) nestedLarge(large []heapdump.NodeID, min uint64) []bool {
 	out := make([]bool, len(large))
-	tops := a.holdingTops()
 	// known[u] says whether a large object of its holding dominates node
 	// u; walks stop at a node already known, so no chain is walked twice.
 	known := make(map[heapdump.NodeID]bool)
@@ -368,7 +403,7 @@ func (a *Analysis) nestedLarge(large []heapdump.NodeID, min uint64) []bool {
 	for i, v := range large {
 		walked = walked[:0]
 		u, nested := v, false
-		for u != tops[v] {
+		for t := a.topOf(v); u != t; {
 			u = a.Idom(u)
 			if a.g.Size(u) >= min {
 				nested = true

@@ -212,9 +212,8 @@ func (a *Analysis) describe(objs []heapdump.NodeID) ([]*held, error) {
 // when several roots reach it: the immediate dominator of its holding's
 // top, or of the holding the runtime.g above it is in.
 func (a *Analysis) rootOf(v heapdump.NodeID) heapdump.NodeID {
-	tops := a.holdingTops()
 	for range 2 {
-		t := tops[v]
+		t := a.topOf(v)
 		if t == heapdump.NoNode {
 			break
 		}

@@ -176,61 +176,6 @@ func (a *Analysis) labelsPoint(g, u heapdump.NodeID) bool {
 	return ok && w == u
 }
 
-// sigReachers records, for every node, up to two of the signatures (see
-// sigID) of the roots that reach it, and whether more do, leaving out the
-// runtime's own globals (see isRuntimeGlobal), which reach much of the
-// heap: enough to group shared objects by the roots that hold them, every
-// object at once.
-type sigReachers struct {
-	first, second []uint32 // signature ids plus one; 0 for none
-	more          []uint64 // bitmap: roots of a third signature reach the node too
-}
-
-// reachersBySig computes the sigReachers with a search from each root that
-// goes on only through nodes where it records something new: the first,
-// the second or a third signature to reach them. Every node is searched
-// from at most three times, so the whole costs three searches of the
-// graph at most. A goroutine's runtime.g ends a search, as in
-// reachersOfObject. The analysis keeps the result for later reports.
-func (a *Analysis) reachersBySig() *sigReachers {
-	if a.reach != nil {
-		return a.reach
-	}
-	n := a.g.NumNodes()
-	x := &sigReachers{first: make([]uint32, n), second: make([]uint32, n), more: make([]uint64, (n+63)/64)}
-	var queue []heapdump.NodeID
-	for i := range a.g.NumRoots() {
-		r := heapdump.NodeID(a.g.NumObjects() + i)
-		if a.isRuntimeGlobalRoot(r) {
-			continue
-		}
-		s := a.sigID(r) + 1
-		queue = append(queue[:0], r)
-		for head := 0; head < len(queue); head++ {
-			u := queue[head]
-			for _, w := range a.g.Succ(u) {
-				switch {
-				case x.first[w] == 0:
-					x.first[w] = s
-				case x.first[w] == s || x.second[w] == s:
-					continue
-				case x.second[w] == 0:
-					x.second[w] = s
-				case x.more[w/64]&(1<<(w%64)) != 0:
-					continue
-				default:
-					x.more[w/64] |= 1 << (w % 64)
-				}
-				if _, isG := a.gObject(w); !isG {
-					queue = append(queue, w)
-				}
-			}
-		}
-	}
-	a.reach = x
-	return x
-}
-
 // reverseGraph is a graph with every edge reversed, in compressed sparse
 // row form: the predecessors of node v are succ[start[v]:start[v+1]].
 type reverseGraph struct {
