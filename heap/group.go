@@ -319,6 +319,9 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 		if a.topOf(v) != v {
 			continue
 		}
+		if _, isG := a.gObject(v); isG {
+			continue // a goroutine itself, which the runtime holds
+		}
 		key, user, gid, hasG := a.holdingKey(v)
 		if !user {
 			continue

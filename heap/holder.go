@@ -265,7 +265,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 			// other holders are those that reach it some other way.
 			g.avoid, g.object = steps[0].node, obj
 		}
-		a.otherRoots(g, true)
+		a.otherRoots(g, false)
 		others := g.OtherRootsTotal > 0
 		if anchored {
 			g.Shared = others
