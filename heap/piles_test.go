@@ -81,6 +81,7 @@ func (r *pileRun) analyze(t testing.TB) *Analysis {
 // 2,000 goroutines that each hold a context with a 4 KiB value: no object
 // is 1 MiB, no goroutine holds 1 MiB, together they hold 8 MiB.
 func TestHoldersPileOfGoroutines(t *testing.T) {
+	t.Parallel()
 	const n, value = 2000, 4 << 10
 	a := runPile(t, "goroutines", n).analyze(t)
 	rep, err := a.Holders()
@@ -130,6 +131,7 @@ func TestHoldersPileOfGoroutines(t *testing.T) {
 // 500 buffers of 4 KiB that two globals share: one shared group, held by
 // one of them, reached from the other.
 func TestHoldersSharedPile(t *testing.T) {
+	t.Parallel()
 	const n, size = 500, 4 << 10
 	rep, err := runPile(t, "shared", n).analyze(t).Holders()
 	if err != nil {
@@ -150,6 +152,7 @@ func TestHoldersSharedPile(t *testing.T) {
 
 // A program with 2,000 idle goroutines holds nothing worth a report.
 func TestHoldersCleanPile(t *testing.T) {
+	t.Parallel()
 	rep, err := runPile(t, "clean", 2000).analyze(t).Holders()
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +165,7 @@ func TestHoldersCleanPile(t *testing.T) {
 // The path to a payload at the end of a long list is cut: its first and
 // last steps, and one that counts those left out.
 func TestHoldersLongList(t *testing.T) {
+	t.Parallel()
 	n := 200_000
 	if os.Getenv("CTXLEAK_LONG") != "" {
 		n = 1_000_000
