@@ -56,9 +56,12 @@ type Group struct {
 	// GoroutineCount counts them all. Empty for other holders.
 	Goroutines     []uint64 `json:"goroutine_ids"`
 	GoroutineCount int      `json:"goroutine_count"`
-	// MadeOf says what the members retain, by type: the largest parts of
-	// the representative member's retained set.
+	// MadeOf says what the first member retains, by type: the largest
+	// parts of its retained set, most bytes first; Inside is the path from
+	// it to one object of the first part (through a container to one of
+	// its entries). Both are empty when it retains only itself.
 	MadeOf []Part `json:"made_of"`
+	Inside []Step `json:"inside"`
 }
 
 // MaxGoroutineIDs is how many goroutine ids a Group lists.
@@ -76,6 +79,8 @@ type held struct {
 	// from (NoNode for none), and object the group's object: the other
 	// holders of object are the roots that reach it not through avoid.
 	avoid, object heapdump.NodeID
+	// end is the last step of the path, the group's object, typed.
+	end typedStep
 }
 
 // Holder is a root of the heap graph, described for people.
@@ -247,6 +252,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 		g.OmittedSteps += s.Omitted
 	}
 	last := steps[len(steps)-1]
+	g.end = last
 	g.Object = Object{Type: last.Type, Addr: last.Addr, Size: last.Size}
 	if b, ok := a.g.AllocSite(obj); ok {
 		g.Object.AllocStack = slices.Clone(b.Stack)

@@ -28,6 +28,7 @@ func (g Group) MarshalJSON() ([]byte, error) {
 	c.Path = nonNil(c.Path)
 	c.Goroutines = nonNil(c.Goroutines)
 	c.MadeOf = nonNil(c.MadeOf)
+	c.Inside = nonNil(c.Inside)
 	return json.Marshal(&c)
 }
 

@@ -200,6 +200,24 @@ func TestHoldersLongList(t *testing.T) {
 		if text := reportText(t, rep); !strings.Contains(text, want) {
 			t.Errorf("no %q in\n%s", want, text)
 		}
+		// What the list's head holds is made of nodes, and one payload.
+		var list *Group
+		for _, x := range rep.Groups {
+			if x.Holding && x.Root.Global == "main.head" {
+				list = x
+			}
+		}
+		if list == nil || len(list.MadeOf) < 2 {
+			t.Fatalf("no holding of main.head made of nodes and a payload:\n%s", reportText(t, rep))
+		}
+		nodes, payload := list.MadeOf[0], list.MadeOf[1]
+		if nodes.Type != "main.node" || nodes.Count < uint64(n-2) || nodes.Bytes != nodes.Count*nodes.Size ||
+			payload.Type != "[]uint8" || payload.Count != 1 || payload.Bytes != 2<<20 {
+			t.Errorf("made of %+v, want %d main.node and a 2 MiB []uint8", list.MadeOf, n-1)
+		}
+		if len(list.Inside) == 0 || list.Inside[0].Via != ".next" || list.Inside[len(list.Inside)-1].Type != "main.node" {
+			t.Errorf("path inside %+v, want .next to a main.node", list.Inside)
+		}
 	}
 }
 

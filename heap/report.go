@@ -142,6 +142,13 @@ func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
 			h.GoroutineCount = len(ids)
 			h.Goroutines = slices.Clip(ids[:min(len(ids), MaxGoroutineIDs)])
 		}
+		if h.end.node != heapdump.NoNode && a.reachable(h.end.node) {
+			parts, inside, err := a.madeOf(h.end.node, h.end)
+			if err != nil {
+				return nil, err
+			}
+			h.MadeOf, h.Inside = parts, inside
+		}
 		out[i] = h
 	}
 	return out, nil

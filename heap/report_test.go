@@ -81,8 +81,11 @@ func sampleReport() *Report {
 				Object:        Object{Type: "main.node", Addr: "0xc000070000", Size: 32},
 				RetainedBytes: 2000 * 4144, Objects: 2000 * 1000003, EachMinBytes: 4144, EachMaxBytes: 4144, Count: 2000,
 				Goroutines: []uint64{101, 102, 103}, GoroutineCount: 2000,
-				MadeOf: []Part{{Type: "[]uint8", Size: 4096, Count: 2000, Bytes: 2000 * 4096,
-					AllocSite: &binsym.Position{Function: "main.read", File: "/src/app/main.go", Line: 61}}},
+				MadeOf: []Part{
+					{Type: "main.node", Size: 32, Count: 1000002, Bytes: 32 * 1000002, AllocSite: &binsym.Position{Function: "main.link", File: "/src/app/main.go", Line: 58}},
+					{Type: "[]uint8", Size: 4096, Count: 1, Bytes: 4096, AllocSite: &binsym.Position{Function: "main.read", File: "/src/app/main.go", Line: 61}},
+				},
+				Inside: []Step{{Via: ".next", Type: "main.node", Addr: "0xc000070020", Size: 32, RetainedBytes: 4112, Objects: 1000002}},
 			},
 		},
 	}

@@ -134,6 +134,43 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 		}
 	}
 	writePath(b, ind, g.Path, st)
+	g.writeMadeOf(b, ind, st)
+}
+
+// writeMadeOf writes what the group's first object retains, one part a
+// line, and the path from it to one object of the largest part.
+func (g *Group) writeMadeOf(b *strings.Builder, ind string, st Style) {
+	if len(g.MadeOf) == 0 {
+		return
+	}
+	whose := "it retains"
+	if g.Count > 1 {
+		whose = "the first retains"
+	}
+	fmt.Fprintf(b, "%s%s, most bytes first:\n", ind, whose)
+	for _, p := range g.MadeOf {
+		t := p.Type
+		if t == "" {
+			t = "object of unknown type"
+		}
+		line := fmt.Sprintf("%s  %s %s %s of %s: %s", ind, thousands(int(p.Count)), times(st), t, bytesize.Format(int64(p.Size)), bytesize.Format(int64(p.Bytes)))
+		if p.AllocSite != nil {
+			line += " (made at " + p.AllocSite.Function
+			if p.AllocSite.File != "" {
+				line += " " + p.AllocSite.FileLine()
+			}
+			line += ")"
+		}
+		b.WriteString(line + "\n")
+	}
+	if len(g.Inside) > 0 {
+		t := g.MadeOf[0].Type
+		if t == "" {
+			t = "them"
+		}
+		fmt.Fprintf(b, "%sthe path on to one %s:\n", ind, t)
+		writePath(b, ind, g.Inside, st)
+	}
 }
 
 // headline says what the group is and what it retains: "[]uint8 of 50.0

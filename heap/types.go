@@ -73,13 +73,19 @@ func (t *typer) steps(p []heapdump.NodeID) ([]typedStep, error) {
 // long path repeats (a linked list's node and next field). The last
 // objects are typed as pointed to by an object of that type.
 func (t *typer) limitedSteps(p []heapdump.NodeID, most int) ([]typedStep, error) {
+	return t.limitedWalk(p, most, nil, nil)
+}
+
+// limitedWalk is limitedSteps for a path that starts at an object, as walk
+// is for steps.
+func (t *typer) limitedWalk(p []heapdump.NodeID, most int, prev *heapdump.ObjectRecord, prevStep *typedStep) ([]typedStep, error) {
 	n := len(p) - 1
 	if most <= 0 || n <= most {
-		return t.steps(p)
+		return t.walk(p, prev, prevStep)
 	}
 	tail := max(1, most/4)
 	head := most - tail
-	steps, err := t.walk(p[:head+1], nil, nil)
+	steps, err := t.walk(p[:head+1], prev, prevStep)
 	if err != nil {
 		return nil, err
 	}
