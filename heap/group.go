@@ -150,14 +150,14 @@ var slotFields = []string{"ctxt", "defer", "object", "fn", "addr"}
 
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for
-// the runtime's own globals and what only they reach), and the id of the
+// what the runtime's roots hold, see isRuntimeRoot), and the id of the
 // goroutine that holds it, if one does.
 func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid uint64, hasG bool) {
 	d := a.Idom(t)
 	switch {
 	case d == a.g.SuperRoot():
 		r := a.firstRoot(t)
-		if r == heapdump.NoNode || a.isRuntimeGlobalRoot(r) {
+		if r == heapdump.NoNode || a.isRuntimeRoot(r) {
 			return key, false, 0, false
 		}
 		return holdKey{kind: 's', sig: a.sigID(r) + 1}, true, 0, false
@@ -166,7 +166,7 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		gr := &a.d.Goroutines[gi]
 		return holdKey{kind: 'g', gopc: gr.GoPC}, true, gr.ID, true
 	}
-	if a.isRuntimeGlobalRoot(d) {
+	if a.isRuntimeRoot(d) {
 		return key, false, 0, false
 	}
 	root := a.g.Root(d)
@@ -189,6 +189,19 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		return key, true, a.d.Goroutines[root.Goroutine].ID, true
 	}
 	return key, true, 0, false
+}
+
+// isRuntimeRoot reports whether root node r is one of the runtime's own
+// globals, or the frame of a function of the runtime (runtime.chanrecv,
+// runtime.gopark...): what they hold directly is the runtime's (a blocked
+// goroutine's sudog in a channel's wait queue), not a holding of the
+// program's.
+func (a *Analysis) isRuntimeRoot(r heapdump.NodeID) bool {
+	if a.isRuntimeGlobalRoot(r) {
+		return true
+	}
+	root := a.g.Root(r)
+	return root.Kind == heapdump.RootFrame && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
 }
 
 // sigID returns the id of the signature of root node r (see rootSig):
