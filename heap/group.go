@@ -298,6 +298,7 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 			large = append(large, v)
 		}
 	}
+	slices.Sort(large)
 	nested := a.nestedLarge(large, o.minSize)
 	for i, v := range large {
 		if !nested[i] {
@@ -328,9 +329,13 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 		hasG bool
 	}
 	keys := map[heapdump.NodeID]topKey{} // of the tops of large objects
+	li := 0 // large[li] is the first large object from v on
 	for v := range n {
 		if a.topOf(v) != v {
 			continue
+		}
+		for li < len(large) && large[li] < v {
+			li++
 		}
 		if _, isG := a.gObject(v); isG {
 			continue // a goroutine itself, which the runtime holds
@@ -344,7 +349,7 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 		if inLarge[v] > 0 {
 			keys[v] = topKey{key, gid, hasG}
 		}
-		if a.g.Size(v) >= o.minSize {
+		if li < len(large) && large[li] == v {
 			continue // a large object: an entry of its own below
 		}
 		get(key).add(a, v, b, gid, hasG)

@@ -58,9 +58,13 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, er
 	}
 	parts := map[partKey]*acc{}
 	queue := []heapdump.NodeID{v}
+	top := a.topOf(v) // what v retains is in its holding
 	for head := 0; head < len(queue) && len(parent) < maxMadeOfObjects; head++ {
 		u := queue[head]
 		for _, w := range a.g.Succ(u) {
+			if a.topOf(w) != top {
+				continue
+			}
 			if _, seen := parent[w]; seen {
 				continue
 			}

@@ -117,8 +117,31 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 				if a.labelsPoint(w, u) {
 					out = append(out, reacher{root: heapdump.NoNode, g: w, gIndex: gi})
 				}
-			default:
+			case avoid != heapdump.NoNode:
 				queue = append(queue, w)
+			default:
+				// Every path to w passes through the top of its holding,
+				// and through the root that holds it, if one does: go
+				// there at once.
+				t := a.topOf(w)
+				if t == heapdump.NoNode {
+					break // garbage: no root reaches it
+				}
+				if t == w {
+					queue = append(queue, w)
+					break
+				}
+				if d := a.Idom(t); !a.g.IsObject(d) && d != a.g.SuperRoot() {
+					t = d
+				}
+				if mark(t) {
+					marked = append(marked, t)
+					if a.g.IsObject(t) {
+						queue = append(queue, t)
+					} else {
+						out = append(out, reacher{root: t, g: heapdump.NoNode})
+					}
+				}
 			}
 		}
 	}
