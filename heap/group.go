@@ -329,7 +329,8 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 		hasG bool
 	}
 	keys := map[heapdump.NodeID]topKey{} // of the tops of large objects
-	li := 0                              // large[li] is the first large object from v on
+	// large[li] is the first large object from v on.
+	li := 0
 	for v := range n {
 		if a.topOf(v) != v {
 			continue
