@@ -286,8 +286,9 @@ func (a *Analysis) keyOrder(k holdKey) string {
 // groupHoldings groups the holdings, and the large objects, of the report
 // with options o by key, and returns the groups of at least o.minSize,
 // most retained first. Large objects that only the runtime's structures
-// reach (timers, whose path names the holder) are described to be keyed.
-func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
+// reach (timers, whose path names the holder) are described with describe
+// to be keyed by their typed paths.
+func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]*held, error)) ([]*pending, error) {
 	n := heapdump.NodeID(a.g.NumObjects())
 	// Large objects, and below which other large objects they are: only
 	// the outermost large objects of a holding count against it.
@@ -377,7 +378,7 @@ func (a *Analysis) groupHoldings(o options) ([]*pending, error) {
 	// Large objects the runtime's structures hold, keyed by their typed
 	// path (classify names a timer from it).
 	if len(runtimeHeld) > 0 {
-		hs, err := a.describe(runtimeHeld)
+		hs, err := describe(runtimeHeld)
 		if err != nil {
 			return nil, err
 		}

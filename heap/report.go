@@ -69,7 +69,7 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 		rep.Binary = a.Binary.Path()
 	}
 	rep.SharedBytes, rep.SharedObjects = a.sharedTotals()
-	pend, err := a.groupHoldings(opt)
+	pend, err := a.groupHoldings(opt, a.describe)
 	if err != nil {
 		return nil, err
 	}
