@@ -295,7 +295,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	inLarge := map[heapdump.NodeID]uint64{}
 	var large []heapdump.NodeID
 	for v := range a.g.ObjectsOfSize(o.minSize) {
-		if a.reachable(v) {
+		if _, isG := a.gObject(v); a.reachable(v) && !isG { // a runtime.g is the runtime's
 			large = append(large, v)
 		}
 	}
