@@ -184,7 +184,7 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 			}
 		}
 		e.Count, e.RetainedBytes, e.Objects, e.Goroutines, e.GoroutineCount = g.Count, g.RetainedBytes, g.Objects, g.Goroutines, g.GoroutineCount
-		e.EachMinBytes, e.EachMaxBytes, e.Holding, e.MadeOf, e.Inside = g.EachMinBytes, g.EachMaxBytes, g.Holding, g.MadeOf, g.Inside
+		e.EachMinBytes, e.EachMaxBytes, e.Holding, e.MadeOf, e.Inside, e.MadeOfObjects = g.EachMinBytes, g.EachMaxBytes, g.Holding, g.MadeOf, g.Inside, g.MadeOfObjects
 		got, _ := json.Marshal(g)
 		want, _ := json.Marshal(e)
 		if !bytes.Equal(got, want) {

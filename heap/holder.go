@@ -62,6 +62,9 @@ type Group struct {
 	// its entries). Both are empty when it retains only itself.
 	MadeOf []Part `json:"made_of"`
 	Inside []Step `json:"inside"`
+	// MadeOfObjects counts the objects MadeOf adds up: all those the first
+	// member retains but itself, or the first 262,143 found breadth first.
+	MadeOfObjects uint64 `json:"made_of_objects"`
 }
 
 // MaxGoroutineIDs is how many goroutine ids a Group lists.

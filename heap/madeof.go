@@ -47,9 +47,11 @@ type partKey struct {
 // objects v dominates breadth first, at most maxMadeOfObjects of them,
 // without recursion: an object is in v's retained set when its immediate
 // dominator is, which every path from v to it passes through.
-func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, error) {
+// It also returns how many objects the parts count: fewer than v retains
+// (less v itself) when it stopped at the bound.
+func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, uint64, error) {
 	if a.RetainedObjects(v) <= 1 {
-		return nil, nil, nil
+		return nil, nil, 0, nil
 	}
 	parent := map[heapdump.NodeID]heapdump.NodeID{v: heapdump.NoNode}
 	type acc struct {
@@ -96,7 +98,7 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, er
 	list = list[:min(len(list), maxParts)]
 	rec, err := a.g.ObjectRecord(v, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	out := make([]Part, len(list))
 	var inside []Step
@@ -113,7 +115,7 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, er
 		slices.Reverse(path)
 		steps, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		p.Type = steps[len(steps)-1].Type
 		if b, ok := a.g.AllocSite(p.first); ok {
@@ -129,5 +131,5 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, er
 			}
 		}
 	}
-	return out, inside, nil
+	return out, inside, uint64(len(parent) - 1), nil
 }

@@ -143,11 +143,11 @@ func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
 			h.Goroutines = slices.Clip(ids[:min(len(ids), MaxGoroutineIDs)])
 		}
 		if h.end.node != heapdump.NoNode && a.reachable(h.end.node) {
-			parts, inside, err := a.madeOf(h.end.node, h.end)
+			parts, inside, counted, err := a.madeOf(h.end.node, h.end)
 			if err != nil {
 				return nil, err
 			}
-			h.MadeOf, h.Inside = parts, inside
+			h.MadeOf, h.Inside, h.MadeOfObjects = parts, inside, counted
 		}
 		out[i] = h
 	}

@@ -147,7 +147,11 @@ func (g *Group) writeMadeOf(b *strings.Builder, ind string, st Style) {
 	if g.Count > 1 {
 		whose = "the first retains"
 	}
-	fmt.Fprintf(b, "%s%s, most bytes first:\n", ind, whose)
+	of := ""
+	if all := g.Objects; g.Count == 1 && all > 1 && g.MadeOfObjects < all-1 {
+		of = fmt.Sprintf(" (counting the first %s of %s objects)", thousands(int(g.MadeOfObjects)), thousands(int(all-1)))
+	}
+	fmt.Fprintf(b, "%s%s, most bytes first%s:\n", ind, whose, of)
 	for _, p := range g.MadeOf {
 		t := p.Type
 		if t == "" {
