@@ -630,13 +630,15 @@ func (b *Binary) ClosureType(code uint64) *Type {
 		t.Fields = append(t.Fields, x.closureVars(off)...)
 	}
 	sort.SliceStable(t.Fields, func(i, j int) bool { return t.Fields[i].Offset < t.Fields[j].Offset })
+	// The captured variables' types are complete (their sizes known) once
+	// finished: a type built here first would otherwise count as 0 bytes.
+	x.finish()
 	for _, f := range t.Fields {
 		if f.Type != nil && f.Offset+f.Type.Size > t.Size {
 			t.Size = f.Offset + f.Type.Size
 		}
 	}
 	t.Size = (t.Size + 7) &^ 7
-	x.finish()
 	x.closures[entry] = t
 	return t
 }

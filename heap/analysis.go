@@ -40,7 +40,22 @@ type Analysis struct {
 	// labelsOff is the offset of runtime.g's labels field, -1 when
 	// unknown, 0 until looked up.
 	labelsOff int64
-	reach     *reachers // built on demand
+	types     typer
+	// tops is the top object of every node's holding, or a shared one's
+	// first root (holdingTops);
+	// sigIDs the id plus one of every root's signature, sigIndex the ids
+	// by signature (sigID). All are built on demand.
+	tops     []heapdump.NodeID
+	sigIDs   []uint32
+	sigIndex map[string]uint32
+	sigNames []string // by id
+	// typedKeys are the typed keys of runtime-held large objects (holdKey).
+	typedKeys []string
+	// shared is what the super-root immediately dominates, bytes and
+	// objects, added up on demand.
+	shared *[2]uint64
+	// maxSteps is the longest path a group shows (MaxPathSteps).
+	maxSteps int
 	// kids are the dominator tree's child lists, built once on demand
 	// (tree.go); kidsSorted marks the nodes whose list is sorted by
 	// retained size; wideRet are the retained sizes of the children of
@@ -49,7 +64,6 @@ type Analysis struct {
 	kids       *dom.Graph
 	kidsSorted []uint64
 	wideRet    map[heapdump.NodeID][]uint64
-	types      typer
 }
 
 // Analyze reads the heap dump at path and computes its dominator tree.
@@ -136,6 +150,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	a.stats.DeadObjects = a.stats.Objects - a.stats.LiveObjects
 	a.stats.DeadBytes = a.stats.Bytes - a.stats.LiveBytes
 	a.types = typer{a: a}
+	a.maxSteps = o.maxSteps
 	if bin == nil {
 		a.Unknown = []Unknown{noBinary}
 	} else {

@@ -10,9 +10,13 @@
 // object no single root dominates is shared, and the report lists the other
 // roots that reach it.
 //
-// Holders builds the report (Report): the live objects of at least MinSize
-// bytes and the holdings of roots that retain as much in small objects,
-// grouped by how they are held, largest first; it renders as text
+// Holders builds the report (Report). It groups first and thresholds
+// second: large objects (of at least MinSize bytes) and holdings (objects
+// a root, a goroutine's runtime.g or several roots hold directly) are
+// grouped by how they are held, without typing them (the holder's
+// signature and slot), and the groups that retain MinSize bytes in all
+// are kept, largest first; only their first members are described (typed
+// path, cut past MaxPathSteps; what they are made of). It renders as text
 // (WriteText), JSON and a pprof profile (Profile). Explain describes the
 // holders of chosen objects, as package retain does for a test.
 //
@@ -22,9 +26,10 @@
 // The files call one another one way, each only those before it:
 // options.go (the Options); analysis.go (the Analysis, its dominator tree);
 // path.go (searches of the graph) and types.go (typing the objects on a
-// path), which do not call each other; holder.go (holders and groups);
-// report.go (the report) and unknown.go (what it cannot tell without the
-// binary); text.go, json.go and pprof.go (rendering it); tree.go (the
-// dominator tree node by node, and the paths to an object, for viewers
-// such as package webview).
+// path), which do not call each other; group.go (holdings and their keys,
+// grouped before the threshold); holder.go (describing holders and
+// groups); madeof.go (what a group's first member retains); report.go (the
+// report) and unknown.go (what it cannot tell without the binary); text.go,
+// json.go and pprof.go (rendering it); tree.go (the dominator tree node by
+// node, and the paths to an object, for viewers such as package webview).
 package heap

@@ -33,30 +33,57 @@ type Group struct {
 	Path []Step `json:"path"`
 	// Object is the retained object (of the first member of the group).
 	Object Object `json:"object"`
-	// RetainedBytes and Objects add up what the members retain.
+	// OmittedSteps counts the steps of the path left out past the limit
+	// on steps (MaxPathSteps): a Step with Omitted set stands for them.
+	OmittedSteps int `json:"omitted_steps"`
+	// Holding is set when the members are objects their holder holds
+	// directly (a context, a map, a list) and counted for what they
+	// retain beyond the large objects inside them, which have entries of
+	// their own; unset when they are large objects.
+	Holding bool `json:"holding"`
+	// RetainedBytes and Objects add up what the members retain;
+	// EachMinBytes and EachMaxBytes are the least and the most one of
+	// them retains.
 	RetainedBytes uint64 `json:"retained_bytes"`
 	Objects       uint64 `json:"retained_objects"`
+	EachMinBytes  uint64 `json:"each_min_retained_bytes"`
+	EachMaxBytes  uint64 `json:"each_max_retained_bytes"`
 	// Count is the number of objects held this way.
 	Count int `json:"object_count"`
-	// Goroutines are the ids of the goroutines whose frames or runtime.g
-	// hold the objects, ascending, each once: several when goroutines
-	// alike hold one object each. Empty for other holders.
-	Goroutines []uint64 `json:"goroutine_ids"`
+	// Goroutines are ids of the goroutines whose frames or runtime.g hold
+	// the objects, ascending, each once: several when goroutines alike
+	// hold one object each; at most MaxGoroutineIDs of them, the first.
+	// GoroutineCount counts them all. Empty for other holders.
+	Goroutines     []uint64 `json:"goroutine_ids"`
+	GoroutineCount int      `json:"goroutine_count"`
+	// MadeOf says what the first member retains, by type: the largest
+	// parts of its retained set, most bytes first; Inside is the path from
+	// it to one object of the first part (through a container to one of
+	// its entries). Both are empty when it retains only itself.
+	MadeOf []Part `json:"made_of"`
+	Inside []Step `json:"inside"`
+	// MadeOfObjects counts the objects MadeOf adds up: all those the first
+	// member retains but itself, or the first 262,143 found breadth first.
+	MadeOfObjects uint64 `json:"made_of_objects"`
 }
+
+// MaxGoroutineIDs is how many goroutine ids a Group lists.
+const MaxGoroutineIDs = 100
 
 // held is a Group being built, with what the report needs to group it and
 // to list the other roots of a shared object.
 type held struct {
 	*Group
-	key string // how the object is held: the same for a group's members
-	// For a shared object: the top-most object of its dominator chain,
-	// the nearest root, and whether OtherRoots are yet to be listed.
+	key string // how the object is held, from its typed path
+	// For a shared object: the top-most object of its dominator chain and
+	// the nearest root.
 	top, nearest heapdump.NodeID
-	rootsPending bool
 	// avoid is the timer or runtime.g node a classified holder starts
 	// from (NoNode for none), and object the group's object: the other
 	// holders of object are the roots that reach it not through avoid.
 	avoid, object heapdump.NodeID
+	// end is the last step of the path, the group's object, typed.
+	end typedStep
 }
 
 // Holder is a root of the heap graph, described for people.
@@ -106,6 +133,10 @@ type Step struct {
 	Size          uint64 `json:"size_bytes"`
 	RetainedBytes uint64 `json:"retained_bytes"`
 	Objects       uint64 `json:"retained_objects"`
+	// Omitted, when set, makes the step stand for that many steps left
+	// out of a long path, through objects like the step before it (its
+	// Type and Via are those of the steps left out); it has no address.
+	Omitted int `json:"omitted_steps,omitempty"`
 }
 
 // Object is the retained object a group stands for.
@@ -137,7 +168,7 @@ func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
 		objs = append(objs, v)
 		at = append(at, i)
 	}
-	groups, err := a.describe(objs, false)
+	groups, err := a.describe(objs)
 	if err != nil {
 		return nil, err
 	}
@@ -147,39 +178,21 @@ func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
 	return out, nil
 }
 
-// exactOtherRoots is the number of shared objects up to which describe, for
-// grouped output, still lists the other roots of every one of them; tests
-// change it.
-var exactOtherRoots = 16
-
 // describe builds one ungrouped group per object: its holder, path, type
 // and sizes. Paths are found root by root, one search for all the objects
 // a root holds.
-//
-// When grouped is set, the caller merges the groups by key, keeping the
-// OtherRoots of the first group of each key only, and may show only some of
-// them. Then, past exactOtherRoots shared objects, describe finds whether
-// other roots reach each one (which the key depends on) from the reachers,
-// computed once, and leaves the listing of those roots to the caller
-// (otherRoots, on the groups it shows): one search back from each shared
-// object costs as much as the objects that reach it, which makes a search
-// per object quadratic on a long list shared with a map.
-func (a *Analysis) describe(objs []heapdump.NodeID, grouped bool) ([]*held, error) {
+func (a *Analysis) describe(objs []heapdump.NodeID) ([]*held, error) {
 	out := make([]*held, len(objs))
 	byRoot := map[heapdump.NodeID][]int{}
 	var roots []heapdump.NodeID
 	for i, v := range objs {
-		r, _ := a.holdingRoot(v)
+		r := a.rootOf(v)
 		if _, ok := byRoot[r]; !ok {
 			roots = append(roots, r)
 		}
 		byRoot[r] = append(byRoot[r], i)
 	}
 	slices.Sort(roots)
-	if grouped && len(byRoot[a.g.SuperRoot()]) > exactOtherRoots && a.reach == nil {
-		a.reach = a.reachersOf()
-	}
-	lazy := grouped && a.reach != nil
 	for _, r := range roots {
 		idx := byRoot[r]
 		targets := make([]heapdump.NodeID, len(idx))
@@ -193,7 +206,7 @@ func (a *Analysis) describe(objs []heapdump.NodeID, grouped bool) ([]*held, erro
 			if p == nil {
 				return nil, errors.New("heap: internal error: no path from the dominating root")
 			}
-			g, err := a.group(p, lazy)
+			g, err := a.group(p)
 			if err != nil {
 				return nil, err
 			}
@@ -203,10 +216,28 @@ func (a *Analysis) describe(objs []heapdump.NodeID, grouped bool) ([]*held, erro
 	return out, nil
 }
 
+// rootOf returns the root node that dominates object v, or the super-root
+// when several roots reach it: the immediate dominator of its holding's
+// top, or of the holding the runtime.g above it is in.
+func (a *Analysis) rootOf(v heapdump.NodeID) heapdump.NodeID {
+	for range 2 {
+		t := a.topOf(v)
+		if t == heapdump.NoNode {
+			break
+		}
+		d := a.Idom(t)
+		if !a.g.IsObject(d) {
+			return d
+		}
+		v = d // a runtime.g: find what holds it
+	}
+	r, _ := a.holdingRoot(v)
+	return r
+}
+
 // group describes the object at the end of p, a path from a root node or
-// from the super-root. When lazy is set, it finds whether other roots reach
-// a shared object from a.reach and leaves listing them to otherRoots.
-func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
+// from the super-root.
+func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	g := &held{Group: &Group{Count: 1}, avoid: heapdump.NoNode}
 	if p[0] == a.g.SuperRoot() {
 		g.Shared = true
@@ -214,15 +245,17 @@ func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
 	}
 	obj := p[len(p)-1]
 	g.Root = a.holder(p[0])
-	steps, err := a.types.steps(p)
+	steps, err := a.types.limitedSteps(p, a.maxSteps)
 	if err != nil {
 		return nil, err
 	}
 	steps, anchored := a.classify(&g.Root, steps)
 	for _, s := range steps {
 		g.Path = append(g.Path, s.Step)
+		g.OmittedSteps += s.Omitted
 	}
 	last := steps[len(steps)-1]
+	g.end = last
 	g.Object = Object{Type: last.Type, Addr: last.Addr, Size: last.Size}
 	if b, ok := a.g.AllocSite(obj); ok {
 		g.Object.AllocStack = slices.Clone(b.Stack)
@@ -230,25 +263,21 @@ func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
 	}
 	g.RetainedBytes = a.retained[obj]
 	g.Objects = a.RetainedObjects(obj)
+	g.EachMinBytes, g.EachMaxBytes = g.RetainedBytes, g.RetainedBytes
 	if g.Shared {
 		_, g.top = a.holdingRoot(obj)
 		g.nearest = p[0]
-		var others bool
 		if anchored {
 			// The holder is the timer or the runtime.g the path starts
 			// from now. Every root that holds another timer of the same
 			// P, or the goroutine, reaches the object through it: the
 			// other holders are those that reach it some other way.
 			g.avoid, g.object = steps[0].node, obj
-			a.otherRoots(g, !lazy)
-			others = g.OtherRootsTotal > 0
+		}
+		a.otherRoots(g, false)
+		others := g.OtherRootsTotal > 0
+		if anchored {
 			g.Shared = others
-		} else if lazy {
-			others = a.reach.other(g.top, g.nearest)
-			g.rootsPending = others
-		} else {
-			a.otherRoots(g, true)
-			others = g.OtherRootsTotal > 0
 		}
 		if !others && (g.Root.Kind != heapdump.RootGlobal || isRuntimeGlobal(g.Root)) {
 			g.Shared = false // shared only with the runtime's structures
@@ -256,6 +285,7 @@ func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
 	}
 	if k := g.Root.Kind; k == heapdump.RootFrame || k == heapdump.RootGoroutine {
 		g.Goroutines = []uint64{g.Root.Goroutine}
+		g.GoroutineCount = 1
 	}
 	g.key = groupKey(g)
 	return g, nil
@@ -267,7 +297,6 @@ func (a *Analysis) group(p []heapdump.NodeID, lazy bool) (*held, error) {
 // reach much of the heap. All are listed when all is set, else the first
 // maxOtherRoots.
 func (a *Analysis) otherRoots(g *held, all bool) {
-	g.rootsPending = false
 	from, avoid := g.top, heapdump.NoNode
 	if g.avoid != heapdump.NoNode {
 		from, avoid = g.object, g.avoid

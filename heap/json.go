@@ -4,9 +4,9 @@ import "encoding/json"
 
 // holdersSchema names the JSON document a Report is written as. A new
 // version comes with any key that is renamed, removed or changes meaning.
-const holdersSchema = "ctxleak.holders/v1"
+const holdersSchema = "ctxleak.holders/v2"
 
-// MarshalJSON writes the report as the document "ctxleak.holders/v1": the
+// MarshalJSON writes the report as the document "ctxleak.holders/v2": the
 // key "schema" first, then the report's keys; a list is [] when empty,
 // never null. Sizes end in _bytes, counts in _objects or _count.
 func (r Report) MarshalJSON() ([]byte, error) {
@@ -27,6 +27,8 @@ func (g Group) MarshalJSON() ([]byte, error) {
 	c.OtherRoots = nonNil(c.OtherRoots)
 	c.Path = nonNil(c.Path)
 	c.Goroutines = nonNil(c.Goroutines)
+	c.MadeOf = nonNil(c.MadeOf)
+	c.Inside = nonNil(c.Inside)
 	return json.Marshal(&c)
 }
 

@@ -11,6 +11,10 @@ import (
 // DefaultMinSize is the size from which Holders reports an object.
 const DefaultMinSize = 1 << 20
 
+// DefaultMaxPathSteps is the longest path a group shows: past it, the
+// steps in the middle are left out and counted.
+const DefaultMaxPathSteps = 64
+
 // An Option changes what Analyze knows or what Holders reports. Options are
 // values: pass any of them to Analyze, where the report's options become
 // the defaults of Holders, or the report's to Holders.
@@ -18,17 +22,18 @@ type Option struct{ apply func(*options) }
 
 // options is what the Options given set.
 type options struct {
-	globals []binsym.Symbol // sorted by address
-	minSize uint64
-	top     int
-	focus   *regexp.Regexp
+	globals  []binsym.Symbol // sorted by address
+	minSize  uint64
+	maxSteps int
+	top      int
+	focus    *regexp.Regexp
 	// progress is OnProgress's function, nil for none.
 	progress func(Progress)
 }
 
 // newOptions applies opts to the defaults.
 func newOptions(opts []Option) options {
-	o := options{minSize: DefaultMinSize}
+	o := options{minSize: DefaultMinSize, maxSteps: DefaultMaxPathSteps}
 	o.apply(opts)
 	return o
 }
@@ -61,6 +66,20 @@ func MinSize(bytes uint64) Option {
 		o.minSize = bytes
 		if bytes == 0 {
 			o.minSize = DefaultMinSize
+		}
+	}}
+}
+
+// MaxPathSteps sets the longest path a group shows, in steps (objects):
+// a longer one keeps its first and last steps and counts those left out in
+// between. 0 means DefaultMaxPathSteps; the least is 2.
+func MaxPathSteps(n int) Option {
+	return Option{func(o *options) {
+		switch {
+		case n <= 0:
+			o.maxSteps = DefaultMaxPathSteps
+		default:
+			o.maxSteps = max(n, 2)
 		}
 	}}
 }

@@ -117,8 +117,31 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 				if a.labelsPoint(w, u) {
 					out = append(out, reacher{root: heapdump.NoNode, g: w, gIndex: gi})
 				}
-			default:
+			case avoid != heapdump.NoNode:
 				queue = append(queue, w)
+			default:
+				// Every path to w passes through the top of its holding,
+				// and through the root that holds it, if one does: go
+				// there at once.
+				t := a.topOf(w)
+				if t == heapdump.NoNode {
+					break // garbage: no root reaches it
+				}
+				if t == w {
+					queue = append(queue, w)
+					break
+				}
+				if d := a.Idom(t); !a.g.IsObject(d) && d != a.g.SuperRoot() {
+					t = d
+				}
+				if mark(t) {
+					marked = append(marked, t)
+					if a.g.IsObject(t) {
+						queue = append(queue, t)
+					} else {
+						out = append(out, reacher{root: t, g: heapdump.NoNode})
+					}
+				}
 			}
 		}
 	}
@@ -174,63 +197,6 @@ func (a *Analysis) labelsPoint(g, u heapdump.NodeID) bool {
 	}
 	w, ok := a.g.Find(a.g.Word(rec.Contents, a.labelsOff))
 	return ok && w == u
-}
-
-// reachers records, for every node, up to two of the roots that reach it,
-// leaving out the runtime's own globals (see isRuntimeGlobal), which reach
-// much of the heap: enough to tell whether a root other than a given one
-// reaches an object, for every object at once.
-type reachers struct {
-	first []heapdump.NodeID // a root node that reaches the node, plus one; 0 for none
-	more  []uint64          // bitmap: another root reaches the node too
-}
-
-// reachersOf computes the reachers of every node with a search from each
-// root that goes on only through nodes where it records something new, the
-// first or the second root to reach them. Every node is searched from at
-// most twice, so the whole costs two searches of the graph.
-//
-// That is enough: when a node has its two roots, the searches that recorded
-// them went on to its successors, each of which got a root from the first
-// and, if that was the same root, the second from the other; so everything
-// below a node with two roots has two, and a search need not go there.
-func (a *Analysis) reachersOf() *reachers {
-	n := a.g.NumNodes()
-	x := &reachers{first: make([]heapdump.NodeID, n), more: make([]uint64, (n+63)/64)}
-	var queue []heapdump.NodeID
-	for i := range a.g.NumRoots() {
-		r := heapdump.NodeID(a.g.NumObjects() + i)
-		if a.isRuntimeGlobalRoot(r) {
-			continue
-		}
-		queue = append(queue[:0], r)
-		for head := 0; head < len(queue); head++ {
-			u := queue[head]
-			for _, w := range a.g.Succ(u) {
-				switch f := x.first[w]; {
-				case f == 0:
-					x.first[w] = r + 1
-				case f == r+1 || x.more[w/64]&(1<<(w%64)) != 0:
-					continue
-				default:
-					x.more[w/64] |= 1 << (w % 64)
-				}
-				if _, isG := a.gObject(w); !isG {
-					queue = append(queue, w) // a goroutine's g ends the search, as in reachersOfObject
-				}
-			}
-		}
-	}
-	return x
-}
-
-// other reports whether a root other than root reaches node v.
-func (x *reachers) other(v, root heapdump.NodeID) bool {
-	if x.more[v/64]&(1<<(v%64)) != 0 {
-		return true
-	}
-	f := x.first[v]
-	return f != 0 && f-1 != root
 }
 
 // reverseGraph is a graph with every edge reversed, in compressed sparse

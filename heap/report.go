@@ -1,10 +1,8 @@
 package heap
 
 import (
-	"cmp"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -37,19 +35,25 @@ type Report struct {
 }
 
 // Holders builds the holder report, with the options given to Analyze and
-// then opts (MinSize, Top, Focus). Its entries are
-//   - every live object of at least MinSize bytes (a payload), held by the
-//     root that dominates it;
-//   - every object a root holds directly (its immediate dominator is a
-//     root, or several roots share it) that retains at least MinSize bytes
-//     beyond the large objects already reported inside it: a map or list of
-//     many small objects.
+// then opts (MinSize, Top, Focus, MaxPathSteps). It groups first and
+// thresholds second: its entries are groups of
+//   - live objects of at least MinSize bytes (payloads), held the same way;
+//   - holdings held the same way: objects a root holds directly (its
+//     immediate dominator is a root node, a goroutine's runtime.g, or
+//     several roots share it), counted for what they retain beyond the
+//     large objects inside them: a context each of 10,000 goroutines
+//     holds, a map or a list of many small objects;
 //
-// Entries held the same way (same holder function or global, same types
-// along the path) are grouped, largest retained first.
+// and it keeps the groups that add up to MinSize bytes or more, largest
+// retained first. "Held the same way" is: by holders of the same
+// signature (the same root kind and function and creation site, or the
+// same global; the same set of roots for a shared object), in the same
+// slot. Only the groups reported are described, each from its first
+// member.
 func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	opt := a.opts
 	opt.apply(opts)
+	a.maxSteps = opt.maxSteps
 	rep := &Report{
 		Dump:        a.g.Name(),
 		GoVersion:   a.d.Params.GoVersion,
@@ -64,97 +68,90 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	if a.Binary != nil {
 		rep.Binary = a.Binary.Path()
 	}
-
-	// Large objects, and what each top-level holding owes to them.
-	var objs []heapdump.NodeID
-	inLarge := map[heapdump.NodeID]uint64{}
-	for v := range a.g.ObjectsOfSize(opt.minSize) {
-		if !a.reachable(v) {
-			continue
-		}
-		objs = append(objs, v)
-		// Only the outermost large objects of a holding count against
-		// it: the retained size of an outer one includes the inner ones.
-		top, nested := v, false
-		for w := range a.tree.Chain(uint32(v)) {
-			u := heapdump.NodeID(w)
-			if !a.g.IsObject(u) {
-				break
-			}
-			nested = nested || (u != v && a.g.Size(u) >= opt.minSize)
-			top = u
-		}
-		if !nested {
-			inLarge[top] += a.retained[v]
-		}
-	}
-	// Top-level holdings that retain much beyond those. A holding that
-	// retains less than MinSize in all has nothing beyond them either: the
-	// first test spares most objects the map lookup.
-	for v := heapdump.NodeID(0); int(v) < a.g.NumObjects(); v++ {
-		d := a.Idom(v)
-		if d == heapdump.NoNode || a.g.IsObject(d) {
-			continue
-		}
-		if d == a.g.SuperRoot() {
-			rep.SharedBytes += a.retained[v]
-			rep.SharedObjects += uint64(a.objects[v])
-		}
-		if r := a.retained[v]; r >= opt.minSize && r-min(r, inLarge[v]) >= opt.minSize && a.g.Size(v) < opt.minSize {
-			objs = append(objs, v)
-		}
-	}
-	groups, err := a.describe(objs, true)
+	rep.SharedBytes, rep.SharedObjects = a.sharedTotals()
+	pend, err := a.groupHoldings(opt, a.describe)
 	if err != nil {
 		return nil, err
 	}
-	merged := mergeGroups(groups)
-	rep.GroupsTotal = len(merged)
-	if opt.focus != nil {
-		merged = slices.DeleteFunc(merged, func(g *held) bool { return !g.matches(opt.focus) })
-	}
-	if opt.top > 0 && len(merged) > opt.top {
-		merged = merged[:opt.top]
-	}
-	// Neither the order nor Focus depend on the other roots of a shared
-	// group: list them for the groups kept only.
-	rep.Groups = make([]*Group, len(merged))
-	for i, g := range merged {
-		if g.rootsPending {
-			a.otherRoots(g, false)
+	rep.GroupsTotal = len(pend)
+	// Describe the groups in order, a batch at a time, until Top of them
+	// match Focus.
+	for i := 0; i < len(pend) && (opt.top <= 0 || len(rep.Groups) < opt.top); {
+		n := len(pend) - i
+		if opt.top > 0 {
+			n = min(n, opt.top-len(rep.Groups))
 		}
-		rep.Groups[i] = g.Group
+		hs, err := a.describePending(pend[i : i+n])
+		if err != nil {
+			return nil, err
+		}
+		i += n
+		for _, h := range hs {
+			if opt.focus == nil || h.matches(opt.focus) {
+				rep.Groups = append(rep.Groups, h.Group)
+			}
+		}
 	}
 	return rep, nil
 }
 
-// mergeGroups merges groups with the same key, adding up their counts and
-// sizes, and orders them by retained bytes, then count, then key.
-func mergeGroups(groups []*held) []*held {
-	byKey := map[string]*held{}
-	var out []*held
-	for _, g := range groups {
-		if m, ok := byKey[g.key]; ok {
-			m.Count += g.Count
-			m.RetainedBytes += g.RetainedBytes
-			m.Objects += g.Objects
-			for _, id := range g.Goroutines {
-				if i, found := slices.BinarySearch(m.Goroutines, id); !found {
-					m.Goroutines = slices.Insert(m.Goroutines, i, id)
-				}
+// sharedTotals adds up what no single root holds: the objects the
+// super-root immediately dominates, and what they retain.
+func (a *Analysis) sharedTotals() (bytes, objects uint64) {
+	if a.shared == nil {
+		a.shared = &[2]uint64{}
+		for v := heapdump.NodeID(0); int(v) < a.g.NumObjects(); v++ {
+			if a.Idom(v) == a.g.SuperRoot() {
+				a.shared[0] += a.retained[v]
+				a.shared[1] += uint64(a.objects[v])
 			}
-			continue
 		}
-		byKey[g.key] = g
-		out = append(out, g)
 	}
-	slices.SortStableFunc(out, func(x, y *held) int {
-		return cmp.Or(
-			cmp.Compare(y.RetainedBytes, x.RetainedBytes),
-			cmp.Compare(y.Count, x.Count),
-			strings.Compare(x.key, y.key))
-	})
-	return out
+	return a.shared[0], a.shared[1]
+}
+
+// describePending describes groups: the path, holder and type of the first
+// member of each (of all at once: one search per root), with what all
+// members add up to.
+func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
+	var reps []heapdump.NodeID
+	for _, p := range ps {
+		if p.described == nil {
+			reps = append(reps, p.rep)
+		}
+	}
+	hs, err := a.describe(reps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*held, len(ps))
+	for i, p := range ps {
+		h := p.described
+		if h == nil {
+			h, hs = hs[0], hs[1:]
+		}
+		h.Count = p.count
+		h.Holding = !p.large
+		h.RetainedBytes, h.Objects = p.retained, p.objects
+		h.EachMinBytes, h.EachMaxBytes = p.minEach, p.maxEach
+		if len(p.goroutines) > 0 || h.GoroutineCount > 0 {
+			ids := p.goroutines
+			if len(ids) == 0 {
+				ids = h.Goroutines
+			}
+			h.GoroutineCount = len(ids)
+			h.Goroutines = slices.Clip(ids[:min(len(ids), MaxGoroutineIDs)])
+		}
+		if h.end.node != heapdump.NoNode && a.reachable(h.end.node) {
+			parts, inside, counted, err := a.madeOf(h.end.node, h.end)
+			if err != nil {
+				return nil, err
+			}
+			h.MadeOf, h.Inside, h.MadeOfObjects = parts, inside, counted
+		}
+		out[i] = h
+	}
+	return out, nil
 }
 
 // matches reports whether re matches the group's holder, a type or field

@@ -32,7 +32,7 @@ func sampleReport() *Report {
 		LiveBytes: 160 << 20, LiveObjects: 12345, DeadBytes: 8 << 10, DeadObjects: 99, Goroutines: 14,
 		SharedBytes: 24 << 10, SharedObjects: 87, MinSize: DefaultMinSize,
 		Unknown:     []Unknown{{Reason: BinaryIncomplete, Text: "no ELF symbol table (linked with -s): names of globals, itabs and other symbols are unknown"}},
-		GroupsTotal: 4,
+		GroupsTotal: 5,
 		Groups: []*Group{
 			{
 				Root: Holder{Kind: heapdump.RootFrame, Goroutine: 812, Status: "chan receive",
@@ -64,6 +64,28 @@ func sampleReport() *Report {
 					CreatedBy: &binsym.Position{Function: "main.serve.func1", File: "/src/app/serve.go", Line: 20}, RetainedBytes: 2 << 20, Objects: 4},
 				Path:   []Step{{Type: "runtime.g", Addr: "0xc000040000", Size: 456, RetainedBytes: 2 << 20, Objects: 4}, {Via: ".labels", Type: "runtime/pprof.labelMap", Addr: "0xc000050000", Size: 24, RetainedBytes: 2 << 20, Objects: 3}},
 				Object: Object{Type: "string", Addr: "0xc000600000", Size: 2 << 20}, RetainedBytes: 2 << 20, Objects: 1, Count: 1, Goroutines: []uint64{9},
+			},
+			{
+				// A pile of small holdings, with a long path shortened.
+				Root: Holder{Kind: heapdump.RootFrame, Goroutine: 101, Status: "chan receive",
+					CreatedBy: &binsym.Position{Function: "main.serve", File: "/src/app/main.go", Line: 40},
+					Function:  "main.wait", Location: &binsym.Position{Function: "main.wait", File: "/src/app/main.go", Line: 52},
+					RetainedBytes: 4144, Objects: 1000003},
+				Path: []Step{
+					{Via: "local", Type: "main.node", Addr: "0xc000070000", Size: 32, RetainedBytes: 4144, Objects: 1000003},
+					{Via: ".next", Type: "main.node", Omitted: 999950},
+					{Via: ".next", Type: "main.node", Addr: "0xc000080000", Size: 32, RetainedBytes: 4112, Objects: 2},
+					{Via: ".payload", Type: "[]uint8", Addr: "0xc000090000", Size: 4096, RetainedBytes: 4096, Objects: 1},
+				},
+				OmittedSteps: 999950, Holding: true,
+				Object:        Object{Type: "main.node", Addr: "0xc000070000", Size: 32},
+				RetainedBytes: 2000 * 4144, Objects: 2000 * 1000003, EachMinBytes: 4144, EachMaxBytes: 4144, Count: 2000,
+				Goroutines: []uint64{101, 102, 103}, GoroutineCount: 2000,
+				MadeOf: []Part{
+					{Type: "main.node", Size: 32, Count: 1000002, Bytes: 32 * 1000002, AllocSite: &binsym.Position{Function: "main.link", File: "/src/app/main.go", Line: 58}},
+					{Type: "[]uint8", Size: 4096, Count: 1, Bytes: 4096, AllocSite: &binsym.Position{Function: "main.read", File: "/src/app/main.go", Line: 61}},
+				},
+				Inside: []Step{{Via: ".next", Type: "main.node", Addr: "0xc000070020", Size: 32, RetainedBytes: 4112, Objects: 1000002}},
 			},
 		},
 	}
@@ -130,7 +152,7 @@ func TestReportJSONEmptyLists(t *testing.T) {
 			t.Errorf("no %s in %s", key, b)
 		}
 	}
-	if !bytes.HasPrefix(b, []byte(`{"schema":"ctxleak.holders/v1",`)) {
+	if !bytes.HasPrefix(b, []byte(`{"schema":"ctxleak.holders/v2",`)) {
 		t.Errorf("document does not start with the schema: %s", b)
 	}
 	// A value marshals as a pointer does.

@@ -111,24 +111,12 @@ func (g *Group) Text(title string, st Style) string {
 }
 
 func (g *Group) writeText(b *strings.Builder, title string, st Style) {
-	obj := g.Object.Type
-	if obj == "" {
-		obj = "object of unknown type"
-	}
-	what := fmt.Sprintf("%s of %s", obj, bytesize.Format(int64(g.Object.Size)))
-	if g.Count > 1 {
-		what = fmt.Sprintf("%d objects held the same way (the first a %s)", g.Count, what)
-	}
-	verb := "retains"
-	if g.Count > 1 {
-		verb = "retain"
-	}
-	fmt.Fprintf(b, "%s %s %s %s\n", st.Bold(title), what, verb, st.Bold(bytesize.Format(int64(g.RetainedBytes))))
+	fmt.Fprintf(b, "%s %s\n", st.Bold(title), g.headline(st))
 	if s := g.Object.AllocSite; s != nil {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
 	}
 	ind := "    "
-	for _, line := range g.Root.lines(g.Goroutines) {
+	for _, line := range g.Root.lines(g.Goroutines, g.goroutineCount()) {
 		fmt.Fprintf(b, "%s%s\n", ind, line)
 	}
 	if g.Shared {
@@ -146,11 +134,119 @@ func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 		}
 	}
 	writePath(b, ind, g.Path, st)
+	g.writeMadeOf(b, ind, st)
+}
+
+// writeMadeOf writes what the group's first object retains, one part a
+// line, and the path from it to one object of the largest part.
+func (g *Group) writeMadeOf(b *strings.Builder, ind string, st Style) {
+	if len(g.MadeOf) == 0 {
+		return
+	}
+	whose := "it retains"
+	if g.Count > 1 {
+		whose = "the first retains"
+	}
+	of := ""
+	if all := g.Objects; g.Count == 1 && all > 1 && g.MadeOfObjects < all-1 {
+		of = fmt.Sprintf(" (counting the first %s of %s objects)", thousands(int(g.MadeOfObjects)), thousands(int(all-1)))
+	}
+	fmt.Fprintf(b, "%s%s, most bytes first%s:\n", ind, whose, of)
+	for _, p := range g.MadeOf {
+		t := p.Type
+		if t == "" {
+			t = "object of unknown type"
+		}
+		line := fmt.Sprintf("%s  %s %s %s of %s: %s", ind, thousands(int(p.Count)), times(st), t, bytesize.Format(int64(p.Size)), bytesize.Format(int64(p.Bytes)))
+		if p.AllocSite != nil {
+			line += " (made at " + p.AllocSite.Function
+			if p.AllocSite.File != "" {
+				line += " " + p.AllocSite.FileLine()
+			}
+			line += ")"
+		}
+		b.WriteString(line + "\n")
+	}
+	if len(g.Inside) > 0 {
+		t := g.MadeOf[0].Type
+		if t == "" {
+			t = "them"
+		}
+		fmt.Fprintf(b, "%sthe path on to one %s:\n", ind, t)
+		writePath(b, ind, g.Inside, st)
+	}
+}
+
+// headline says what the group is and what it retains: "[]uint8 of 50.0
+// MiB retains 50.0 MiB" for one object; for many, who holds them and how
+// many there are: "2000 goroutines in main.wait (created at main.serve
+// main.go:40) hold 8.1 MiB: 2000 x context.valueCtx of 48 B, retaining
+// 4.1 KiB each".
+func (g *Group) headline(st Style) string {
+	obj := g.Object.Type
+	if obj == "" {
+		obj = "object of unknown type"
+	}
+	what := fmt.Sprintf("%s of %s", obj, bytesize.Format(int64(g.Object.Size)))
+	total := st.Bold(bytesize.Format(int64(g.RetainedBytes)))
+	if g.Count <= 1 {
+		return fmt.Sprintf("%s retains %s", what, total)
+	}
+	who, verb := fmt.Sprintf("%s objects held the same way", thousands(g.Count)), "retain"
+	if n := g.goroutineCount(); n > 1 && (g.Root.Kind == heapdump.RootFrame || g.Root.Kind == heapdump.RootGoroutine) {
+		who, verb = fmt.Sprintf("%s goroutines", thousands(n)), "hold"
+		if g.Root.Kind == heapdump.RootFrame {
+			who += " in " + g.Root.Function
+		}
+		if c := g.Root.CreatedBy; c != nil {
+			who += " (created at " + c.Function
+			if c.File != "" {
+				who += " " + c.FileLine()
+			}
+			who += ")"
+		}
+	}
+	each := bytesize.Format(int64(g.EachMaxBytes))
+	if g.EachMinBytes != g.EachMaxBytes {
+		each = bytesize.Format(int64(g.EachMinBytes)) + " to " + each
+	}
+	line := fmt.Sprintf("%s %s %s: %s %s %s", who, verb, total, thousands(g.Count), times(st), what)
+	if g.EachMaxBytes > 0 {
+		line += fmt.Sprintf(", retaining %s each", each)
+	}
+	return line
+}
+
+// goroutineCount is the number of goroutines that hold the group's
+// objects: GoroutineCount, or the ids listed when it is not set.
+func (g *Group) goroutineCount() int { return max(g.GoroutineCount, len(g.Goroutines)) }
+
+// times is the multiplication sign of "2000 x context.valueCtx".
+func times(st Style) string {
+	if st.Unicode() {
+		return "×"
+	}
+	return "x"
+}
+
+// thousands formats n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 // lines describes the holder in one to three lines; ids are the
-// goroutines of a group's frames or goroutine holders, h's among them.
-func (h Holder) lines(ids []uint64) []string {
+// goroutines of a group's frames or goroutine holders, h's among them, the
+// first of n.
+func (h Holder) lines(ids []uint64, n int) []string {
 	retains := fmt.Sprintf("retains %s in %s", bytesize.Format(int64(h.RetainedBytes)), english.Plural(int(h.Objects), "object"))
 	if h.RetainedBytes == 0 {
 		retains = "shares all it holds with other roots"
@@ -162,16 +258,16 @@ func (h Holder) lines(ids []uint64) []string {
 		if h.Unsure {
 			fn += ", or the arguments of its callee " + h.Callee
 		}
-		if len(ids) > 1 {
-			out = append(out, fmt.Sprintf("held by %s, frame %s", goroutines(ids), fn))
+		if n > 1 {
+			out = append(out, fmt.Sprintf("held by %s, frame %s", goroutines(ids, n), fn))
 			out = append(out, h.createdBy()+fmt.Sprintf("the frame of goroutine %d %s", h.Goroutine, retains))
 			break
 		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s", h.Goroutine, h.Status, fn))
 		out = append(out, h.createdBy()+"the frame "+retains)
 	case heapdump.RootGoroutine:
-		if len(ids) > 1 {
-			out = append(out, fmt.Sprintf("held by %s: %s", goroutines(ids), h.Detail))
+		if n > 1 {
+			out = append(out, fmt.Sprintf("held by %s: %s", goroutines(ids, n), h.Detail))
 			out = append(out, h.createdBy()+fmt.Sprintf("goroutine %d %s", h.Goroutine, retains))
 			break
 		}
@@ -224,12 +320,12 @@ func (h Holder) Short() string {
 // "3 goroutines (12, 14 and 15) frame main.loop".
 func (g *Group) Short() string {
 	h := g.Root
-	if len(g.Goroutines) > 1 {
+	if n := g.goroutineCount(); n > 1 {
 		switch h.Kind {
 		case heapdump.RootFrame:
-			return goroutines(g.Goroutines) + " frame " + h.Function
+			return goroutines(g.Goroutines, n) + " frame " + h.Function
 		case heapdump.RootGoroutine:
-			return goroutines(g.Goroutines)
+			return goroutines(g.Goroutines, n)
 		}
 	}
 	return h.Short()
@@ -238,17 +334,27 @@ func (g *Group) Short() string {
 // maxGoroutineIDs is how many goroutine ids a group's text lists.
 const maxGoroutineIDs = 8
 
-// goroutines counts ids and lists them: "3 goroutines (12, 14 and 15)",
-// "20 goroutines (3, 4, 5, 6, 7, 8, 9, 10 and 12 more)".
-func goroutines(ids []uint64) string {
+// goroutines counts n goroutines and lists the first of ids: "3
+// goroutines (12, 14 and 15)", "20 goroutines (3, 4, 5, 6, 7, 8, 9, 10
+// and 12 more)".
+func goroutines(ids []uint64, n int) string {
+	n = max(n, len(ids))
 	list := make([]string, 0, min(len(ids), maxGoroutineIDs)+1)
 	for _, id := range ids[:min(len(ids), maxGoroutineIDs)] {
 		list = append(list, strconv.FormatUint(id, 10))
 	}
-	if more := len(ids) - len(list); more > 0 {
-		list = append(list, fmt.Sprintf("%d more", more))
+	if more := n - len(list); more > 0 {
+		list = append(list, fmt.Sprintf("%s more", thousands(more)))
 	}
-	return fmt.Sprintf("%s (%s)", english.Plural(len(ids), "goroutine"), english.List(list))
+	return fmt.Sprintf("%s goroutine%s (%s)", thousands(n), plural(n), english.List(list))
+}
+
+// plural is "s" but for 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // createdBy says where the holder's goroutine was created, ending in "; ".
@@ -278,6 +384,9 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 	retains := make([]string, len(path))
 	width, tail := 0, 0
 	for i, s := range path {
+		if s.Omitted > 0 {
+			continue
+		}
 		t := s.Type
 		if t == "" {
 			t = "?"
@@ -301,6 +410,10 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		if i == len(path)-1 {
 			branch = last
 		}
+		if s.Omitted > 0 {
+			b.WriteString(ind + branch + omitted(s, st) + "\n")
+			continue
+		}
 		name := textfit.Shorten(names[i], width)
 		pad := strings.Repeat(" ", max(0, width-textfit.Len(name)))
 		size := fmt.Sprintf("%10s", bytesize.Format(int64(s.Size)))
@@ -310,6 +423,20 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		}
 		b.WriteString(line + "\n")
 	}
+}
+
+// omitted says what a step that stands for steps left out stands for:
+// "... 999,950 more steps through main.node.next ...".
+func omitted(s Step, st Style) string {
+	dots := "..."
+	if st.Unicode() {
+		dots = "…"
+	}
+	through := s.Type + s.Via
+	if s.Type == "" {
+		through = "objects of unknown type"
+	}
+	return st.Faint(fmt.Sprintf("%s %s more step%s through %s %s", dots, thousands(s.Omitted), plural(s.Omitted), through, dots))
 }
 
 // minPathName is the narrowest a path's names are shortened to.

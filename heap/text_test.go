@@ -50,7 +50,7 @@ func TestGroupGoroutinesText(t *testing.T) {
 	}
 	text := g.Text("#1", PlainStyle{})
 	for _, want := range []string{
-		"#1 3 objects held the same way (the first a []uint8 of 2.0 MiB) retain 6.0 MiB\n",
+		"#1 3 goroutines in main.worker hold 6.0 MiB: 3 x []uint8 of 2.0 MiB\n",
 		"    held by 3 goroutines (12, 14 and 15), frame main.worker\n",
 		"    the frame of goroutine 12 retains 2.0 MiB in 3 objects\n",
 	} {

@@ -66,9 +66,52 @@ const (
 // steps types the objects of path p, which starts at a root node and
 // belongs to the search tree of the current search (see newSearch).
 func (t *typer) steps(p []heapdump.NodeID) ([]typedStep, error) {
+	return t.walk(p, nil, nil)
+}
+
+// limitedSteps types path p as steps does when it has at most most objects;
+// a longer one gets its first and last objects typed, the last quarter of
+// max of them, and one step in between that stands for those left out: it
+// counts them, and has the type and field of the step before it, which a
+// long path repeats (a linked list's node and next field). The last
+// objects are typed as pointed to by an object of that type.
+func (t *typer) limitedSteps(p []heapdump.NodeID, most int) ([]typedStep, error) {
+	return t.limitedWalk(p, most, nil, nil)
+}
+
+// limitedWalk is limitedSteps for a path that starts at an object, as walk
+// is for steps.
+func (t *typer) limitedWalk(p []heapdump.NodeID, most int, prev *heapdump.ObjectRecord, prevStep *typedStep) ([]typedStep, error) {
+	n := len(p) - 1
+	if most <= 0 || n <= most {
+		return t.walk(p, prev, prevStep)
+	}
+	tail := max(1, most/4)
+	head := most - tail
+	steps, err := t.walk(p[:head+1], prev, prevStep)
+	if err != nil {
+		return nil, err
+	}
+	last := steps[len(steps)-1]
+	gap := typedStep{node: heapdump.NoNode, t: last.t, base: last.base, mapType: last.mapType,
+		Step: Step{Via: last.Via, Type: last.Type, Omitted: n - head - tail}}
+	from := p[len(p)-tail-1] // the last object left out
+	rec, err := t.a.g.ObjectRecord(from, 0)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := t.walk(p[len(p)-tail-1:], rec, &gap)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(steps, gap), rest...), nil
+}
+
+// walk types the objects of path p after the first: p[0] is a root node
+// when prev is nil, else the object of record prev, typed as prevStep.
+func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep *typedStep) ([]typedStep, error) {
 	a := t.a
 	steps := make([]typedStep, 0, len(p)-1)
-	var prev *heapdump.ObjectRecord
 	for i := 1; i < len(p); i++ {
 		v := p[i]
 		if m, ok := t.memo[v]; ok {
@@ -92,12 +135,15 @@ func (t *typer) steps(p []heapdump.NodeID) ([]typedStep, error) {
 			Objects:       a.RetainedObjects(v),
 		}}
 		var tt target
-		if i == 1 {
+		switch {
+		case i == 1 && prevStep == nil:
 			tt, err = t.fromRoot(p[0], v, rec)
 			if err != nil {
 				return nil, err
 			}
-		} else {
+		case i == 1:
+			tt = t.fromObject(prev, prevStep, rec)
+		default:
 			tt = t.fromObject(prev, &steps[len(steps)-1], rec)
 		}
 		s.Via, s.t, s.base, s.mapType, s.Type = tt.via, tt.t, tt.base, tt.mapType, tt.name

@@ -135,7 +135,7 @@ func TestAPIObject(t *testing.T) {
 			} `json:"root"`
 		} `json:"groups"`
 	}
-	getJSON(t, "api/report", "ctxleak.holders/v1", &rep)
+	getJSON(t, "api/report", "ctxleak.holders/v2", &rep)
 	var addr string
 	for _, g := range rep.Groups {
 		if g.Root.Function == "main.worker" {
@@ -226,7 +226,7 @@ func TestAPIRefusals(t *testing.T) {
 			Object struct{ Addr string } `json:"object"`
 		} `json:"groups"`
 	}
-	getJSON(t, "api/report", "ctxleak.holders/v1", &rep)
+	getJSON(t, "api/report", "ctxleak.holders/v2", &rep)
 	paths := []string{"", "tree", "roots", "treemap", "api/roots", "api/treemap", "api/report", "api/node/0"}
 	for _, g := range rep.Groups {
 		paths = append(paths, "object/"+g.Object.Addr, "api/object/"+g.Object.Addr)

@@ -21,17 +21,18 @@ import (
 
 // holdersFlags are the flags of "ctxleak holders".
 type holdersFlags struct {
-	binary      string
-	httpTimeout time.Duration // for a URL
-	maxDumpSize bytesize.Size // for a URL
-	minSize     bytesize.Size
-	top         int
-	focus       string
-	format      string
-	output      string
-	force       bool
-	http        string // serve the web view on this [HOST]:PORT
-	noBrowser   bool
+	binary       string
+	httpTimeout  time.Duration // for a URL
+	maxDumpSize  bytesize.Size // for a URL
+	minSize      bytesize.Size
+	top          int
+	focus        string
+	maxPathSteps int
+	format       string
+	output       string
+	force        bool
+	http         string // serve the web view on this [HOST]:PORT
+	noBrowser    bool
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
@@ -40,12 +41,16 @@ func newHoldersCmd(a *app) *cobra.Command {
 		Use:   "holders DUMP|URL [--binary EXE]",
 		Short: "Read a heap dump and say which goroutine frame, global or timer holds what",
 		Long: `Holders reads a Go heap dump (runtime/debug.WriteHeapDump) and reports who
-keeps the large objects alive: for each object of --min-size or more, and
-each root's direct holding that retains that much, the goroutine frame,
-global, timer or finalizer that holds it, the typed path from there to the
-object, where it was allocated and how many bytes it retains (computed with
-the dominator tree of the heap). Objects held the same way (same holder,
-same types along the path) are grouped.
+keeps memory alive. It groups first and applies --min-size second: objects
+held the same way (by goroutines in the same function created at the same
+place, by the same global, in the same slot; shared objects by the same
+roots) are one group, and each group that retains --min-size or more in all
+is reported: 10,000 goroutines that each hold a 4 KiB context are one group
+of 39 MiB. For each group: the goroutine frame, global, timer or finalizer
+that holds it, the typed path from there to its first object (past
+--max-path-steps steps, the middle is left out and counted), where it was
+allocated and how many bytes it retains (computed with the dominator tree
+of the heap).
 
 Give the executable that wrote the dump with --binary: it names source
 lines, goroutine creation sites, globals, closures and types, and it tells
@@ -110,6 +115,7 @@ Ctrl-C stops the server (exit 130).`,
 	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL larger than this `SIZE`")
 	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
+	fs.IntVar(&f.maxPathSteps, "max-path-steps", heap.DefaultMaxPathSteps, "show at most `N` steps of a path; longer ones leave out and count the middle")
 	fs.StringVar(&f.focus, "focus", "", "keep groups whose holder, path or allocation site matches `REGEX`")
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or pprof (a retention profile for go tool pprof)")
 	fs.StringVarP(&f.output, "output", "o", "", "write the report to `FILE` (mode 0600; - is stdout) instead of stdout")
@@ -136,6 +142,9 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	if f.minSize <= 0 {
 		return usageErrorf("invalid --min-size %s: want more than 0", bytesize.Compact(f.minSize))
+	}
+	if f.maxPathSteps < 2 {
+		return usageErrorf("invalid --max-path-steps %d: want 2 or more", f.maxPathSteps)
 	}
 	var focus *regexp.Regexp
 	if f.focus != "" {
@@ -217,7 +226,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		}
 		defer an.Close()
 		prog.show("ctxleak: finding the holders in "+source, true)
-		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus))
+		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus), heap.MaxPathSteps(f.maxPathSteps))
 		if err != nil {
 			return fmt.Errorf("%s: %w", source, err)
 		}

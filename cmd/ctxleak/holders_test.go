@@ -175,7 +175,7 @@ func TestHoldersReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 {
 		t.Fatalf("exit %d, json %v:\n%s", code, err, stdout)
 	}
-	if rep.Schema != "ctxleak.holders/v1" || len(rep.Groups) != 1 || rep.Groups[0].Root.Function != "main.waitThenUse" ||
+	if rep.Schema != "ctxleak.holders/v2" || len(rep.Groups) != 1 || rep.Groups[0].Root.Function != "main.waitThenUse" ||
 		rep.Groups[0].Root.Goroutine == 0 || rep.Groups[0].ObjectCount != 1 || rep.Groups[0].Object.AllocSite.Function != "main.newPayload" {
 		t.Errorf("json report %+v", rep)
 	}

@@ -1,0 +1,447 @@
+package heap
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// Holdings are grouped before any threshold applies: 10,000 goroutines
+// that each hold 4 KiB are one group of 39 MiB, not 10,000 holdings under
+// the threshold. A holding is an object whose immediate dominator is a
+// holder: a root node, a goroutine's runtime.g, or the super-root (several
+// roots share it). Its key says how it is held without reading the dump
+// again: the holder's signature (root kind, function and creation site, or
+// global) and the slot the object is held in. Only the first member of
+// each group that is reported gets a typed path.
+
+// pending is a group of holdings, or of large objects, before it is
+// described: what the report needs to order, threshold and describe it.
+type pending struct {
+	key holdKey
+	// rep is the first member: the group is described by its path.
+	rep heapdump.NodeID
+	// count members, bytes the part of what they retain that counts
+	// towards MinSize (what large objects inside them retain is theirs),
+	// retained and objects all that they retain; minEach and maxEach the
+	// least and most one of them retains.
+	count             int
+	bytes             uint64
+	retained, objects uint64
+	minEach, maxEach  uint64
+	goroutines        []uint64
+	large             bool
+	described         *held // set for groups described to be keyed
+}
+
+// add counts member v, which retains r bytes and counts for b of them.
+func (p *pending) add(a *Analysis, v heapdump.NodeID, b uint64, gid uint64, hasG bool) {
+	r := a.retained[v]
+	if p.count == 0 {
+		p.rep, p.minEach, p.maxEach = v, r, r
+	}
+	p.count++
+	p.bytes += b
+	p.retained += r
+	p.objects += a.RetainedObjects(v)
+	p.minEach, p.maxEach = min(p.minEach, r), max(p.maxEach, r)
+	if hasG {
+		p.goroutines = append(p.goroutines, gid)
+	}
+}
+
+// holdingTops returns, for every node, the top object of the holding it is
+// in: the object just below its holder on its dominator chain. For a
+// holding the super-root holds (shared), it is instead the first root node
+// that reaches it: the one whose depth-first search from the super-root,
+// which numbered the nodes for the dominator tree, found it. A node's
+// holding is itself for other holdings, and NoNode for root nodes and what
+// no root reaches. One pass in that preorder computes it, in which every
+// node comes after its immediate dominator, and the nodes each root's
+// search found come after the root and before the next root; the analysis
+// keeps it for later reports. Use topOf and firstRoot to read it.
+func (a *Analysis) holdingTops() []heapdump.NodeID {
+	if a.tops != nil {
+		return a.tops
+	}
+	tops := make([]heapdump.NodeID, a.g.NumNodes())
+	for i := range tops {
+		tops[i] = heapdump.NoNode
+	}
+	sr := a.g.SuperRoot()
+	cur := sr
+	for _, u := range a.tree.Preorder() {
+		v := heapdump.NodeID(u)
+		if !a.g.IsObject(v) {
+			cur = v
+			continue
+		}
+		switch d := a.Idom(v); {
+		case d == sr:
+			tops[v] = cur
+		case a.isHolder(d):
+			tops[v] = v
+		case a.g.IsObject(tops[d]):
+			tops[v] = tops[d]
+		default:
+			tops[v] = d // below a shared holding, whose entry is its first root
+		}
+	}
+	a.tops = tops
+	return tops
+}
+
+// topOf returns the top object of the holding object v is in (see
+// holdingTops), NoNode for a node no root reaches or a root node.
+func (a *Analysis) topOf(v heapdump.NodeID) heapdump.NodeID {
+	t := a.holdingTops()[v]
+	if t != heapdump.NoNode && !a.g.IsObject(t) {
+		return v // a shared holding: tops records its first root
+	}
+	return t
+}
+
+// firstRoot returns the root node whose search first reached shared
+// holding t, or NoNode when t is not one.
+func (a *Analysis) firstRoot(t heapdump.NodeID) heapdump.NodeID {
+	r := a.holdingTops()[t]
+	if r == heapdump.NoNode || a.g.IsObject(r) {
+		return heapdump.NoNode
+	}
+	return r
+}
+
+// isHolder reports whether node d holds the objects it immediately
+// dominates: a root node, the super-root, or a goroutine's runtime.g.
+func (a *Analysis) isHolder(d heapdump.NodeID) bool {
+	if !a.g.IsObject(d) {
+		return true
+	}
+	_, isG := a.gObject(d)
+	return isG
+}
+
+// holdKey says how a holding, or a large object, is held: what pending
+// groups by. It is made of numbers, not text, so that keying a million
+// holdings costs no more than a map lookup each.
+type holdKey struct {
+	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 't' typed
+	// sig is a signature id plus one (see sigID): the root's, or for a
+	// shared object that of the first root that reaches it (firstRoot).
+	sig uint32
+	// slot is where the root holds the object: a frame slot (its frame's
+	// distance from the root's frame above 32 bits, its offset below) or
+	// the offset in a global; field the record field of other slots.
+	slot  uint64
+	field uint32 // the index of the field's name in slotFields, plus one
+	gopc  uint64 // the creation site of a runtime.g holder's goroutine
+	// large and nested mark a large object's key (nested: inside another
+	// large object of the holding).
+	large, nested bool
+	typed         uint32 // a runtime-held large object's typed key, an index in Analysis.typedKeys
+}
+
+// slotFields are the names of the record fields a root's slot can be
+// (heapdump.RootSlot.Field).
+var slotFields = []string{"ctxt", "defer", "object", "fn", "addr"}
+
+// holdingKey returns the key of holding t (an object whose immediate
+// dominator is a holder), whether it counts as a user's holding (false for
+// what the runtime's roots hold, see isRuntimeRoot), and the id of the
+// goroutine that holds it, if one does.
+func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid uint64, hasG bool) {
+	d := a.Idom(t)
+	switch {
+	case d == a.g.SuperRoot():
+		r := a.firstRoot(t)
+		if r == heapdump.NoNode || a.isRuntimeRoot(r) {
+			return key, false, 0, false
+		}
+		return holdKey{kind: 's', sig: a.sigID(r) + 1}, true, 0, false
+	case a.g.IsObject(d):
+		gi, _ := a.gObject(d)
+		gr := &a.d.Goroutines[gi]
+		return holdKey{kind: 'g', gopc: gr.GoPC}, true, gr.ID, true
+	}
+	if a.isRuntimeRoot(d) {
+		return key, false, 0, false
+	}
+	root := a.g.Root(d)
+	key.kind, key.sig = 'r', a.sigID(d)+1
+	if k := slices.Index(a.g.Succ(d), t); k >= 0 {
+		s := a.g.RootSlots(d)[k]
+		switch {
+		case s.Frame >= 0:
+			key.slot = uint64(uint32(s.Frame-root.Frame))<<32 | s.Offset&(1<<32-1)
+		case s.Field != "":
+			key.field = uint32(slices.Index(slotFields, s.Field) + 1)
+			if key.field == 0 {
+				key.field = uint32(len(slotFields) + 1)
+			}
+		default:
+			key.slot = s.Addr - root.Addr
+		}
+	}
+	if root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
+		return key, true, a.d.Goroutines[root.Goroutine].ID, true
+	}
+	return key, true, 0, false
+}
+
+// isRuntimeRoot reports whether root node r is one of the runtime's own
+// globals, or the frame of a function of the runtime (runtime.chanrecv,
+// runtime.gopark...): what they hold directly is the runtime's (a blocked
+// goroutine's sudog in a channel's wait queue), not a holding of the
+// program's.
+func (a *Analysis) isRuntimeRoot(r heapdump.NodeID) bool {
+	if a.isRuntimeGlobalRoot(r) {
+		return true
+	}
+	root := a.g.Root(r)
+	return root.Kind == heapdump.RootFrame && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
+}
+
+// sigID returns the id of the signature of root node r (see rootSig):
+// roots with the same signature have the same id.
+func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
+	i := int(r) - a.g.NumObjects()
+	if a.sigIDs == nil {
+		a.sigIDs = make([]uint32, a.g.NumRoots())
+		a.sigIndex = map[string]uint32{}
+	}
+	if id := a.sigIDs[i]; id != 0 {
+		return id - 1
+	}
+	s := a.rootSig(r)
+	id, ok := a.sigIndex[s]
+	if !ok {
+		id = uint32(len(a.sigNames))
+		a.sigIndex[s] = id
+		a.sigNames = append(a.sigNames, s)
+	}
+	a.sigIDs[i] = id + 1
+	return id
+}
+
+// rootSig is the signature of root node r: what roots held the same way
+// share. A frame's is its function and where its goroutine was created;
+// a global's its symbol.
+func (a *Analysis) rootSig(r heapdump.NodeID) string {
+	root := a.g.Root(r)
+	var gopc uint64
+	if root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
+		gopc = a.d.Goroutines[root.Goroutine].GoPC
+	}
+	switch root.Kind {
+	case heapdump.RootFrame:
+		s := fmt.Sprintf("frame|%s|%x", a.d.Frames[root.Frame].Func, gopc)
+		if root.Unsure {
+			s += "|unsure"
+		}
+		return s
+	case heapdump.RootGoroutine:
+		return fmt.Sprintf("goroutine|%x", gopc)
+	case heapdump.RootGlobal:
+		if root.Symbol != "" {
+			return "global|" + root.Symbol
+		}
+		return fmt.Sprintf("global|%#x", root.Addr)
+	case heapdump.RootFinalizer, heapdump.RootQueuedFinalizer:
+		fin := a.d.Finalizers
+		if root.Kind == heapdump.RootQueuedFinalizer {
+			fin = a.d.QueuedFinalizers
+		}
+		if root.Index >= 0 && root.Index < len(fin) {
+			return fmt.Sprintf("%s|%x", root.Kind, fin[root.Index].FnPC)
+		}
+		return root.Kind.String()
+	}
+	return "other|" + root.Desc
+}
+
+// keyOrder is the text groups of equal size are ordered by: a root's
+// signature ("frame|...", "global|..."), then goroutines, shared objects
+// and what the runtime's structures hold.
+func (a *Analysis) keyOrder(k holdKey) string {
+	name := func(id uint32) string {
+		if id == 0 {
+			return ""
+		}
+		return a.sigNames[id-1]
+	}
+	switch k.kind {
+	case 'r':
+		return "1|" + name(k.sig)
+	case 'g':
+		return "2|"
+	case 's':
+		return "3|" + name(k.sig)
+	}
+	return "4|" + a.typedKeys[k.typed]
+}
+
+// groupHoldings groups the holdings, and the large objects, of the report
+// with options o by key, and returns the groups of at least o.minSize,
+// most retained first. Large objects that only the runtime's structures
+// reach (timers, whose path names the holder) are described with describe
+// to be keyed by their typed paths.
+func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]*held, error)) ([]*pending, error) {
+	n := heapdump.NodeID(a.g.NumObjects())
+	// Large objects, and below which other large objects they are: only
+	// the outermost large objects of a holding count against it.
+	inLarge := map[heapdump.NodeID]uint64{}
+	var large []heapdump.NodeID
+	for v := range a.g.ObjectsOfSize(o.minSize) {
+		if _, isG := a.gObject(v); a.reachable(v) && !isG { // a runtime.g is the runtime's
+			large = append(large, v)
+		}
+	}
+	slices.Sort(large)
+	nested := a.nestedLarge(large, o.minSize)
+	for i, v := range large {
+		if !nested[i] {
+			inLarge[a.topOf(v)] += a.retained[v]
+		}
+	}
+
+	byKey := map[holdKey]*pending{}
+	var out []*pending
+	var last *pending // consecutive holdings are often held alike
+	get := func(key holdKey) *pending {
+		if last != nil && last.key == key {
+			return last
+		}
+		p := byKey[key]
+		if p == nil {
+			p = &pending{key: key}
+			byKey[key] = p
+			out = append(out, p)
+		}
+		last = p
+		return p
+	}
+	// Holdings: each counts what it retains beyond its large objects.
+	type topKey struct {
+		key  holdKey
+		gid  uint64
+		hasG bool
+	}
+	keys := map[heapdump.NodeID]topKey{} // of the tops of large objects
+	// large[li] is the first large object from v on.
+	li := 0
+	for v := range n {
+		if a.topOf(v) != v {
+			continue
+		}
+		for li < len(large) && large[li] < v {
+			li++
+		}
+		if _, isG := a.gObject(v); isG {
+			continue // a goroutine itself, which the runtime holds
+		}
+		key, user, gid, hasG := a.holdingKey(v)
+		if !user {
+			continue
+		}
+		r := a.retained[v]
+		b := r - min(r, inLarge[v])
+		if inLarge[v] > 0 {
+			keys[v] = topKey{key, gid, hasG}
+		}
+		if li < len(large) && large[li] == v {
+			continue // a large object: an entry of its own below
+		}
+		get(key).add(a, v, b, gid, hasG)
+	}
+	// Large objects, grouped by the key of their holding, and whether they
+	// are inside another.
+	var runtimeHeld []heapdump.NodeID
+	for i, v := range large {
+		t := a.topOf(v)
+		k, ok := keys[t]
+		if !ok {
+			var user bool
+			k.key, user, k.gid, k.hasG = a.holdingKey(t)
+			if !user {
+				runtimeHeld = append(runtimeHeld, v)
+				continue
+			}
+		}
+		k.key.large, k.key.nested = true, nested[i]
+		p := get(k.key)
+		p.large = true
+		p.add(a, v, a.retained[v], k.gid, k.hasG)
+	}
+	// Large objects the runtime's structures hold, keyed by their typed
+	// path (classify names a timer from it).
+	if len(runtimeHeld) > 0 {
+		hs, err := describe(runtimeHeld)
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range hs {
+			id := slices.Index(a.typedKeys, h.key)
+			if id < 0 {
+				id = len(a.typedKeys)
+				a.typedKeys = append(a.typedKeys, h.key)
+			}
+			p := get(holdKey{kind: 't', typed: uint32(id)})
+			p.large = true
+			if p.count == 0 {
+				p.described = h
+			}
+			p.add(a, runtimeHeld[i], a.retained[runtimeHeld[i]], 0, false)
+			p.goroutines = append(p.goroutines, h.Goroutines...)
+		}
+	}
+	out = slices.DeleteFunc(out, func(p *pending) bool { return p.bytes < o.minSize })
+	for _, p := range out {
+		slices.Sort(p.goroutines)
+		p.goroutines = slices.Compact(p.goroutines)
+	}
+	slices.SortStableFunc(out, func(x, y *pending) int {
+		return cmp.Or(
+			cmp.Compare(y.retained, x.retained),
+			cmp.Compare(y.count, x.count),
+			strings.Compare(a.keyOrder(x.key), a.keyOrder(y.key)),
+			cmp.Compare(x.rep, y.rep))
+	})
+	return out, nil
+}
+
+// nestedLarge reports, for each of the large objects (of at least min
+// bytes), whether another large object of its holding dominates it. It
+// walks each chain up to the holding's top or the first large object, so
+// that no chain is walked twice past a large object: linear in the
+// objects below large ones, which a long list of small nodes is not.
+func (a *Analysis) nestedLarge(large []heapdump.NodeID, min uint64) []bool {
+	out := make([]bool, len(large))
+	// known[u] says whether a large object of its holding dominates node
+	// u; walks stop at a node already known, so no chain is walked twice.
+	known := make(map[heapdump.NodeID]bool)
+	var walked []heapdump.NodeID
+	for i, v := range large {
+		walked = walked[:0]
+		u, nested := v, false
+		for t := a.topOf(v); u != t; {
+			u = a.Idom(u)
+			if a.g.Size(u) >= min {
+				nested = true
+				break
+			}
+			if k, ok := known[u]; ok {
+				nested = k
+				break
+			}
+			walked = append(walked, u)
+		}
+		out[i] = nested
+		for _, w := range walked {
+			known[w] = nested
+		}
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package heap
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/allochelper"
+)
+
+// Part is one kind of object in what a group retains: objects of one size
+// and allocation site, typed from one of them.
+type Part struct {
+	// Type is the objects' Go type (that of one of them), "" when unknown.
+	Type string `json:"type"`
+	// Size is the size of each object.
+	Size uint64 `json:"size_bytes"`
+	// AllocSite is where they were allocated, when the dump has a sample.
+	AllocSite *binsym.Position `json:"alloc_site,omitempty"`
+	// Count and Bytes add them up.
+	Count uint64 `json:"object_count"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// Limits of what madeOf looks at and says.
+const (
+	// maxParts is how many parts a group lists.
+	maxParts = 5
+	// maxMadeOfObjects is how many of the objects a group's first member
+	// retains madeOf counts: a bound on its time and memory. The parts
+	// are of those the search from the member finds first.
+	maxMadeOfObjects = 1 << 18
+)
+
+// partKey is what objects of one part share: their size and allocation
+// stack (a memory profile bucket of the dump, nil for none).
+type partKey struct {
+	size   uint64
+	bucket *heapdump.Bucket
+}
+
+// madeOf says what object v, typed as the last of steps, retains: the
+// largest parts of its retained set by bytes, each typed from one of its
+// objects, and the typed path from v to one object of the largest part
+// (through the container v is to one of its entries). It walks the
+// objects v dominates breadth first, at most maxMadeOfObjects of them,
+// without recursion: an object is in v's retained set when its immediate
+// dominator is, which every path from v to it passes through.
+// It also returns how many objects the parts count: fewer than v retains
+// (less v itself) when it stopped at the bound.
+func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, uint64, error) {
+	if a.RetainedObjects(v) <= 1 {
+		return nil, nil, 0, nil
+	}
+	parent := map[heapdump.NodeID]heapdump.NodeID{v: heapdump.NoNode}
+	type acc struct {
+		Part
+		first heapdump.NodeID
+	}
+	parts := map[partKey]*acc{}
+	queue := []heapdump.NodeID{v}
+	top := a.topOf(v) // what v retains is in its holding
+	for head := 0; head < len(queue) && len(parent) < maxMadeOfObjects; head++ {
+		u := queue[head]
+		for _, w := range a.g.Succ(u) {
+			if a.topOf(w) != top {
+				continue
+			}
+			if _, seen := parent[w]; seen {
+				continue
+			}
+			if _, in := parent[a.Idom(w)]; !in {
+				continue // not retained by v alone
+			}
+			parent[w] = u
+			queue = append(queue, w)
+			k := partKey{size: a.g.Size(w)}
+			if b, ok := a.g.AllocSite(w); ok {
+				k.bucket = b
+			}
+			p := parts[k]
+			if p == nil {
+				p = &acc{Part: Part{Size: k.size}, first: w}
+				parts[k] = p
+			}
+			p.Count++
+			p.Bytes += k.size
+		}
+	}
+	list := make([]*acc, 0, len(parts))
+	for _, p := range parts {
+		list = append(list, p)
+	}
+	slices.SortFunc(list, func(x, y *acc) int {
+		return cmp.Or(cmp.Compare(y.Bytes, x.Bytes), cmp.Compare(y.Count, x.Count), cmp.Compare(x.first, y.first))
+	})
+	list = list[:min(len(list), maxParts)]
+	rec, err := a.g.ObjectRecord(v, 0)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	out := make([]Part, len(list))
+	var inside []Step
+	// These paths follow the search from v: they share no typed step
+	// with those of a search from a root.
+	a.types.newSearch()
+	defer a.types.newSearch()
+	for i, p := range list {
+		// The path from v to the part's first object, v first.
+		var path []heapdump.NodeID
+		for u := p.first; u != heapdump.NoNode; u = parent[u] {
+			path = append(path, u)
+		}
+		slices.Reverse(path)
+		steps, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		p.Type = steps[len(steps)-1].Type
+		if b, ok := a.g.AllocSite(p.first); ok {
+			if s := firstSite(b.Stack, allochelper.Is); s != nil {
+				c := *s
+				p.AllocSite = &c
+			}
+		}
+		out[i] = p.Part
+		if i == 0 {
+			for _, s := range steps {
+				inside = append(inside, s.Step)
+			}
+		}
+	}
+	return out, inside, uint64(len(parent) - 1), nil
+}
