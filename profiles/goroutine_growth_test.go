@@ -24,7 +24,8 @@ func goroutineProfile(t *testing.T, debug int) *Profile {
 }
 
 //go:noinline
-func growthWorker(ready *sync.WaitGroup, stop chan struct{}) {
+func growthWorker(ready, done *sync.WaitGroup, stop chan struct{}) {
+	defer done.Done()
 	ready.Done()
 	<-stop
 }
@@ -45,8 +46,10 @@ func shrinkWorker(ready, done *sync.WaitGroup, stop chan struct{}) {
 func TestCompareGoroutines(t *testing.T) {
 	for _, debug := range []int{0, 1} {
 		t.Run(map[int]string{0: "proto", 1: "legacy"}[debug], func(t *testing.T) {
-			var ready, done sync.WaitGroup
+			var ready, done, grown sync.WaitGroup
 			stopShrink, stopGrowth := make(chan struct{}), make(chan struct{})
+			// The next subtest's base must not see this one's workers.
+			defer grown.Wait()
 			defer close(stopGrowth)
 			ready.Add(6)
 			done.Add(6)
@@ -59,13 +62,14 @@ func TestCompareGoroutines(t *testing.T) {
 			done.Wait()
 
 			ready.Add(20)
+			grown.Add(20)
 			for i := range 20 {
 				if i%2 == 0 {
-					go growthWorker(&ready, stopGrowth)
+					go growthWorker(&ready, &grown, stopGrowth)
 					continue
 				}
 				pprof.Do(context.Background(), pprof.Labels("request_id", "r"), func(context.Context) {
-					go growthWorker(&ready, stopGrowth)
+					go growthWorker(&ready, &grown, stopGrowth)
 				})
 			}
 			ready.Wait()
