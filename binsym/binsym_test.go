@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
 // The test programs are built and run once per test binary, by TestMain:
@@ -58,7 +59,7 @@ func TestMain(m *testing.M) {
 		code = m.Run()
 	}
 	os.RemoveAll(dir)
-	os.Exit(code)
+	testexit.Exit(code)
 }
 
 func setup(dir string) error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/cost"
+	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
 // childEnv marks the test binary re-executed as a measuring child; its
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testexit.Exit(m.Run())
 }
 
 // child measures names with the settings v in this process.

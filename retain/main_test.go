@@ -2,9 +2,9 @@ package retain_test
 
 import (
 	"flag"
-	"os"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/testexit"
 	"github.com/ctxleak/ctxleak/retain"
 )
 
@@ -16,5 +16,5 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		retain.EnableAllocSites()
 	}
-	os.Exit(m.Run())
+	testexit.Exit(m.Run())
 }

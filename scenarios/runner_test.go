@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
 // childEnv, when set in the environment of the test binary, makes it run
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(childEnv); name != "" {
 		os.Exit(child(name))
 	}
-	os.Exit(m.Run())
+	testexit.Exit(m.Run())
 }
 
 // retryScenarios exist only in this test binary: they stand for timer

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
 // The tests browse one real heap dump, written by testdata/webprog, through
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 		testAn.Close()
 	}
 	os.RemoveAll(dir)
-	os.Exit(code)
+	testexit.Exit(code)
 }
 
 // setup builds webprog, writes its dump, analyses it and serves it until

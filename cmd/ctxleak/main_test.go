@@ -9,6 +9,7 @@ import (
 	// The scenarios that crash, hang or misbehave on purpose: known by name
 	// to this test binary, acting as ctxleak and as its scenario children,
 	// and not to the ctxleak binary.
+	"github.com/ctxleak/ctxleak/internal/testexit"
 	_ "github.com/ctxleak/ctxleak/scenarios/scenariostest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -37,6 +38,7 @@ func (r removeSharedAfter) Run() int {
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)
 	}
+	testexit.Exit(code) // without the race detector's exit sleep
 	return code
 }
 

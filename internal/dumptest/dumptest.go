@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
 var (
@@ -38,7 +40,7 @@ func Main(m *testing.M) {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
-	os.Exit(code)
+	testexit.Exit(code)
 }
 
 // TempDir returns the directory, removed by Main, where the programs and dumps go.
