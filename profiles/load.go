@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ctxleak/ctxleak/internal/inputfile"
 )
 
 // DefaultTimeout is how long a Loader waits for a URL's whole answer.
@@ -186,24 +188,9 @@ func checkRegular(name string, st os.FileInfo) error {
 	case st.IsDir():
 		return sourceErrorf(name, "is a directory, not a profile")
 	case !st.Mode().IsRegular():
-		return sourceErrorf(name, "is %s, not a regular file: save the profile to a file, or pipe it to \"-\"", fileKind(st.Mode()))
+		return sourceErrorf(name, "is %s, not a regular file: save the profile to a file, or pipe it to \"-\"", inputfile.Kind(st.Mode()))
 	}
 	return nil
-}
-
-// fileKind names the type of a file that is not a regular file.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // plainPathError drops the operation and path from an *os.PathError: the

@@ -18,10 +18,13 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file", e.Path, kind(e.Mode))
+	return fmt.Sprintf("%s is %s, not a regular file", e.Path, Kind(e.Mode))
 }
 
-func kind(m fs.FileMode) string {
+// Kind names the type of a file that is not a regular file, as in "is a
+// named pipe (FIFO)": "a directory", "a named pipe (FIFO)", "a socket",
+// "a character device", "a device".
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
