@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,27 +15,15 @@ import (
 // compression header of its .debug_info claims changed by set.
 func withInflatedSize(t *testing.T, set func(size uint64) uint64) string {
 	t.Helper()
-	data, err := os.ReadFile(progs.exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(progs.exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := f.Section(".debug_info")
-	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
-		t.Skip("the test program's .debug_info is not compressed")
-	}
-	// Elf64_Chdr: type, reserved, size, alignment.
-	size := binary.LittleEndian.Uint64(data[s.Offset+8:])
-	binary.LittleEndian.PutUint64(data[s.Offset+8:], set(size))
-	path := filepath.Join(t.TempDir(), "prog")
-	if err := os.WriteFile(path, data, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return patchedCopy(t, func(f *elf.File, data []byte) {
+		s := f.Section(".debug_info")
+		if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
+			t.Skip("the test program's .debug_info is not compressed")
+		}
+		// Elf64_Chdr: type, reserved, size, alignment.
+		size := binary.LittleEndian.Uint64(data[s.Offset+8:])
+		binary.LittleEndian.PutUint64(data[s.Offset+8:], set(size))
+	})
 }
 
 // A compressed section that claims more than the limit is refused by

@@ -29,7 +29,7 @@ var (
 
 // matchBuilds returns the builds of testdata/match and the plain build's
 // dump, made once per test binary.
-func matchBuilds(t *testing.T) (map[string]string, string) {
+func matchBuilds(t testing.TB) (map[string]string, string) {
 	t.Helper()
 	dir := dumptest.TempDir(t)
 	matchOnce.Do(func() { matchExe, matchDump, matchErr = buildMatch(dir) })
@@ -222,7 +222,7 @@ func TestMatchEachCheck(t *testing.T) {
 // testdata/match's dump, repeated, each with an entry of its own in one
 // case) against the executable: linear in the frames.
 func BenchmarkMatchBinary(b *testing.B) {
-	exes, dump := matchBuildsB(b)
+	exes, dump := matchBuilds(b)
 	g, err := heapdump.Load(dump, heapdump.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -242,15 +242,4 @@ func BenchmarkMatchBinary(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/frame")
-}
-
-// matchBuildsB is matchBuilds for a benchmark.
-func matchBuildsB(b *testing.B) (map[string]string, string) {
-	b.Helper()
-	dir := dumptest.TempDir(b)
-	matchOnce.Do(func() { matchExe, matchDump, matchErr = buildMatch(dir) })
-	if matchErr != nil {
-		b.Fatal(matchErr)
-	}
-	return matchExe, matchDump
 }
