@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 	"github.com/google/pprof/profile"
 )
 
@@ -76,12 +77,12 @@ func TestHoldersBadFlags(t *testing.T) {
 
 // holdersDump returns a heap dump written by heap/testdata/holders for
 // pattern and the executable that wrote it. The program is built once per
-// test binary and each pattern dumped once, in sharedDir (removed by
+// test binary and each pattern dumped once, in dumptest.TempDir (removed by
 // TestMain), so tests that read the same dump share it; they only read it.
 func holdersDump(t *testing.T, pattern string) (dump, exe string) {
 	t.Helper()
 	holdersBuild.once.Do(func() {
-		holdersBuild.exe = filepath.Join(sharedDir(t), "holders")
+		holdersBuild.exe = filepath.Join(dumptest.TempDir(t), "holders")
 		if out, err := exec.Command("go", "build", "-o", holdersBuild.exe, "../../heap/testdata/holders").CombinedOutput(); err != nil {
 			holdersBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -97,7 +98,7 @@ func holdersDump(t *testing.T, pattern string) (dump, exe string) {
 	}
 	holdersBuild.mu.Unlock()
 	d.once.Do(func() {
-		d.path = filepath.Join(sharedDir(t), pattern+".dump")
+		d.path = filepath.Join(dumptest.TempDir(t), pattern+".dump")
 		if out, err := exec.Command(holdersBuild.exe, pattern, d.path).CombinedOutput(); err != nil {
 			d.err = fmt.Errorf("holders %s: %v\n%s", pattern, err, out)
 		}

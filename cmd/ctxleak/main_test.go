@@ -3,13 +3,12 @@ package main
 import (
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 	// The scenarios that crash, hang or misbehave on purpose: known by name
 	// to this test binary, acting as ctxleak and as its scenario children,
 	// and not to the ctxleak binary.
-	"github.com/ctxleak/ctxleak/internal/testexit"
 	_ "github.com/ctxleak/ctxleak/scenarios/scenariostest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -24,40 +23,20 @@ import (
 // binary, and their scenario children, do not.
 func TestMain(m *testing.M) {
 	os.Setenv("GORACE", noExitSleep())
-	testscript.Main(removeSharedAfter{m}, map[string]func(){
+	testscript.Main(dumptestMain{m}, map[string]func(){
 		"ctxleak": func() { os.Exit(execute(os.Stdin, os.Stdout, os.Stderr, os.Args[1:])) },
 	})
 }
 
-// removeSharedAfter runs the tests, then removes the shared directory.
-type removeSharedAfter struct{ m *testing.M }
+// dumptestMain runs the tests through dumptest.Main, which removes the
+// files tests build once and share (dumptest.TempDir) and exits without
+// the race detector's exit sleep.
+type dumptestMain struct{ m *testing.M }
 
-// Run runs the tests and removes the shared directory.
-func (r removeSharedAfter) Run() int {
-	code := r.m.Run()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	testexit.Exit(code) // without the race detector's exit sleep
-	return code
-}
-
-// shared is a directory for files that several tests build once and share.
-var shared struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// sharedDir returns the shared directory, made on first use and removed by
-// TestMain when the tests end.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	shared.once.Do(func() { shared.dir, shared.err = os.MkdirTemp("", "ctxleak-test-") })
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.dir
+// Run runs the tests; dumptest.Main exits, so it never returns.
+func (d dumptestMain) Run() int {
+	dumptest.Main(d.m)
+	panic("unreachable")
 }
 
 // TestScripts runs every testdata/script/*.txtar script.
