@@ -4,7 +4,8 @@
 //
 // Usage: piles PATTERN N DUMPFILE
 //
-// Patterns:
+// Files other than main.go add patterns to the patterns table from an init
+// function, one file per topic. Patterns built in main:
 //   - goroutines N: N goroutines in main.wait, each holding a context with
 //     a 4 KiB value;
 //   - shared N: N buffers of 4 KiB, each in two global slices, main.left
@@ -75,7 +76,16 @@ type result struct {
 	Pattern     string `json:"pattern"`
 	N           int    `json:"n"`
 	PayloadAddr uint64 `json:"payload_addr,omitempty"`
+	// Addrs holds other addresses a pattern reports, by name.
+	Addrs map[string]uint64 `json:"addrs,omitempty"`
 }
+
+// A pattern builds its pile of n before the dump, noting in res what the
+// test needs to know.
+type pattern func(n int, res *result)
+
+// patterns holds the patterns of files other than main.go, by name.
+var patterns = map[string]pattern{}
 
 func main() {
 	if len(os.Args) != 4 {
@@ -126,8 +136,12 @@ func main() {
 		}
 		waitParked("main.idle", n)
 	default:
-		fmt.Fprintln(os.Stderr, "unknown pattern", pattern)
-		os.Exit(2)
+		build, ok := patterns[pattern]
+		if !ok {
+			fmt.Fprintln(os.Stderr, "unknown pattern", pattern)
+			os.Exit(2)
+		}
+		build(n, &res)
 	}
 	runtime.GC()
 	debug.WriteHeapDump(f.Fd())
