@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"runtime"
 	"strings"
 )
 
