@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ type Settings struct {
 // "ctxleak cost --quick" (whose load time is per sample: the command
 // splits its --duration between the runs).
 var (
-	DefaultSettings = Settings{OpTime: 50 * time.Millisecond, Pending: 100_000, LoadTime: time.Second}
+	DefaultSettings = Settings{OpTime: 30 * time.Millisecond, Pending: 100_000, LoadTime: 500 * time.Millisecond}
 	QuickSettings   = Settings{OpTime: 2 * time.Millisecond, Pending: 5_000, LoadTime: 100 * time.Millisecond}
 )
 
@@ -120,6 +121,12 @@ func measureAll(names []string, s Settings) ([]*Sample, error) {
 		}
 	}
 	if len(servers) > 0 {
+		if !slices.ContainsFunc(servers, isArguments) {
+			// The ratios need the arguments handler: it takes its
+			// turns, unreported.
+			args, _ := Lookup(argumentsServer)
+			servers = append(servers, args)
+		}
 		figs, err := measureServers(servers, s.LoadTime)
 		if err != nil {
 			return nil, err

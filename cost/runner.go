@@ -17,6 +17,11 @@ import (
 // median needs at least 6 samples.
 const MinCount = 6
 
+// DefaultCount is the runs of each row of "ctxleak cost": with 10 samples
+// the 95% interval of the median runs from the 2nd to the 9th, so one
+// child hit by a slow spell of the machine does not set its width.
+const DefaultCount = 10
+
 // Runner measures rows in child processes, Count times each, interleaved:
 // run i measures every row once before run i+1 begins, so a slow spell of
 // the machine spreads over all rows instead of falling on one. A run has a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -133,7 +134,8 @@ type loadTarget struct {
 // turns (round robin, a different one first each round) in slices of at
 // most serverSlice until each has had d of load; each one's throughput is
 // its successful requests over its slices' time, its latencies those of
-// all its requests.
+// all its requests, its ThroughputRatio its throughput over that of the
+// arguments handler, which ms must hold.
 func measureServers(ms []*Measurement, d time.Duration) ([]map[string]float64, error) {
 	var targets []*loadTarget
 	defer func() {
@@ -166,6 +168,10 @@ func measureServers(ms []*Measurement, d time.Duration) ([]map[string]float64, e
 			}
 		}
 	}
+	args := slices.IndexFunc(ms, isArguments)
+	if args < 0 {
+		return nil, errors.New("the arguments handler was not measured")
+	}
 	out := make([]map[string]float64, len(targets))
 	for i, t := range targets {
 		t.all.Close()
@@ -182,8 +188,18 @@ func measureServers(ms []*Measurement, d time.Duration) ([]map[string]float64, e
 			LatencyP99Ns:      float64(t.all.Latencies.P99),
 		}
 	}
+	for _, figs := range out {
+		figs[ThroughputRatio] = figs[RequestsPerSecond] / out[args][RequestsPerSecond]
+	}
 	return out, nil
 }
+
+// argumentsServer is the Server row the others' throughput is judged
+// against.
+const argumentsServer = "server-arguments"
+
+// isArguments reports whether m is the argumentsServer row.
+func isArguments(m *Measurement) bool { return m.Name == argumentsServer }
 
 // attack drives t's handler for d and adds what it measured. An attacker
 // serves one attack; the client, and so its open connections, stay.

@@ -30,6 +30,8 @@ func unitLabel(fig string) string {
 		return "stack/pending"
 	case RequestsPerSecond:
 		return "req/s"
+	case ThroughputRatio:
+		return "vs arguments"
 	case LatencyP50Ns:
 		return "p50"
 	case LatencyP99Ns:
@@ -49,6 +51,8 @@ func formatValue(fig string, v float64) string {
 		return trim(v)
 	case RequestsPerSecond:
 		return fmt.Sprintf("%.0f", v)
+	case ThroughputRatio:
+		return trim(v) + "×"
 	}
 	return trim(v)
 }
