@@ -139,6 +139,21 @@ func mustRow(t *testing.T, r *cost.Report, name string) *cost.Row {
 	return row
 }
 
+// TestServerRatioWithoutArguments measures one handler alone: the
+// arguments handler takes its turns unreported, so the ratio exists.
+func TestServerRatioWithoutArguments(t *testing.T) {
+	s, err := cost.Measure("server-middleware-5", testSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Figures[cost.ThroughputRatio]; !(r > 0) || math.IsInf(r, 0) {
+		t.Errorf("throughput %v times the arguments handler's", r)
+	}
+	if s.Figures[cost.RequestsPerSecond] <= 0 {
+		t.Errorf("%v requests per second", s.Figures[cost.RequestsPerSecond])
+	}
+}
+
 // TestJSONSchema pins the JSON document: its keys, their order and the
 // seeds. Measured numbers and the platform are normalised.
 func TestJSONSchema(t *testing.T) {

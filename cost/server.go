@@ -115,7 +115,7 @@ func serveMiddleware5() http.Handler {
 // so a change in the machine's pace falls on all of them alike.
 const serverSlice = 100 * time.Millisecond
 
-// loadTarget is one handler served on 127.0.0.1 and the attacker that
+// loadTarget is one handler served on 127.0.0.1 and the client that
 // drives it, with what its attacks measured so far.
 type loadTarget struct {
 	m       *Measurement
@@ -137,6 +137,10 @@ type loadTarget struct {
 // all its requests, its ThroughputRatio its throughput over that of the
 // arguments handler, which ms must hold.
 func measureServers(ms []*Measurement, d time.Duration) ([]map[string]float64, error) {
+	args := slices.IndexFunc(ms, isArguments)
+	if args < 0 {
+		return nil, errors.New("the arguments handler is not among the handlers measured")
+	}
 	var targets []*loadTarget
 	defer func() {
 		for _, t := range targets {
@@ -168,17 +172,13 @@ func measureServers(ms []*Measurement, d time.Duration) ([]map[string]float64, e
 			}
 		}
 	}
-	args := slices.IndexFunc(ms, isArguments)
-	if args < 0 {
-		return nil, errors.New("the arguments handler was not measured")
-	}
 	out := make([]map[string]float64, len(targets))
 	for i, t := range targets {
 		t.all.Close()
 		if t.all.Requests == 0 {
 			return nil, fmt.Errorf("%s: the load generator sent no request", t.m.Name)
 		}
-		if t.all.Success < 1 {
+		if t.all.Success < 1 || t.elapsed <= 0 {
 			return nil, fmt.Errorf("%s: %.1f%% of %d requests failed: %v",
 				t.m.Name, 100*(1-t.all.Success), t.all.Requests, t.all.Errors)
 		}
