@@ -106,7 +106,7 @@ func trimUnit(lo, ref string) string {
 // WriteText writes the report as tables, one per kind, each row followed
 // by the figures measured elsewhere that it compares with.
 func (r *Report) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "ctxleak cost: %s %s/%s, GOMAXPROCS %d; %d runs of each row, each in a child process, interleaved\n",
+	fmt.Fprintf(w, "ctxleak cost: %s %s/%s, GOMAXPROCS %d; %d runs of each row, interleaved, each sample from another child process\n",
 		r.GoVersion, r.GOOS, r.GOARCH, r.GOMAXPROCS, r.Count)
 	fmt.Fprintf(w, "median (95%% confidence interval of the median); \"elsewhere\" lines are other runtimes' published figures, not measured here\n")
 	for _, kind := range []Kind{Op, Pending, Server} {
