@@ -45,8 +45,10 @@ func formatValue(fig string, v float64) string {
 	switch fig {
 	case NsPerOp, LatencyP50Ns, LatencyP99Ns:
 		return formatNs(v)
-	case BytesPerOp, BytesPerPending, StackBytesPerPending:
+	case BytesPerOp:
 		return trim(v) + " B"
+	case BytesPerPending, StackBytesPerPending:
+		return fmt.Sprintf("%.1f B", v) // measured to a tenth of a byte
 	case AllocsPerOp:
 		return trim(v)
 	case RequestsPerSecond:
