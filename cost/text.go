@@ -59,6 +59,15 @@ func formatValue(fig string, v float64) string {
 	return trim(v)
 }
 
+// formatPublished formats v, a published value of the figure fig, with
+// no more digits than it was published with (a seed's bytes are whole).
+func formatPublished(fig string, v float64) string {
+	if fig == BytesPerPending || fig == StackBytesPerPending {
+		return trim(v) + " B"
+	}
+	return formatValue(fig, v)
+}
+
 // formatNs formats nanoseconds with a unit that keeps 3 or 4 digits.
 func formatNs(v float64) string {
 	switch {
@@ -153,9 +162,9 @@ func (r *Report) WriteText(w io.Writer) error {
 						cells = append(cells, "")
 						continue
 					}
-					v := formatValue(f, s.Low)
+					v := formatPublished(f, s.Low)
 					if s.High != s.Low {
-						v = trimUnit(v, formatValue(f, s.High)) + "–" + formatValue(f, s.High)
+						v = trimUnit(v, formatPublished(f, s.High)) + "–" + formatPublished(f, s.High)
 					}
 					cells = append(cells, v)
 				}
