@@ -165,6 +165,10 @@ func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options 
 	if bin != nil {
 		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
+		lo.StackObjects = func(entry uint64) []binsym.StackObject {
+			objs, _ := bin.StackObjects(entry) // those read before an error still count
+			return objs
+		}
 	}
 	if bin != nil || len(o.globals) > 0 {
 		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {
