@@ -18,10 +18,13 @@ func init() {
 	patterns["stackobj-clean"] = func(n int, res *result) { sendPile(n, res, false) }
 }
 
-// sendValue is what main.send sends.
+// sendValue is what main.send sends. With more than four fields it is not
+// SSA-able: the send takes the address of v itself, not of a temporary
+// copy, so v is the stack object and DWARF names it.
 type sendValue struct {
-	id  int
-	buf []byte
+	id      int
+	buf     []byte
+	a, b, c int
 }
 
 // stuck is never received from.
