@@ -12,10 +12,14 @@ import (
 //     `ch <- v` on a channel nobody receives from; v is a struct holding a
 //     buffer of 4 KiB, used by nothing after the send;
 //   - stackobj-clean N: the same goroutines sending a struct that holds no
-//     buffer (the buffer was dropped before the send).
+//     buffer;
+//   - stackobj-temp N: N goroutines in main.sendPair, blocked in the send
+//     of a small struct holding a 4 KiB buffer, which the compiler copies
+//     to an unnamed temporary (the stack object) before the send.
 func init() {
-	patterns["stackobj"] = func(n int, res *result) { sendPile(n, res, true) }
-	patterns["stackobj-clean"] = func(n int, res *result) { sendPile(n, res, false) }
+	patterns["stackobj"] = func(n int, res *result) { sendPile(n, res, "main.send", send, valueSize) }
+	patterns["stackobj-clean"] = func(n int, res *result) { sendPile(n, res, "main.send", send, 0) }
+	patterns["stackobj-temp"] = func(n int, res *result) { sendPile(n, res, "main.sendPair", sendPair, valueSize) }
 }
 
 // sendValue is what main.send sends. With more than four fields it is not
@@ -45,18 +49,33 @@ func send(size int, addr chan<- uint64) {
 	stuck <- v
 }
 
-func sendPile(n int, res *result, hold bool) {
-	size := 0
-	if hold {
-		size = valueSize
-	}
+// pair is small enough for registers: sending one copies it to a
+// temporary first.
+type pair struct {
+	id  int
+	buf []byte
+}
+
+var stuckPair = make(chan pair)
+
+// sendPair is send with a pair.
+//
+//go:noinline
+func sendPair(size int, addr chan<- uint64) {
+	v := pair{id: size, buf: make([]byte, size)}
+	addr <- uint64(uintptr(unsafe.Pointer(unsafe.SliceData(v.buf))))
+	stuckPair <- v
+}
+
+func sendPile(n int, res *result, name string, fn func(int, chan<- uint64), size int) {
 	addr := make(chan uint64)
 	for range n {
-		go send(size, addr)
+		go fn(size, addr)
 		if a := <-addr; res.PayloadAddr == 0 {
 			res.PayloadAddr = a
 		}
 	}
-	waitBlocked("main.send", "[chan send", n)
+	waitBlocked(name, "[chan send", n)
 	runtime.KeepAlive(stuck)
+	runtime.KeepAlive(stuckPair)
 }
