@@ -21,6 +21,7 @@ const (
 	funcdataStackObjects = 2  // abi.FUNCDATA_StackObjects, Go 1.16 to 1.26
 	stackObjectRecSize   = 16 // runtime.stackObjectRecord
 	mdRodata             = 39 // moduledata.rodata
+	mdGofunc             = 40 // moduledata.gofunc
 
 	// maxStackObjects bounds the records of one function: the compiler
 	// writes one per address-taken variable.
@@ -85,7 +86,8 @@ var errNoRodata = errors.New("neither module data nor a runtime.rodata symbol: s
 // executable for every call: callers cache by entry.
 func (b *Binary) StackObjects(pc uint64) ([]StackObject, error) {
 	t := b.pcln
-	if t == nil || !t.hasGofunc {
+	gofunc, ok := b.gofunc()
+	if t == nil || !ok {
 		return nil, nil
 	}
 	f, ok := t.findFunc(b.toLink(pc))
@@ -99,7 +101,7 @@ func (b *Binary) StackObjects(pc uint64) ([]StackObject, error) {
 	bad := func(a uint64, format string, args ...any) error {
 		return &StackObjectError{Func: f.name(), Addr: a, Msg: fmt.Sprintf(format, args...)}
 	}
-	a := t.gofunc + uint64(off)
+	a := gofunc + uint64(off)
 	head, ok := b.readLink(a, 8)
 	if !ok {
 		return nil, bad(a, "count not in the file")
@@ -150,6 +152,20 @@ func (b *Binary) StackObjects(pc uint64) ([]StackObject, error) {
 		objs = append(objs, o)
 	}
 	return objs, nil
+}
+
+// gofunc returns the link address of go:func.*, which funcdata offsets
+// are from: the symbol, or in a stripped executable the module data's.
+func (b *Binary) gofunc() (uint64, bool) {
+	if b.pcln != nil && b.pcln.hasGofunc {
+		return b.pcln.gofunc, true
+	}
+	if m, ok := b.moduledataAddr(); ok {
+		if a := b.moduledataWord(m, mdGofunc); a != 0 {
+			return a, true
+		}
+	}
+	return 0, false
 }
 
 // rodata returns the link address of the module's read-only data, which
