@@ -155,6 +155,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		a.Unknown = []Unknown{noBinary}
 	} else {
 		a.Unknown = unknowns(bin.Missing())
+		if u, ok := a.pluginUnknown(); ok {
+			a.Unknown = append(a.Unknown, u)
+		}
 	}
 	return a, nil
 }
