@@ -42,19 +42,20 @@ type StackObject struct {
 	Size int64
 	// PtrBytes is the length of the object's prefix that holds pointers.
 	PtrBytes int64
-	mask     []byte // one bit a word of the first PtrBytes bytes
-	ptrSize  int64
+	// Mask has one bit a word (8 bytes) of the first PtrBytes bytes, set
+	// for a pointer, least significant bit first.
+	Mask []byte
 }
 
 // Pointers yields the offsets in the object of its pointer words, in
 // ascending order.
 func (o *StackObject) Pointers() iter.Seq[int64] {
 	return func(yield func(int64) bool) {
-		words := o.PtrBytes / o.ptrSize
-		for i, b := range o.mask {
+		words := o.PtrBytes / 8
+		for i, b := range o.Mask {
 			for b != 0 {
 				j := int64(i)*8 + int64(bits.TrailingZeros8(b))
-				if j >= words || !yield(j*o.ptrSize) {
+				if j >= words || !yield(j*8) {
 					return
 				}
 				b &= b - 1
@@ -131,23 +132,22 @@ func (b *Binary) StackObjects(pc uint64) ([]StackObject, error) {
 			Off:      int64(int32(le.Uint32(r))),
 			Size:     int64(int32(le.Uint32(r[4:]))),
 			PtrBytes: int64(int32(le.Uint32(r[8:]))),
-			ptrSize:  8,
 		}
 		maskOff := uint64(le.Uint32(r[12:]))
 		switch {
 		case o.Size <= 0 || o.Size > maxStackObjectSize:
 			return objs, bad(ra, "record %d: size %d", i, o.Size)
-		case o.PtrBytes < 0 || o.PtrBytes > o.Size || o.PtrBytes%o.ptrSize != 0:
+		case o.PtrBytes < 0 || o.PtrBytes > o.Size || o.PtrBytes%8 != 0:
 			return objs, bad(ra, "record %d: %d pointer bytes in %d", i, o.PtrBytes, o.Size)
 		}
 		if o.PtrBytes > 0 {
-			words := o.PtrBytes / o.ptrSize
+			words := o.PtrBytes / 8
 			// readLink checks the mask is in the file before allocating.
 			mask, ok := b.readLink(rodata+maskOff, int((words+7)/8))
 			if !ok {
 				return objs, bad(rodata+maskOff, "record %d: pointer mask of %d bits not in the file", i, words)
 			}
-			o.mask = mask
+			o.Mask = mask
 		}
 		objs = append(objs, o)
 	}
