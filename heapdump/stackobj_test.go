@@ -17,10 +17,10 @@ func TestStackObjectsHostile(t *testing.T) {
 	bogus := func(entry uint64) []binsym.StackObject {
 		return []binsym.StackObject{
 			{Off: -8, Size: 1 << 30, PtrBytes: 1 << 30, Mask: []byte{0xff, 0xff}}, // past the frame
-			{Off: 1 << 40, Size: 8, PtrBytes: 8, Mask: []byte{1}},                // past the caller
-			{Off: -16, Size: 16, PtrBytes: 64, Mask: []byte{0xff}},               // mask longer than the object
-			{Off: -16, Size: 16, PtrBytes: 16, Mask: []byte{3}},                  // overlapping the one before
-			{Off: 0, Size: 8, PtrBytes: 8},                                       // no mask
+			{Off: 1 << 40, Size: 8, PtrBytes: 8, Mask: []byte{1}},                 // past the caller
+			{Off: -16, Size: 16, PtrBytes: 64, Mask: []byte{0xff}},                // mask longer than the object
+			{Off: -16, Size: 16, PtrBytes: 16, Mask: []byte{3}},                   // overlapping the one before
+			{Off: 0, Size: 8, PtrBytes: 8},                                        // no mask
 		}
 	}
 	g := d.load(t, Options{StackObjects: bogus})
