@@ -2,6 +2,7 @@ package heap
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -36,10 +37,78 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 		return tt
 	}
 	c.off = inObj
+	if sent := a.sentType(root, slot); sent != nil {
+		c.t = sent
+		tt := t.target(c, rec, interior)
+		tt.via = fmt.Sprintf("value sent %s%s (stack object at +%d)", typeName(sent), tt.via, slot.StackObjectOffset)
+		return tt
+	}
 	tt := t.target(c, rec, interior)
 	tt.via = fmt.Sprintf("temporary at +%d (stack object)", slot.StackObjectOffset)
 	if inObj != 0 {
 		tt.via += fmt.Sprintf(" +%d", inObj)
 	}
 	return tt
+}
+
+// sentType returns the type of the stack object of slot when it is the
+// value a blocked `ch <- v` of the root's goroutine is sending (a
+// compiler's temporary, which DWARF does not name): runtime.chansend's
+// arguments c and ep, in its caller's frame, are the channel and a pointer
+// into the object, and the channel's element type is its type. It returns
+// nil otherwise.
+func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym.Type {
+	bin := a.Binary
+	if bin == nil || root.Goroutine < 0 || root.Goroutine >= len(a.d.Goroutines) {
+		return nil
+	}
+	gr := &a.d.Goroutines[root.Goroutine]
+	objAddr := a.d.Frames[slot.Frame].SP + slot.StackObjectOffset
+	size := uint64(slot.StackObject.Size)
+	ps := uint64(a.d.Params.PtrSize)
+	mf := uint64(bin.MinFrameSize())
+	for d := 1; d < gr.NumFrames; d++ {
+		fi := gr.FirstFrame + d
+		if a.d.Frames[fi-1].Func != "runtime.chansend" {
+			continue
+		}
+		var ch, ep uint64
+		for _, s := range a.d.Frames[fi].Slots {
+			switch s.Offset {
+			case mf:
+				ch = s.Value
+			case mf + ps:
+				ep = s.Value
+			}
+		}
+		if ep < objAddr || ep-objAddr >= size {
+			continue
+		}
+		return a.chanElemType(ch, size)
+	}
+	return nil
+}
+
+// chanElemType returns the element type of the channel whose runtime.hchan
+// is at addr, if it is size bytes.
+func (a *Analysis) chanElemType(addr, size uint64) *binsym.Type {
+	hchan := a.Binary.TypeByName("runtime.hchan")
+	v, ok := a.g.Find(addr)
+	if hchan == nil || !ok {
+		return nil
+	}
+	i := slices.IndexFunc(hchan.Fields, func(f binsym.Field) bool { return f.Name == "elemtype" })
+	if i < 0 || hchan.Fields[i].Offset < 0 {
+		return nil
+	}
+	off := hchan.Fields[i].Offset
+	rec, err := a.g.ObjectRecord(v, int(off)+8)
+	if err != nil || rec.Addr != addr || int64(len(rec.Contents)) < off+int64(a.d.Params.PtrSize) {
+		return nil
+	}
+	t := a.Binary.TypeAt(a.g.Word(rec.Contents, off))
+	if t == nil || uint64(t.Size) != size {
+		return nil
+	}
+	return t
 }
