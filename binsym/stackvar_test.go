@@ -105,3 +105,17 @@ func TestStackObjectsCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLocationList reads any bytes as DWARF 5 and DWARF 4 location lists:
+// no panic, no endless loop.
+//
+//	go test -run '^$' -fuzz FuzzLocationList ./binsym
+func FuzzLocationList(f *testing.F) {
+	f.Add([]byte{lleBaseAddrx, 0x0a, lleOffsetPair, 0x17, 0x7f, 3, opFbreg, 0xb8, 0x7f, lleEnd}, uint16(0))
+	f.Add([]byte{lleStartLen, 0, 0, 0, 0, 0, 0, 0, 0, 5, 2, opFbreg, 0x40, lleEnd}, uint16(1))
+	f.Fuzz(func(t *testing.T, data []byte, off uint16) {
+		allFbreg5(data, uint64(off), -72)
+		allFbreg4(data, uint64(off), -72)
+		fbreg(data, 8)
+	})
+}
