@@ -52,11 +52,12 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 }
 
 // sentType returns the type of the stack object of slot when it is the
-// value a blocked `ch <- v` of the root's goroutine is sending (a
+// value a blocked `ch <- v` or select of the root's goroutine is sending (a
 // compiler's temporary, which DWARF does not name): runtime.chansend's
 // arguments c and ep, in its caller's frame, are the channel and a pointer
-// into the object, and the channel's element type is its type. It returns
-// nil otherwise.
+// into the object, and the channel's element type is its type; for
+// runtime.selectgo, its argument cas0 points to the select's cases, each a
+// channel and a pointer to the value. It returns nil otherwise.
 func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym.Type {
 	bin := a.Binary
 	if bin == nil || root.Goroutine < 0 || root.Goroutine >= len(a.d.Goroutines) {
@@ -67,24 +68,38 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 	size := uint64(slot.StackObject.Size)
 	ps := uint64(a.d.Params.PtrSize)
 	mf := uint64(bin.MinFrameSize())
+	in := func(p uint64) bool { return p >= objAddr && p-objAddr < size }
 	for d := 1; d < gr.NumFrames; d++ {
 		fi := gr.FirstFrame + d
-		if a.d.Frames[fi-1].Func != "runtime.chansend" {
+		callee := a.d.Frames[fi-1].Func
+		if callee != "runtime.chansend" && callee != "runtime.selectgo" {
 			continue
 		}
-		var ch, ep uint64
+		var arg0, arg1 uint64
 		for _, s := range a.d.Frames[fi].Slots {
 			switch s.Offset {
 			case mf:
-				ch = s.Value
+				arg0 = s.Value
 			case mf + ps:
-				ep = s.Value
+				arg1 = s.Value
 			}
 		}
-		if ep < objAddr || ep-objAddr >= size {
+		if callee == "runtime.chansend" {
+			if in(arg1) {
+				return a.chanElemType(arg0, size)
+			}
 			continue
 		}
-		return a.chanElemType(ch, size)
+		// The cases lie in the selecting frame: read them up to its end.
+		f := &a.d.Frames[fi]
+		if arg0 < f.SP || arg0 >= f.SP+f.Size {
+			continue
+		}
+		for off := arg0 - f.SP; off+2*ps <= f.Size; off += 2 * ps {
+			if in(a.g.FrameWord(fi, int64(off+ps))) {
+				return a.chanElemType(a.g.FrameWord(fi, int64(off)), size)
+			}
+		}
 	}
 	return nil
 }

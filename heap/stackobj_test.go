@@ -81,9 +81,10 @@ func TestHoldersStackObjectClean(t *testing.T) {
 	}
 }
 
-// A small struct is copied to a compiler's temporary before the send: the
-// temporary is the stack object, which DWARF does not name; the channel
-// that runtime.chansend is sending on gives its type.
+// A small struct is copied to a compiler's temporary before the send, in
+// a send statement or a select: the temporary is the stack object, which
+// DWARF does not name; the channel that runtime.chansend or
+// runtime.selectgo is sending on gives its type.
 func TestHoldersStackObjectTemporary(t *testing.T) {
 	t.Parallel()
 	const n, value = 40, 4 << 10
@@ -92,11 +93,13 @@ func TestHoldersStackObjectTemporary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := stackObjectGroup(t, rep, "main.sendPair")
-	if g.RetainedBytes != n*value || g.GoroutineCount != n {
-		t.Errorf("%d goroutines retain %d bytes, want %d retaining %d", g.GoroutineCount, g.RetainedBytes, n, n*value)
-	}
-	if len(g.Path) != 1 || !strings.HasPrefix(g.Path[0].Via, "value sent main.pair.buf (stack object at +") || g.Path[0].Type != "[]uint8" {
-		t.Errorf("path %+v, want one step: value sent main.pair.buf (stack object at +N) -> []uint8", g.Path)
+	for _, fn := range []string{"main.sendPair", "main.selectPair"} {
+		g := stackObjectGroup(t, rep, fn)
+		if g.RetainedBytes != n*value || g.GoroutineCount != n {
+			t.Errorf("%s: %d goroutines retain %d bytes, want %d retaining %d", fn, g.GoroutineCount, g.RetainedBytes, n, n*value)
+		}
+		if len(g.Path) != 1 || !strings.HasPrefix(g.Path[0].Via, "value sent main.pair.buf (stack object at +") || g.Path[0].Type != "[]uint8" {
+			t.Errorf("%s: path %+v, want one step: value sent main.pair.buf (stack object at +N) -> []uint8", fn, g.Path)
+		}
 	}
 }

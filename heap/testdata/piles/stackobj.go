@@ -15,11 +15,15 @@ import (
 //     buffer;
 //   - stackobj-temp N: N goroutines in main.sendPair, blocked in the send
 //     of a small struct holding a 4 KiB buffer, which the compiler copies
-//     to an unnamed temporary (the stack object) before the send.
+//     to an unnamed temporary (the stack object) before the send; and N
+//     in main.selectPair, blocked in a select that sends such a struct.
 func init() {
 	patterns["stackobj"] = func(n int, res *result) { sendPile(n, res, "main.send", send, valueSize) }
 	patterns["stackobj-clean"] = func(n int, res *result) { sendPile(n, res, "main.send", send, 0) }
-	patterns["stackobj-temp"] = func(n int, res *result) { sendPile(n, res, "main.sendPair", sendPair, valueSize) }
+	patterns["stackobj-temp"] = func(n int, res *result) {
+		sendPile(n, res, "main.sendPair", sendPair, valueSize)
+		sendPile(n, res, "main.selectPair", selectPair, valueSize)
+	}
 }
 
 // sendValue is what main.send sends. With more than four fields it is not
@@ -67,6 +71,20 @@ func sendPair(size int, addr chan<- uint64) {
 	stuckPair <- v
 }
 
+var never = make(chan int)
+
+// selectPair is sendPair in a select.
+//
+//go:noinline
+func selectPair(size int, addr chan<- uint64) {
+	v := pair{id: size, buf: make([]byte, size)}
+	addr <- uint64(uintptr(unsafe.Pointer(unsafe.SliceData(v.buf))))
+	select {
+	case stuckPair <- v:
+	case <-never:
+	}
+}
+
 func sendPile(n int, res *result, name string, fn func(int, chan<- uint64), size int) {
 	addr := make(chan uint64)
 	for range n {
@@ -75,7 +93,11 @@ func sendPile(n int, res *result, name string, fn func(int, chan<- uint64), size
 			res.PayloadAddr = a
 		}
 	}
-	waitBlocked(name, "[chan send", n)
+	state := "[chan send"
+	if name == "main.selectPair" {
+		state = "[select"
+	}
+	waitBlocked(name, state, n)
 	runtime.KeepAlive(stuck)
 	runtime.KeepAlive(stuckPair)
 }
