@@ -46,34 +46,37 @@ type partKey struct {
 // (through the container v is to one of its entries). It walks the
 // objects v dominates breadth first, at most maxMadeOfObjects of them,
 // without recursion: an object is in v's retained set when its immediate
-// dominator is, which every path from v to it passes through.
+// dominator is, which every path from v to it passes through. An edge that
+// leaves the holding v is in goes to a shared top (see shares), which a
+// bitmap tells at once: a map whose entries a list shares costs no lookup
+// per entry.
 // It also returns how many objects the parts count: fewer than v retains
 // (less v itself) when it stopped at the bound.
 func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, uint64, error) {
 	if a.RetainedObjects(v) <= 1 {
 		return nil, nil, 0, nil
 	}
-	parent := map[heapdump.NodeID]heapdump.NodeID{v: heapdump.NoNode}
 	type acc struct {
 		Part
 		first heapdump.NodeID
 	}
 	parts := map[partKey]*acc{}
+	s := a.shares()
+	if a.parent == nil {
+		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
+	}
+	// parent[w] is w's predecessor on the search plus one, 0 while unseen;
+	// the queue lists what to clear.
+	parent := a.parent
+	parent[v] = v + 1
 	queue := []heapdump.NodeID{v}
-	top := a.topOf(v) // what v retains is in its holding
-	for head := 0; head < len(queue) && len(parent) < maxMadeOfObjects; head++ {
+	for head := 0; head < len(queue) && len(queue) < maxMadeOfObjects; head++ {
 		u := queue[head]
 		for _, w := range a.g.Succ(u) {
-			if a.topOf(w) != top {
-				continue
+			if s.isShared(w) || parent[w] != 0 || !a.reachable(w) || parent[a.Idom(w)] == 0 {
+				continue // seen, or not retained by v alone
 			}
-			if _, seen := parent[w]; seen {
-				continue
-			}
-			if _, in := parent[a.Idom(w)]; !in {
-				continue // not retained by v alone
-			}
-			parent[w] = u
+			parent[w] = u + 1
 			queue = append(queue, w)
 			k := partKey{size: a.g.Size(w)}
 			if b, ok := a.g.AllocSite(w); ok {
@@ -88,6 +91,11 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 			p.Bytes += k.size
 		}
 	}
+	defer func() {
+		for _, u := range queue {
+			parent[u] = 0
+		}
+	}()
 	list := make([]*acc, 0, len(parts))
 	for _, p := range parts {
 		list = append(list, p)
@@ -109,8 +117,11 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 	for i, p := range list {
 		// The path from v to the part's first object, v first.
 		var path []heapdump.NodeID
-		for u := p.first; u != heapdump.NoNode; u = parent[u] {
+		for u := p.first; ; u = parent[u] - 1 {
 			path = append(path, u)
+			if u == v {
+				break
+			}
 		}
 		slices.Reverse(path)
 		steps, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
@@ -131,5 +142,5 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 			}
 		}
 	}
-	return out, inside, uint64(len(parent) - 1), nil
+	return out, inside, uint64(len(queue) - 1), nil
 }

@@ -84,6 +84,15 @@ type reacher struct {
 // is the runtime's own structure. The cost is that of the walk: the objects
 // that reach v and their edges.
 func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
+	if avoid == heapdump.NoNode && a.shares().isShared(v) {
+		return a.reachersOfShared(v)
+	}
+	return a.reachersByReverse(v, avoid)
+}
+
+// reachersByReverse is reachersOfObject by a walk of the whole reverse
+// graph, which it builds on first use.
+func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 	if a.preds == nil {
 		a.preds = reverse(a.g)
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
