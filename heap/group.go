@@ -138,7 +138,8 @@ type holdKey struct {
 	sig uint32
 	// slot is where the root holds the object: a frame slot (its frame's
 	// distance from the root's frame above 32 bits, its offset below) or
-	// the offset in a global; field the record field of other slots.
+	// the offset in a global; field the record field of other slots. For
+	// a shared object, slot is sharedSlot.
 	slot  uint64
 	field uint32 // the index of the field's name in slotFields, plus one
 	gopc  uint64 // the creation site of a runtime.g holder's goroutine
@@ -164,7 +165,7 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		if !user {
 			return key, false, 0, false
 		}
-		return holdKey{kind: 's', sig: set}, true, 0, false
+		return holdKey{kind: 's', sig: set, slot: a.sharedSlot(t)}, true, 0, false
 	case a.g.IsObject(d):
 		gi, _ := a.gObject(d)
 		gr := &a.d.Goroutines[gi]

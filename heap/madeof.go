@@ -34,7 +34,8 @@ const (
 )
 
 // partKey is what objects of one part share: their size and allocation
-// stack (a memory profile bucket of the dump, nil for none).
+// stack (a memory profile bucket of the dump, nil for none). Parts of the
+// same type, size and allocation site are merged once typed.
 type partKey struct {
 	size   uint64
 	bucket *heapdump.Bucket
@@ -97,24 +98,35 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 		}
 	}()
 	list := make([]*acc, 0, len(parts))
-	for _, p := range parts {
+	keys := make(map[*acc]partKey, len(parts))
+	for k, p := range parts {
 		list = append(list, p)
+		keys[p] = k
 	}
-	slices.SortFunc(list, func(x, y *acc) int {
+	order := func(x, y *acc) int {
 		return cmp.Or(cmp.Compare(y.Bytes, x.Bytes), cmp.Compare(y.Count, x.Count), cmp.Compare(x.first, y.first))
-	})
-	list = list[:min(len(list), maxParts)]
+	}
+	slices.SortFunc(list, order)
+	// Type the largest parts; those of one type, size and site (made by
+	// stacks that differ further out) are one.
+	list = list[:min(len(list), 3*maxParts)]
 	rec, err := a.g.ObjectRecord(v, 0)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	out := make([]Part, len(list))
-	var inside []Step
 	// These paths follow the search from v: they share no typed step
 	// with those of a search from a root.
 	a.types.newSearch()
 	defer a.types.newSearch()
-	for i, p := range list {
+	type typed struct {
+		typ  string
+		size uint64
+		site binsym.Position
+	}
+	merged := map[typed]*acc{}
+	steps := map[*acc][]typedStep{}
+	var kept []*acc
+	for _, p := range list {
 		// The path from v to the part's first object, v first.
 		var path []heapdump.NodeID
 		for u := p.first; ; u = parent[u] - 1 {
@@ -124,22 +136,40 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 			}
 		}
 		slices.Reverse(path)
-		steps, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
+		st, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		p.Type = steps[len(steps)-1].Type
-		if b, ok := a.g.AllocSite(p.first); ok {
+		p.Type = st[len(st)-1].Type
+		if b := keys[p].bucket; b != nil {
 			if s := firstSite(b.Stack, allochelper.Is); s != nil {
-				c := *s
+				c := *s // not a pointer into the dump's records
 				p.AllocSite = &c
 			}
 		}
+		k := typed{typ: p.Type, size: p.Size}
+		if p.AllocSite != nil {
+			k.site = *p.AllocSite
+		}
+		if m := merged[k]; m != nil && p.Type != "" {
+			m.Count += p.Count
+			m.Bytes += p.Bytes
+			continue
+		}
+		merged[k] = p
+		steps[p] = st
+		kept = append(kept, p)
+	}
+	slices.SortFunc(kept, order)
+	kept = kept[:min(len(kept), maxParts)]
+	out := make([]Part, len(kept))
+	var inside []Step
+	for i, p := range kept {
 		out[i] = p.Part
-		if i == 0 {
-			for _, s := range steps {
-				inside = append(inside, s.Step)
-			}
+	}
+	if len(kept) > 0 {
+		for _, s := range steps[kept[0]] {
+			inside = append(inside, a.withContextSite(s))
 		}
 	}
 	return out, inside, uint64(len(queue) - 1), nil

@@ -478,14 +478,18 @@ func (a *Analysis) reacherOf(h heapdump.NodeID) reacher {
 
 // nearestMembers makes the first member of each shared holding group in ps
 // the one nearest to a root: the first a breadth-first search from the
-// super-root reaches. Its path is the shortest of the group's, and the
+// super-root reaches, through the program's roots (not the runtime's). Its path is the shortest of the group's, and the
 // search stops there, where a search for the member of lowest node id
 // would go through much of the heap.
 func (a *Analysis) nearestMembers(ps []*pending) {
-	want := map[uint32]*pending{}
+	type setSlot struct {
+		set  uint32
+		slot uint64
+	}
+	want := map[setSlot]*pending{}
 	for _, p := range ps {
 		if p.key.kind == 's' && !p.key.large && p.described == nil {
-			want[p.key.sig] = p
+			want[setSlot{p.key.sig, p.key.slot}] = p
 		}
 	}
 	if len(want) == 0 {
@@ -497,6 +501,9 @@ func (a *Analysis) nearestMembers(ps []*pending) {
 	seen[sr/64] |= 1 << (sr % 64)
 	queue := []heapdump.NodeID{sr}
 	for head := 0; head < len(queue) && len(want) > 0; head++ {
+		if u := queue[head]; !a.g.IsObject(u) && u != sr && a.isRuntimeRoot(u) {
+			continue // a member the program's roots reach says more
+		}
 		for _, w := range a.g.Succ(queue[head]) {
 			if seen[w/64]&(1<<(w%64)) != 0 {
 				continue
@@ -506,10 +513,15 @@ func (a *Analysis) nearestMembers(ps []*pending) {
 			if !s.isShared(w) {
 				continue
 			}
-			if p := want[a.sigSet(s.setOf(w))]; p != nil && a.g.Size(w) < p.minSize {
+			k := setSlot{a.sigSet(s.setOf(w)), a.sharedSlot(w)}
+			if p := want[k]; p != nil && a.g.Size(w) < p.minSize {
 				p.rep = w
-				delete(want, p.key.sig)
+				delete(want, k)
 			}
 		}
 	}
 }
+
+// sharedSlot is the slot of shared top t's key: its size. A context and
+// the children it shares its holders with are not one pile.
+func (a *Analysis) sharedSlot(t heapdump.NodeID) uint64 { return a.g.Size(t) }
