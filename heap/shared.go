@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -47,8 +48,14 @@ type shareIndex struct {
 	// sigSets is the set of signatures of each set of holders, but the
 	// runtime's roots, built on demand (sigSet).
 	sigSets map[uint32]uint32
-	// lastA, lastB and lastU cache the last union.
+	// lastA, lastB and lastU cache the last union; lastSet and lastSig
+	// the last sigSet.
 	lastA, lastB, lastU uint32
+	lastSet, lastSig    uint32
+	// runFirst, runEnd and runSize are the run of objects of one size
+	// sharedSlot looked up last (heapdump.Graph.SizeRun).
+	runFirst, runEnd heapdump.NodeID
+	runSize          uint64
 	// The predecessors of the shared top of rank k, outside its holding,
 	// are preds[predStart[k]:predStart[k+1]], built on first use.
 	predStart []uint32
@@ -273,6 +280,9 @@ func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
 // passes of up to 11 bits each (few enough buckets to write each in
 // order), more for more bits.
 func sortByHigh(x []uint64, limit uint32) {
+	if slices.IsSortedFunc(x, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) }) {
+		return // edges from nodes in order often are
+	}
 	digit := min(11, max(1, (bits.Len32(limit)+1)/2))
 	src, dst := x, make([]uint64, len(x))
 	for shift := 32; shift < 32+bits.Len32(limit); shift += digit {
@@ -367,7 +377,11 @@ func (a *Analysis) sharedSet(t heapdump.NodeID) (uint32, bool) {
 // the runtime's roots.
 func (a *Analysis) sigSet(x uint32) uint32 {
 	s := a.shareIdx
+	if x == s.lastSet && x != 0 {
+		return s.lastSig
+	}
 	if id, ok := s.sigSets[x]; ok {
+		s.lastSet, s.lastSig = x, id
 		return id
 	}
 	var sigs []uint32
@@ -523,5 +537,12 @@ func (a *Analysis) nearestMembers(ps []*pending) {
 }
 
 // sharedSlot is the slot of shared top t's key: its size. A context and
-// the children it shares its holders with are not one pile.
-func (a *Analysis) sharedSlot(t heapdump.NodeID) uint64 { return a.g.Size(t) }
+// the children it shares its holders with are not one pile. Sizes are
+// looked up a run of objects at a time: groupHoldings asks in order.
+func (a *Analysis) sharedSlot(t heapdump.NodeID) uint64 {
+	s := a.shares()
+	if t < s.runFirst || t >= s.runEnd {
+		s.runFirst, s.runEnd, s.runSize = a.g.SizeRun(t)
+	}
+	return s.runSize
+}
