@@ -94,8 +94,8 @@ func TestSharedSetsMatchReverseWalk(t *testing.T) {
 	}
 }
 
-// What a holding is made of, through a map, a context's children and a
-// slice, with allocation sites; context nodes on paths say where they were
+// What a holding is made of, through a context's children (a map), a map
+// and a slice, with allocation sites; context nodes on paths say where they were
 // made.
 func TestHoldersMadeOfContainers(t *testing.T) {
 	t.Parallel()
@@ -107,6 +107,7 @@ func TestHoldersMadeOfContainers(t *testing.T) {
 	}{
 		{"afterfunc", "main.longLived", "context.afterFuncCtx", "main.register", "context.afterFuncCtx"},
 		{"series", "main.vec", "main.series", "main.observe", "main.series"},
+		{"slice", "main.entries", "main.entry", "main.addEntry", "main.entry"},
 	} {
 		a := runPile(t, tt.pattern, n).analyze(t)
 		rep, err := a.Holders(MinSize(100 << 10))

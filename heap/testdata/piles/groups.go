@@ -16,6 +16,7 @@ import (
 //     under a context with a 512-byte value under the long-lived context
 //     main.longLived: its children map and the runtime's timers both
 //     reach each;
+//   - slice N: N entries of 256 bytes in the global slice main.entries;
 //   - shared3 N: N buffers of 1 KiB, each in three global slices,
 //     main.red, main.green and main.blue, and N more in main.red and
 //     main.green only.
@@ -24,6 +25,7 @@ func init() {
 	patterns["series"] = seriesPile
 	patterns["timeouts"] = timeouts
 	patterns["shared3"] = shared3
+	patterns["slice"] = slicePile
 }
 
 // longLived is a context that is never cancelled before the dump;
@@ -109,5 +111,26 @@ func shared3(n int, _ *result) {
 		red, green, blue = append(red, b), append(green, b), append(blue, b)
 		c := new([1024]byte)
 		red, green = append(red, c), append(green, c)
+	}
+}
+
+// entry is an entry of a slice that only grows.
+type entry struct {
+	id   int
+	data [31]uint64
+}
+
+var entries []*entry
+
+// addEntry appends an entry to main.entries.
+//
+//go:noinline
+func addEntry(id int) {
+	entries = append(entries, &entry{id: id})
+}
+
+func slicePile(n int, _ *result) {
+	for i := range n {
+		addEntry(i)
 	}
 }
