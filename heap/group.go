@@ -15,8 +15,10 @@ import (
 // holder: a root node, a goroutine's runtime.g, or the super-root (several
 // roots share it). Its key says how it is held without reading the dump
 // again: the holder's signature (root kind, function and creation site, or
-// global) and the slot the object is held in. Only the first member of
-// each group that is reported gets a typed path.
+// global) and the slot the object is held in; for a holding several roots
+// share, the set of the signatures of all the holders that reach it and
+// its size (see shares). Only the first member of each group that is
+// reported gets a typed path.
 
 // pending is a group of holdings, or of large objects, before it is
 // described: what the report needs to order, threshold and describe it.
