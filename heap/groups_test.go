@@ -145,12 +145,12 @@ func TestHoldersMadeOfContainers(t *testing.T) {
 	}
 }
 
-// 2,000 pending WithTimeout contexts under a long-lived one: their timer
+// 300 pending WithTimeout contexts under a long-lived one: their timer
 // contexts are one group, each made in main.withTimeout, which the path's
 // last step and the JSON say.
 func TestHoldersPendingTimeouts(t *testing.T) {
 	t.Parallel()
-	const n = 2000
+	const n = 300
 	rep, err := runPile(t, "timeouts", n).analyze(t).Holders(MinSize(100 << 10))
 	if err != nil {
 		t.Fatal(err)
