@@ -184,7 +184,15 @@ func (a *Analysis) shares() *shareIndex {
 		for ; i < len(seeds) && seeds[i]>>32 == k; i++ {
 			run = append(run, uint32(seeds[i]))
 		}
-		slices.Sort(run)
+		if len(run) > maxSetHolders {
+			slices.Sort(run)
+		} else {
+			for j := 1; j < len(run); j++ { // most runs have one or two
+				for i := j; i > 0 && run[i] < run[i-1]; i-- {
+					run[i], run[i-1] = run[i-1], run[i]
+				}
+			}
+		}
 		if !slices.Equal(run, prev) {
 			prevID = s.intern(slices.Clone(run), maxSetHolders)
 			prev = append(prev[:0], run...)
@@ -234,16 +242,19 @@ func (a *Analysis) edgesIntoShared(f func(u, w, src heapdump.NodeID)) {
 		if u == sr || !a.reachable(u) {
 			continue
 		}
+		src, shared, known := heapdump.NoNode, false, false
 		for _, w := range a.g.Succ(u) {
 			if !s.isShared(w) || w == u {
 				continue
 			}
-			src, shared := a.sharedSource(u)
+			if !known {
+				src, shared, known = heapdump.NoNode, false, true
+				if t, ok := a.sharedSource(u); ok {
+					src, shared = t, true
+				}
+			}
 			if shared && src == w {
 				continue // from inside its own holding
-			}
-			if !shared {
-				src = heapdump.NoNode
 			}
 			f(u, w, src)
 		}
