@@ -51,6 +51,9 @@ type Analysis struct {
 	sigNames []string // by id
 	// typedKeys are the typed keys of runtime-held large objects (holdKey).
 	typedKeys []string
+	// shareIdx holds the shared tops, their sets of holder signatures
+	// and predecessors (shares), built on demand.
+	shareIdx *shareIndex
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64
