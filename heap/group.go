@@ -121,20 +121,21 @@ func (a *Analysis) isHolder(d heapdump.NodeID) bool {
 		return true
 	}
 	_, isG := a.gObject(d)
-	return isG
+	return isG || a.g.IsTimer(d)
 }
 
 // holdKey says how a holding, or a large object, is held: what pending
 // groups by. It is made of numbers, not text, so that keying a million
 // holdings costs no more than a map lookup each.
 type holdKey struct {
-	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 't' typed
+	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 'T' a timer, 't' typed
 	// sig is a signature id plus one (see sigID): the root's, or for a
 	// shared object that of the first root that reaches it (firstRoot).
 	sig uint32
 	// slot is where the root holds the object: a frame slot (its frame's
 	// distance from the root's frame above 32 bits, its offset below) or
-	// the offset in a global; field the record field of other slots.
+	// the offset in a global; field the record field of other slots. For
+	// a timer's holding, the code pointer of its closure (codeWord).
 	slot  uint64
 	field uint32 // the index of the field's name in slotFields, plus one
 	gopc  uint64 // the creation site of a runtime.g holder's goroutine
@@ -146,7 +147,7 @@ type holdKey struct {
 
 // slotFields are the names of the record fields a root's slot can be
 // (heapdump.RootSlot.Field).
-var slotFields = []string{"ctxt", "defer", "object", "fn", "addr"}
+var slotFields = []string{"ctxt", "value", "object", "fn", "addr"}
 
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for
@@ -160,7 +161,14 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		if r == heapdump.NoNode || a.isRuntimeRoot(r) {
 			return key, false, 0, false
 		}
-		return holdKey{kind: 's', sig: a.sigID(r) + 1}, true, 0, false
+		key := holdKey{kind: 's', sig: a.sigID(r) + 1}
+		// Defers and panics shared with timers: say whose they are.
+		if root := a.g.Root(r); (root.Kind == heapdump.RootDefer || root.Kind == heapdump.RootPanic) && root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
+			return key, true, a.d.Goroutines[root.Goroutine].ID, true
+		}
+		return key, true, 0, false
+	case a.g.IsTimer(d):
+		return holdKey{kind: 'T', slot: a.codeWord(t)}, true, 0, false
 	case a.g.IsObject(d):
 		gi, _ := a.gObject(d)
 		gr := &a.d.Goroutines[gi]
@@ -189,6 +197,21 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		return key, true, a.d.Goroutines[root.Goroutine].ID, true
 	}
 	return key, true, 0, false
+}
+
+// codeWord returns the first word of object v when it is not a heap
+// address, 0 when it is: a closure's code pointer, which tells the timers
+// that run different functions apart.
+func (a *Analysis) codeWord(v heapdump.NodeID) uint64 {
+	rec, err := a.g.ObjectRecord(v, 8)
+	if err != nil {
+		return 0
+	}
+	w := rec.Word(0)
+	if p := a.d.Params; w >= p.ArenaStart && w < p.ArenaEnd {
+		return 0
+	}
+	return w
 }
 
 // isRuntimeRoot reports whether root node r is one of the runtime's own
@@ -244,6 +267,10 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 		return s
 	case heapdump.RootGoroutine:
 		return fmt.Sprintf("goroutine|%x", gopc)
+	case heapdump.RootDefer:
+		return fmt.Sprintf("defer|%s|%x", a.d.Frames[root.Frame].Func, gopc)
+	case heapdump.RootPanic:
+		return fmt.Sprintf("panic|%x", gopc)
 	case heapdump.RootGlobal:
 		if root.Symbol != "" {
 			return "global|" + root.Symbol
@@ -277,6 +304,8 @@ func (a *Analysis) keyOrder(k holdKey) string {
 		return "1|" + name(k.sig)
 	case 'g':
 		return "2|"
+	case 'T':
+		return fmt.Sprintf("2|timer|%x", k.slot)
 	case 's':
 		return "3|" + name(k.sig)
 	}
@@ -304,6 +333,14 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	for i, v := range large {
 		if !nested[i] {
 			inLarge[a.topOf(v)] += a.retained[v]
+		}
+	}
+	// Timers hold what they retain as roots do: what a timer retains
+	// counts for the holdings under it, not for the runtime's structures
+	// that list it.
+	for _, t := range a.g.Timers() {
+		if top := a.topOf(t); top != heapdump.NoNode && top != t {
+			inLarge[top] += a.retained[t]
 		}
 	}
 
@@ -339,8 +376,8 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		for li < len(large) && large[li] < v {
 			li++
 		}
-		if _, isG := a.gObject(v); isG {
-			continue // a goroutine itself, which the runtime holds
+		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
+			continue // a goroutine or a timer itself, which the runtime holds
 		}
 		key, user, gid, hasG := a.holdingKey(v)
 		if !user {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -26,8 +27,8 @@ func deferHolder(ready chan<- [2]uintptr, release <-chan struct{}) {
 	<-release
 }
 
-// TestDeferRecordRoots checks that the closure of a defer record is a slot
-// of the frame that deferred it: the stack maps leave it out.
+// TestDeferRecordRoots checks that the closure of a defer record is held by
+// a defer root of the frame that deferred it: the stack maps leave it out.
 func TestDeferRecordRoots(t *testing.T) {
 	ready, release := make(chan [2]uintptr), make(chan struct{})
 	go deferHolder(ready, release)
@@ -67,17 +68,27 @@ func TestDeferRecordRoots(t *testing.T) {
 	}
 	found := false
 	for i, r := range g.roots {
-		if r.Kind != RootFrame || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
+		if r.Kind != RootDefer || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
 			continue
 		}
+		if r.Goroutine < 0 || g.Dump().Frames[r.Frame].Goroutine != r.Goroutine || r.Index < 0 || g.Dump().Defers[r.Index].Fn != uint64(addrs[0]) {
+			t.Errorf("defer root %+v: goroutine, frame or record do not match", r)
+		}
 		for _, s := range g.RootSlots(g.roots[i].Node) {
-			if s.Field == "defer" && s.Node == closure {
+			if s.Field == "fn" && s.Node == closure {
 				found = true
 			}
 		}
 	}
 	if !found {
-		t.Fatal("deferHolder's frame root has no defer slot for the closure")
+		t.Fatal("no defer root of deferHolder's frame holds the closure")
+	}
+	// The runtime's own record of the defer does not hold the closure:
+	// its root does.
+	if rec, ok := g.Find(g.Dump().Defers[slices.IndexFunc(g.Dump().Defers, func(d Defer) bool { return d.Fn == uint64(addrs[0]) })].Addr); ok {
+		if slices.Contains(g.Succ(rec), closure) {
+			t.Error("the defer record object still points to the closure")
+		}
 	}
 	if succ := g.Succ(closure); len(succ) != 1 || succ[0] != payload {
 		t.Errorf("the closure points to nodes %v, want the payload %d", succ, payload)

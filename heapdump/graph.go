@@ -43,6 +43,7 @@ type Graph struct {
 	live      []uint64 // bitmap over nodes
 	rootSlots []RootSlot
 	samples   []allocSample // sorted by object
+	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
 }
 
 // wordDecoder decodes the dump's pointer-sized words.

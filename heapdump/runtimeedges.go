@@ -1,0 +1,136 @@
+package heapdump
+
+import "slices"
+
+// Two kinds of pointer of the runtime's own bookkeeping say nothing about
+// who keeps memory alive, yet would make one holder reach what another
+// holds:
+//   - a heap-allocated defer record (runtime._defer) points to its deferred
+//     closure, which the defer's root (RootDefer) holds; through the chain
+//     of a goroutine's defer records its runtime.g would reach every one;
+//   - a timer in a P's timer heap points back into its P (runtime.timer's
+//     ts field), so that whatever holds one timer would reach the P and
+//     every other timer of its heap.
+//
+// cutRuntimeEdges turns each such edge into an edge from the object to
+// itself, which changes neither what is live nor the dominators, and notes
+// the timers it found.
+func (g *Graph) cutRuntimeEdges() {
+	hint := 0
+	for _, d := range g.dump.Defers {
+		if d.Fn == 0 {
+			continue
+		}
+		rec, ok := g.idx.lookup(d.Addr, &hint)
+		if !ok {
+			continue // on the stack: not an object
+		}
+		fn, ok := g.idx.lookup(d.Fn, &hint)
+		if ok {
+			g.cutEdges(NodeID(rec), NodeID(fn))
+		}
+	}
+	g.findTimers()
+}
+
+// cutEdges turns the edges from v to w into edges from v to itself.
+func (g *Graph) cutEdges(v, w NodeID) {
+	s := g.succ[g.start[v]:g.start[v+1]]
+	for i := range s {
+		if s[i] == w {
+			s[i] = v
+		}
+	}
+}
+
+// minPSize is the least size of a runtime.p (16 KiB in Go 1.26, about 10
+// KiB in Go 1.22): only objects this large are looked at as Ps.
+const minPSize = 4 << 10
+
+// findTimers finds the timers of the Ps' timer heaps by their shape, which
+// needs no type information: a P (a large object) points to its heap, an
+// array of {timer pointer, when int64} pairs, each of whose timers points
+// back into the P (at its timers field, not at its start). It cuts the
+// edges back to the P and records the timers, sorted.
+func (g *Graph) findTimers() {
+	stride := uint64(g.words.size) + 8 // runtime.timerWhen
+	if g.words.size == 0 {
+		return
+	}
+	for p := range g.ObjectsOfSize(minPSize) {
+		for _, h := range g.Succ(p) {
+			if h == p {
+				continue
+			}
+			ts := g.Succ(h)
+			if len(ts) == 0 || !g.allPointInto(ts, h, p) || !g.isTimerHeap(h, stride) || !g.pointsInside(ts[0], p) {
+				continue
+			}
+			for _, t := range ts {
+				if t != h && t != p {
+					g.cutEdges(t, p)
+					g.timers = append(g.timers, t)
+				}
+			}
+		}
+	}
+	slices.Sort(g.timers)
+	g.timers = slices.Compact(g.timers)
+}
+
+// allPointInto reports whether every node of ts but h has an edge to p.
+func (g *Graph) allPointInto(ts []NodeID, h, p NodeID) bool {
+	for _, t := range ts {
+		if t != h && (t == p || !slices.Contains(g.Succ(t), p)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isTimerHeap reports whether the pointer fields of object h are the
+// first words of consecutive elements of stride bytes, from its start or
+// from past the malloc header that objects of a size class above 512
+// bytes start with.
+func (g *Graph) isTimerHeap(h NodeID, stride uint64) bool {
+	rec, err := g.ObjectRecord(h, 1)
+	if err != nil || len(rec.PtrOffsets) == 0 || rec.PtrOffsets[0] >= stride {
+		return false
+	}
+	base := rec.PtrOffsets[0]
+	for i, o := range rec.PtrOffsets {
+		if o != base+uint64(i)*stride {
+			return false
+		}
+	}
+	return true
+}
+
+// pointsInside reports whether object t has a pointer field that points
+// into object p past its start.
+func (g *Graph) pointsInside(t, p NodeID) bool {
+	rec, err := g.ObjectRecord(t, 0)
+	if err != nil {
+		return false
+	}
+	lo := g.ObjectAddr(p)
+	for _, o := range rec.PtrOffsets {
+		if w := rec.Word(int64(o)); w > lo && w < lo+g.Size(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsTimer reports whether object v is a timer in a P's timer heap (a
+// runtime.timer, or the time.Timer or runtime.timeTimer that embeds one),
+// found by the shape of the runtime's timer heaps. Its pointer back into
+// its P is left out of its successors: a timer does not hold its P.
+func (g *Graph) IsTimer(v NodeID) bool {
+	_, ok := slices.BinarySearch(g.timers, v)
+	return ok
+}
+
+// Timers returns the timers IsTimer reports, in node order. The caller
+// must not modify them.
+func (g *Graph) Timers() []NodeID { return g.timers }
