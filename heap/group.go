@@ -224,7 +224,7 @@ func (a *Analysis) isRuntimeRoot(r heapdump.NodeID) bool {
 		return true
 	}
 	root := a.g.Root(r)
-	return root.Kind == heapdump.RootFrame && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
+	return (root.Kind == heapdump.RootFrame || root.Kind == heapdump.RootDefer) && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
 }
 
 // sigID returns the id of the signature of root node r (see rootSig):

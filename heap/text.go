@@ -302,7 +302,7 @@ func (h Holder) lines(ids []uint64, n int) []string {
 		out = append(out, fmt.Sprintf("held by global %s (%s), which %s", h.Global, h.Detail, retains))
 	case heapdump.RootTimer:
 		if h.Function == "" {
-			out = append(out, "held by a timer (what it will run is unknown: no executable)")
+			out = append(out, "held by a timer ("+h.Detail+"; what it will run is not named)")
 		} else {
 			out = append(out, fmt.Sprintf("held by a timer that will run %s%s", h.Function, at(h.Location)))
 		}

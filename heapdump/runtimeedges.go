@@ -22,8 +22,8 @@ func (g *Graph) cutRuntimeEdges() {
 			continue
 		}
 		rec, ok := g.idx.lookup(d.Addr, &hint)
-		if !ok {
-			continue // on the stack: not an object
+		if !ok || len(g.Succ(NodeID(rec))) > maxRecordPointers {
+			continue // on the stack, or not a defer record
 		}
 		fn, ok := g.idx.lookup(d.Fn, &hint)
 		if ok {
@@ -43,6 +43,11 @@ func (g *Graph) cutEdges(v, w NodeID) {
 	}
 }
 
+// maxRecordPointers bounds the pointers of a defer record or a timer (a
+// runtime.timeTimer has 5): an object with more is not one, and the
+// searches stay linear in the edges whatever a crafted dump holds.
+const maxRecordPointers = 16
+
 // minPSize is the least size of a runtime.p (16 KiB in Go 1.26, about 10
 // KiB in Go 1.22): only objects this large are looked at as Ps.
 const minPSize = 4 << 10
@@ -57,11 +62,16 @@ func (g *Graph) findTimers() {
 	if g.words.size == 0 {
 		return
 	}
+	var seen []uint64 // bitmap of the heaps looked at: each once
 	for p := range g.ObjectsOfSize(minPSize) {
+		if seen == nil {
+			seen = make([]uint64, (g.numObjects+63)/64)
+		}
 		for _, h := range g.Succ(p) {
-			if h == p {
+			if h == p || seen[h/64]&(1<<(h%64)) != 0 {
 				continue
 			}
+			seen[h/64] |= 1 << (h % 64)
 			ts := g.Succ(h)
 			if len(ts) == 0 || !g.allPointInto(ts, h, p) || !g.isTimerHeap(h, stride) || !g.pointsInside(ts[0], p) {
 				continue
@@ -81,7 +91,10 @@ func (g *Graph) findTimers() {
 // allPointInto reports whether every node of ts but h has an edge to p.
 func (g *Graph) allPointInto(ts []NodeID, h, p NodeID) bool {
 	for _, t := range ts {
-		if t != h && (t == p || !slices.Contains(g.Succ(t), p)) {
+		if t == h {
+			continue
+		}
+		if succ := g.Succ(t); t == p || len(succ) > maxRecordPointers || !slices.Contains(succ, p) {
 			return false
 		}
 	}
