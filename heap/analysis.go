@@ -51,6 +51,10 @@ type Analysis struct {
 	sigNames []string // by id
 	// typedKeys are the typed keys of runtime-held large objects (holdKey).
 	typedKeys []string
+	// runStarts are, for each segment's pointer slots, the offset of the
+	// first slot of their run of consecutive slots (slotRun), built on
+	// demand.
+	runStarts [][]uint64
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64

@@ -133,8 +133,9 @@ type holdKey struct {
 	// shared object that of the first root that reaches it (firstRoot).
 	sig uint32
 	// slot is where the root holds the object: a frame slot (its frame's
-	// distance from the root's frame above 32 bits, its offset below) or
-	// the offset in a global; field the record field of other slots. For
+	// distance from the root's frame above 32 bits, its offset below); for
+	// a global, the object's size instead; field the record field of
+	// other slots. For
 	// a timer's holding, the code pointer of its closure (codeWord).
 	slot  uint64
 	field uint32 // the index of the field's name in slotFields, plus one
@@ -190,7 +191,9 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 				key.field = uint32(len(slotFields) + 1)
 			}
 		default:
-			key.slot = s.Addr - root.Addr
+			// A global holds objects of one size alike, whatever
+			// their slots: the elements of an array of pointers.
+			key.slot = a.g.Size(t)
 		}
 	}
 	if root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
@@ -275,7 +278,9 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 		if root.Symbol != "" {
 			return "global|" + root.Symbol
 		}
-		return fmt.Sprintf("global|%#x", root.Addr)
+		// Unnamed, each slot is a root: the slots of one run (an array
+		// of pointers, or neighbouring variables) hold alike.
+		return fmt.Sprintf("global|%#x", a.slotRun(root.Addr))
 	case heapdump.RootFinalizer, heapdump.RootQueuedFinalizer:
 		fin := a.d.Finalizers
 		if root.Kind == heapdump.RootQueuedFinalizer {

@@ -199,3 +199,25 @@ func TestHoldersPanicValue(t *testing.T) {
 		t.Errorf("no %q in\n%s", want, g.Text("", PlainStyle{}))
 	}
 }
+
+// Forty values of 1 MiB in one global array of pointers: one group, with
+// the executable (one global) or without it (one run of pointer slots).
+func TestHoldersGlobalArray(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	r := runPile(t, "globalarray", n)
+	for _, withBinary := range []bool{true, false} {
+		a := r.analyzeWithout(t)
+		if withBinary {
+			a = r.analyze(t)
+		}
+		rep := holdersAt(t, a, 1<<20)
+		if len(rep.Groups) != 1 {
+			t.Fatalf("binary %v: %d groups, want 1:\n%s", withBinary, len(rep.Groups), reportText(t, rep))
+		}
+		g := rep.Groups[0]
+		if g.Root.Kind != heapdump.RootGlobal || g.Count != n || g.RetainedBytes != n<<20 || (withBinary && g.Root.Global != "main.buffers") {
+			t.Errorf("binary %v: %d objects retaining %d bytes held by %+v, want %d of 1 MiB held by main.buffers", withBinary, g.Count, g.RetainedBytes, g.Root, n)
+		}
+	}
+}

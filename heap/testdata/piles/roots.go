@@ -12,7 +12,9 @@ package main
 //   - idletimer N: a 2 MiB payload that a goroutine in main.serve holds
 //     and an idle timer's closure (time.AfterFunc, an hour) holds too;
 //     the payload's address is printed;
-//   - globalmap N: N values of 1 MiB in one global map, main.cache.
+//   - globalmap N: N values of 1 MiB in one global map, main.cache;
+//   - globalarray N: N (at most 40) values of 1 MiB in one global array of
+//     pointers, main.buffers.
 //   - panics N: one goroutine in main.recoverer that panics with a value
 //     holding a 2 MiB payload, and blocks in a deferred call while the
 //     panic is in progress; the payload's address is printed.
@@ -52,6 +54,11 @@ func init() {
 			cache[i] = make([]byte, 1<<20)
 		}
 	}
+	patterns["globalarray"] = func(n int, _ *result) {
+		for i := range min(n, len(buffers)) {
+			buffers[i] = new([1 << 20]byte)
+		}
+	}
 	patterns["panics"] = func(_ int, res *result) {
 		payload := make([]byte, 2<<20)
 		res.PayloadAddr = addrOf(payload)
@@ -66,6 +73,7 @@ var (
 	idleTimer *time.Timer
 	sinkBytes []byte
 	cache     map[int][]byte
+	buffers   [40]*[1 << 20]byte
 )
 
 func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
