@@ -148,7 +148,7 @@ type holdKey struct {
 
 // slotFields are the names of the record fields a root's slot can be
 // (heapdump.RootSlot.Field).
-var slotFields = []string{"ctxt", "value", "object", "fn", "addr"}
+var slotFields = []string{"ctxt", "record", "value", "object", "fn", "addr"}
 
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for

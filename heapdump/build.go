@@ -213,8 +213,8 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 
 	// The closures of defers that are not open-coded (a defer in a loop,
 	// or any defer under -race) live in defer records, which the stack
-	// maps leave out (the runtime scans them apart): each is a root of its
-	// own, after the frame that deferred it, whose SP the record gives.
+	// maps leave out (the runtime scans them apart): each record is a root
+	// of its own, after the frame that deferred it, whose SP it gives.
 	// The value of a panic in progress is a root of its goroutine.
 	dump := g.dump
 	defers := deferIndex(dump.Defers)
@@ -259,8 +259,15 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			}
 			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
 			for _, dc := range defers.of(gr.Addr, frames[d].SP) {
+				// The record itself when it is an object (a defer in a
+				// loop), which holds the closure; else the closure.
 				first := len(g.rootSlots)
-				slot(RootSlot{Frame: -1, Field: "fn", Value: dc.fn})
+				if rec, ok := g.idx.lookup(dc.addr, &hint); ok {
+					slot(RootSlot{Frame: -1, Field: "record", Value: dc.addr})
+					g.deferRecs = append(g.deferRecs, NodeID(rec))
+				} else if dc.fn != 0 {
+					slot(RootSlot{Frame: -1, Field: "fn", Value: dc.fn})
+				}
 				finish(Root{Kind: RootDefer, Goroutine: gi, Frame: fi, Index: dc.index}, first)
 			}
 		}
@@ -343,23 +350,22 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	return nil
 }
 
-// deferClosures are the closures of the defer records that have one, sorted
-// by goroutine and SP, so that a frame finds its own in logarithmic time
-// however many defers its goroutine has.
+// deferClosures are the defer records, sorted by goroutine and SP, so
+// that a frame finds its own in logarithmic time however many defers its
+// goroutine has.
 type deferClosures []deferClosure
 
-// deferClosure is the closure of the defer record at index in Dump.Defers.
+// deferClosure is the defer record at index in Dump.Defers: its address
+// and its closure's.
 type deferClosure struct {
-	g, sp, fn uint64
-	index     int
+	g, sp, addr, fn uint64
+	index           int
 }
 
 func deferIndex(defers []Defer) deferClosures {
-	var x deferClosures
+	x := make(deferClosures, 0, len(defers))
 	for i, d := range defers {
-		if d.Fn != 0 {
-			x = append(x, deferClosure{d.G, d.SP, d.Fn, i})
-		}
+		x = append(x, deferClosure{d.G, d.SP, d.Addr, d.Fn, i})
 	}
 	// Stable: a frame's closures keep the order of their records.
 	slices.SortStableFunc(x, func(a, b deferClosure) int {

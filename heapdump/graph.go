@@ -23,9 +23,9 @@ const NoNode NodeID = ^NodeID(0)
 // node per root in the order ForEachRoot gives, then the super-root, which
 // is the last node and points to every root node. The successors of an
 // object are the objects its pointer fields point into (interior pointers
-// resolve to the enclosing object), but for two pointers of the runtime's
-// bookkeeping, which become edges to the object itself: a heap defer
-// record's pointer to its closure (a RootDefer holds it) and a timer's
+// resolve to the enclosing object), but for pointers of the runtime's
+// bookkeeping, which become edges to the object itself: those that chain a
+// goroutine's defer records (each is held by its RootDefer) and a timer's
 // pointer back into its P (see IsTimer). Those of a root node are the
 // objects its slots point into, one per slot, in the order of RootSlots.
 type Graph struct {
@@ -47,6 +47,7 @@ type Graph struct {
 	rootSlots []RootSlot
 	samples   []allocSample // sorted by object
 	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
+	deferRecs []NodeID      // the defer records that are objects and roots' slots
 }
 
 // wordDecoder decodes the dump's pointer-sized words.

@@ -46,9 +46,10 @@ type RootSlot struct {
 	// offset), or 0 for a field of a record.
 	Addr uint64
 	// Field names the record field of a non-memory slot: "ctxt" for a
-	// goroutine root, "fn" for the closure of a defer record or a
-	// finalizer, "value" for a panic's value, "object" for a finalizer's
-	// object, "addr" for an other root.
+	// goroutine root, "record" for a defer record that is an object (a
+	// defer in a loop: it holds the closure), "fn" for the closure of
+	// another defer record or of a finalizer, "value" for a panic's value,
+	// "object" for a finalizer's object, "addr" for an other root.
 	Field string
 	Value uint64 // the pointer
 	Node  NodeID // the object it points into

@@ -5,9 +5,10 @@ import "slices"
 // Two kinds of pointer of the runtime's own bookkeeping say nothing about
 // who keeps memory alive, yet would make one holder reach what another
 // holds:
-//   - a heap-allocated defer record (runtime._defer) points to its deferred
-//     closure, which the defer's root (RootDefer) holds; through the chain
-//     of a goroutine's defer records its runtime.g would reach every one;
+//   - a goroutine's runtime.g points to its first defer record, and each
+//     record to the next: the runtime.g would hold every pending defer, and
+//     each defer those deferred before it, though each record has a root
+//     of its own (RootDefer, after the frame that deferred it);
 //   - a timer in a P's timer heap points back into its P (runtime.timer's
 //     ts field), so that whatever holds one timer would reach the P and
 //     every other timer of its heap.
@@ -16,20 +17,37 @@ import "slices"
 // itself, which changes neither what is live nor the dominators, and notes
 // the timers it found.
 func (g *Graph) cutRuntimeEdges() {
+	recs := g.deferRecs
+	slices.Sort(recs)
+	isRec := func(addr uint64, hint *int) (NodeID, bool) {
+		if addr == 0 {
+			return 0, false
+		}
+		v, ok := g.idx.lookup(addr, hint)
+		if !ok {
+			return 0, false
+		}
+		_, found := slices.BinarySearch(recs, NodeID(v))
+		return NodeID(v), found
+	}
 	hint := 0
 	for _, d := range g.dump.Defers {
-		if d.Fn == 0 {
-			continue
-		}
 		rec, ok := g.idx.lookup(d.Addr, &hint)
 		if !ok || len(g.Succ(NodeID(rec))) > maxRecordPointers {
 			continue // on the stack, or not a defer record
 		}
-		fn, ok := g.idx.lookup(d.Fn, &hint)
-		if ok {
-			g.cutEdges(NodeID(rec), NodeID(fn))
+		if next, ok := isRec(d.Link, &hint); ok {
+			g.cutEdges(NodeID(rec), next)
 		}
 	}
+	for _, gr := range g.dump.Goroutines {
+		if first, ok := isRec(gr.Defer, &hint); ok {
+			if v, ok := g.idx.lookup(gr.Addr, &hint); ok {
+				g.cutEdges(NodeID(v), first)
+			}
+		}
+	}
+	g.deferRecs = nil
 	g.findTimers()
 }
 
