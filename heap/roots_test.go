@@ -81,6 +81,19 @@ func TestHoldersPileOfDefers(t *testing.T) {
 		if !strings.Contains(text, want) || !strings.Contains(text, "also reached from timer") {
 			t.Errorf("binary %v: no %q and timer in\n%s", withBinary, want, text)
 		}
+		if !withBinary {
+			continue
+		}
+		// The defer records themselves, 48 bytes and a closure each, are
+		// the defers' too, not their goroutine's.
+		rep = holdersAt(t, a, 64<<10)
+		i := slices.IndexFunc(rep.Groups, func(g *Group) bool { return g.Object.Type == "runtime._defer" })
+		if i < 0 {
+			t.Fatalf("no group of runtime._defer:\n%s", reportText(t, rep))
+		}
+		if g := rep.Groups[i]; g.Root.Kind != heapdump.RootDefer || g.Root.Function != "main.loop" || g.Count != n || g.EachMaxBytes > 128 {
+			t.Errorf("%d runtime._defer retaining %d to %d each held by %+v, want %d held by defers in main.loop", g.Count, g.EachMinBytes, g.EachMaxBytes, g.Root, n)
+		}
 	}
 }
 
