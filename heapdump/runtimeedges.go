@@ -61,6 +61,10 @@ func (g *Graph) cutEdges(v, w NodeID) {
 	}
 }
 
+// maxPEdges bounds the heap objects a runtime.p points to: its sudog and
+// defer caches (160 slots), its timer heap and a few more.
+const maxPEdges = 512
+
 // maxRecordPointers bounds the pointers of a defer record or a timer (a
 // runtime.timeTimer has 5): an object with more is not one, and the
 // searches stay linear in the edges whatever a crafted dump holds.
@@ -82,6 +86,9 @@ func (g *Graph) findTimers() {
 	}
 	var seen []uint64 // bitmap of the heaps looked at: each once
 	for p := range g.ObjectsOfSize(minPSize) {
+		if len(g.Succ(p)) > maxPEdges {
+			continue // a large array of pointers, not a P
+		}
 		if seen == nil {
 			seen = make([]uint64, (g.numObjects+63)/64)
 		}
