@@ -55,6 +55,9 @@ type Analysis struct {
 	// first slot of their run of consecutive slots (slotRun), built on
 	// demand.
 	runStarts [][]uint64
+	// slotIndex maps, for roots with many slots, each target to its
+	// first slot (slotOf), built on demand.
+	slotIndex map[heapdump.NodeID]map[heapdump.NodeID]int
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64

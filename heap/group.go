@@ -148,7 +148,7 @@ type holdKey struct {
 
 // slotFields are the names of the record fields a root's slot can be
 // (heapdump.RootSlot.Field).
-var slotFields = []string{"ctxt", "record", "value", "object", "fn", "addr"}
+var slotFields = []string{"ctxt", "record", "defer", "value", "object", "fn", "addr"}
 
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for
@@ -162,12 +162,7 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		if r == heapdump.NoNode || a.isRuntimeRoot(r) {
 			return key, false, 0, false
 		}
-		key := holdKey{kind: 's', sig: a.sigID(r) + 1}
-		// Defers and panics shared with timers: say whose they are.
-		if root := a.g.Root(r); (root.Kind == heapdump.RootDefer || root.Kind == heapdump.RootPanic) && root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
-			return key, true, a.d.Goroutines[root.Goroutine].ID, true
-		}
-		return key, true, 0, false
+		return holdKey{kind: 's', sig: a.sigID(r) + 1}, true, 0, false
 	case a.g.IsTimer(d):
 		return holdKey{kind: 'T', slot: a.codeWord(t)}, true, 0, false
 	case a.g.IsObject(d):
@@ -180,7 +175,7 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 	}
 	root := a.g.Root(d)
 	key.kind, key.sig = 'r', a.sigID(d)+1
-	if k := slices.Index(a.g.Succ(d), t); k >= 0 {
+	if k := a.slotOf(d, t); k >= 0 {
 		s := a.g.RootSlots(d)[k]
 		switch {
 		case s.Frame >= 0:
@@ -227,7 +222,7 @@ func (a *Analysis) isRuntimeRoot(r heapdump.NodeID) bool {
 		return true
 	}
 	root := a.g.Root(r)
-	return (root.Kind == heapdump.RootFrame || root.Kind == heapdump.RootDefer) && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
+	return root.Kind == heapdump.RootFrame && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
 }
 
 // sigID returns the id of the signature of root node r (see rootSig):
@@ -270,8 +265,6 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 		return s
 	case heapdump.RootGoroutine:
 		return fmt.Sprintf("goroutine|%x", gopc)
-	case heapdump.RootDefer:
-		return fmt.Sprintf("defer|%s|%x", a.d.Frames[root.Frame].Func, gopc)
 	case heapdump.RootPanic:
 		return fmt.Sprintf("panic|%x", gopc)
 	case heapdump.RootGlobal:

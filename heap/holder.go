@@ -98,9 +98,9 @@ type Holder struct {
 	Goroutine uint64           `json:"goroutine_id,omitempty"`
 	Status    string           `json:"status,omitempty"`
 	CreatedBy *binsym.Position `json:"created_by,omitempty"`
-	// Function is the frame's function (for a defer, the function that
-	// deferred the call), or a timer's or finalizer's closure, with its
-	// Location (file and line).
+	// Function is the frame's function (for a defer, that of the frame
+	// that deferred the call), or a timer's or finalizer's closure, with
+	// its Location (file and line).
 	Function string           `json:"function,omitempty"`
 	Location *binsym.Position `json:"location,omitempty"`
 	// Unsure is set when the executable was not there to tell the frame's
@@ -247,6 +247,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	}
 	obj := p[len(p)-1]
 	g.Root = a.holder(p[0])
+	a.viaDefer(&g.Root, p)
 	steps, err := a.types.limitedSteps(p, a.maxSteps)
 	if err != nil {
 		return nil, err
@@ -291,6 +292,20 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	}
 	g.key = groupKey(g)
 	return g, nil
+}
+
+// viaDefer makes h, the holder of path p from a frame's root, a defer of
+// that frame when p starts at one of its defer records (or the closure of
+// one): heapdump.RootDefer.
+func (a *Analysis) viaDefer(h *Holder, p []heapdump.NodeID) {
+	if len(p) < 2 || h.Kind != heapdump.RootFrame {
+		return
+	}
+	if k := a.slotOf(p[0], p[1]); k >= 0 {
+		if f := a.g.RootSlots(p[0])[k].Field; f == "record" || f == "defer" {
+			h.Kind, h.Detail = heapdump.RootDefer, DetailDefer
+		}
+	}
 }
 
 // otherRoots lists what else keeps a shared group's object alive: the
@@ -338,8 +353,8 @@ const (
 
 // The Detail of a defer or panic holder.
 const (
-	DetailDefer = "a call its function deferred, not yet run" // a defer record's closure
-	DetailPanic = "the value of a panic in progress"          // a panic record's value
+	DetailDefer = "a call it deferred, not yet run (a defer record)" // a frame's defer record or its closure
+	DetailPanic = "the value of a panic in progress"                 // a panic record's value
 )
 
 // firstSite returns the first site of stack whose function skip does not
@@ -392,13 +407,6 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 		if root.Unsure && root.Frame > 0 {
 			h.Unsure = true
 			h.Callee = a.d.Frames[root.Frame-1].Func
-		}
-	case heapdump.RootDefer:
-		a.describeGoroutine(&h, root.Goroutine)
-		h.Kind, h.Detail = heapdump.RootDefer, DetailDefer
-		if root.Frame >= 0 && root.Frame < len(a.d.Frames) {
-			f := &a.d.Frames[root.Frame]
-			h.Function, h.Location = f.Func, a.callSite(f.Func, f.PC)
 		}
 	case heapdump.RootPanic:
 		a.describeGoroutine(&h, root.Goroutine)

@@ -82,7 +82,7 @@ func rootName(h Holder) string {
 	case heapdump.RootFrame:
 		return "frame " + h.Function
 	case heapdump.RootDefer:
-		return "defer in " + h.Function
+		return "frame " + h.Function + " (a defer)"
 	case heapdump.RootPanic:
 		return "panic"
 	case heapdump.RootGoroutine:

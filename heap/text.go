@@ -289,12 +289,14 @@ func (h Holder) lines(ids []uint64, n int) []string {
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
 		out = append(out, h.createdBy()+"it "+retains)
 	case heapdump.RootDefer:
-		what := "a defer"
+		// Worded as a frame's, which it is, then what of the frame.
+		fn := h.Function + at(h.Location)
 		if n > 1 {
-			what = "defers"
+			out = append(out, fmt.Sprintf("held by %s, frame %s: %s", goroutines(ids, n), fn, h.Detail))
+		} else {
+			out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s: %s", h.Goroutine, h.Status, fn, h.Detail))
 		}
-		out = append(out, fmt.Sprintf("held by %s in %s%s, goroutine %d [%s]: %s", what, h.Function, at(h.Location), h.Goroutine, h.Status, h.Detail))
-		out = append(out, h.createdBy()+"the defer "+retains)
+		out = append(out, h.createdBy()+"the frame "+retains)
 	case heapdump.RootPanic:
 		out = append(out, fmt.Sprintf("held by a panic in goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
 		out = append(out, h.createdBy()+"the panic "+retains)
@@ -335,7 +337,7 @@ func (h Holder) Short() string {
 	case heapdump.RootGoroutine:
 		return fmt.Sprintf("goroutine %d", h.Goroutine)
 	case heapdump.RootDefer:
-		return fmt.Sprintf("defer in %s, goroutine %d", h.Function, h.Goroutine)
+		return fmt.Sprintf("goroutine %d frame %s (a defer)", h.Goroutine, h.Function)
 	case heapdump.RootPanic:
 		return fmt.Sprintf("panic in goroutine %d", h.Goroutine)
 	case heapdump.RootGlobal:

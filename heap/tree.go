@@ -443,6 +443,7 @@ func (a *Analysis) Paths(v heapdump.NodeID, max int) (paths []RootPath, runtimeR
 // rootPath describes path, from a root node to an object.
 func (a *Analysis) rootPath(path []heapdump.NodeID) (RootPath, error) {
 	rp := RootPath{Root: a.holder(path[0])}
+	a.viaDefer(&rp.Root, path)
 	var steps []typedStep
 	if len(path) <= maxPathTyped {
 		a.types.newSearch()

@@ -85,7 +85,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.succ = succ[:w]
 	// Make room for the roots' edges now rather than by append's growth.
 	d := g.dump
-	rootEdges := len(p.slots) + len(d.Goroutines) + 2*len(d.Defers) + 2*len(d.Panics) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
+	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 2*len(d.Panics) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
 	for _, s := range d.Segments {
 		rootEdges += 2 * len(s.PtrOffsets)
 	}
@@ -105,7 +105,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 // counts: start[i] is the index of object i's first edge, start[n] the
 // number of edges. It has room for the root nodes and the super-root.
 func (p *parser) starts(n int) []uint32 {
-	roots := len(p.d.Frames) + len(p.d.Goroutines) + len(p.d.Defers) + len(p.d.Panics) + len(p.d.Finalizers) + len(p.d.QueuedFinalizers) + len(p.d.OtherRoots)
+	roots := len(p.d.Frames) + len(p.d.Goroutines) + len(p.d.Panics) + len(p.d.Finalizers) + len(p.d.QueuedFinalizers) + len(p.d.OtherRoots)
 	for _, s := range p.d.Segments {
 		roots += len(s.PtrOffsets)
 	}
@@ -213,8 +213,10 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 
 	// The closures of defers that are not open-coded (a defer in a loop,
 	// or any defer under -race) live in defer records, which the stack
-	// maps leave out (the runtime scans them apart): each record is a root
-	// of its own, after the frame that deferred it, whose SP it gives.
+	// maps leave out (the runtime scans them apart): they belong to the
+	// frame that deferred them, whose SP the record gives, as slots of
+	// its root (package heap names the holder "a defer" when a path
+	// starts there).
 	// The value of a panic in progress is a root of its goroutine.
 	dump := g.dump
 	defers := deferIndex(dump.Defers)
@@ -257,19 +259,18 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 					}
 				}
 			}
-			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
 			for _, dc := range defers.of(gr.Addr, frames[d].SP) {
 				// The record itself when it is an object (a defer in a
-				// loop), which holds the closure; else the closure.
-				first := len(g.rootSlots)
+				// loop, or under -race), which holds the closure; else
+				// the closure.
 				if rec, ok := g.idx.lookup(dc.addr, &hint); ok {
 					slot(RootSlot{Frame: -1, Field: "record", Value: dc.addr})
 					g.deferRecs = append(g.deferRecs, NodeID(rec))
 				} else if dc.fn != 0 {
-					slot(RootSlot{Frame: -1, Field: "fn", Value: dc.fn})
+					slot(RootSlot{Frame: -1, Field: "defer", Value: dc.fn})
 				}
-				finish(Root{Kind: RootDefer, Goroutine: gi, Frame: fi, Index: dc.index}, first)
 			}
+			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
 		}
 		for _, i := range panics[gr.Addr] {
 			first := len(g.rootSlots)

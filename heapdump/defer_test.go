@@ -28,7 +28,7 @@ func deferHolder(ready chan<- [2]uintptr, release <-chan struct{}) {
 }
 
 // TestDeferRecordRoots checks that a defer record, and through it its
-// closure, is held by a defer root of the frame that deferred it: the stack
+// closure, is a slot of the root of the frame that deferred it: the stack
 // maps leave it out.
 func TestDeferRecordRoots(t *testing.T) {
 	ready, release := make(chan [2]uintptr), make(chan struct{})
@@ -67,8 +67,8 @@ func TestDeferRecordRoots(t *testing.T) {
 	if !ok {
 		t.Fatalf("no object at the payload's address %#x", addrs[1])
 	}
-	// The record is an object (a defer in a loop): a defer root of
-	// deferHolder's frame holds it, and it holds the closure.
+	// The record is an object (a defer in a loop): a slot of deferHolder's
+	// frame root holds it, and it holds the closure.
 	di := slices.IndexFunc(g.Dump().Defers, func(d Defer) bool { return d.Fn == uint64(addrs[0]) })
 	if di < 0 {
 		t.Fatal("no defer record has the closure")
@@ -79,11 +79,8 @@ func TestDeferRecordRoots(t *testing.T) {
 	}
 	found := false
 	for i, r := range g.roots {
-		if r.Kind != RootDefer || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
+		if r.Kind != RootFrame || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
 			continue
-		}
-		if r.Goroutine < 0 || g.Dump().Frames[r.Frame].Goroutine != r.Goroutine || r.Index != di {
-			t.Errorf("defer root %+v: goroutine, frame or record do not match record %d", r, di)
 		}
 		for _, s := range g.RootSlots(g.roots[i].Node) {
 			if s.Field == "record" && s.Node == rec {
@@ -92,7 +89,7 @@ func TestDeferRecordRoots(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Fatal("no defer root of deferHolder's frame holds the defer record")
+		t.Fatal("deferHolder's frame root has no record slot for the defer record")
 	}
 	if !slices.Contains(g.Succ(rec), closure) {
 		t.Error("the defer record does not point to the closure")

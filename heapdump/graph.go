@@ -25,7 +25,7 @@ const NoNode NodeID = ^NodeID(0)
 // object are the objects its pointer fields point into (interior pointers
 // resolve to the enclosing object), but for pointers of the runtime's
 // bookkeeping, which become edges to the object itself: those that chain a
-// goroutine's defer records (each is held by its RootDefer) and a timer's
+// goroutine's defer records (each is a slot of its frame's root) and a timer's
 // pointer back into its P (see IsTimer). Those of a root node are the
 // objects its slots point into, one per slot, in the order of RootSlots.
 type Graph struct {

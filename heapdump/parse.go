@@ -1042,7 +1042,7 @@ func (p *parser) deferRecord() error {
 	if err := p.ints(&d.Addr, &d.G, &d.SP, &d.PC, &d.Fn, &d.FnPC, &d.Link); err != nil {
 		return err
 	}
-	if err := p.keep(2*int64(unsafe.Sizeof(d))+rootCost+rootSlotCost, p.recOff); err != nil { // a root of its own
+	if err := p.keep(2*int64(unsafe.Sizeof(d))+rootSlotCost, p.recOff); err != nil {
 		return err
 	}
 	p.d.Defers = append(p.d.Defers, d)

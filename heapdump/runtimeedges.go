@@ -7,8 +7,8 @@ import "slices"
 // holds:
 //   - a goroutine's runtime.g points to its first defer record, and each
 //     record to the next: the runtime.g would hold every pending defer, and
-//     each defer those deferred before it, though each record has a root
-//     of its own (RootDefer, after the frame that deferred it);
+//     each defer those deferred before it, though each record is a slot of
+//     the root of the frame that deferred it;
 //   - a timer in a P's timer heap points back into its P (runtime.timer's
 //     ts field), so that whatever holds one timer would reach the P and
 //     every other timer of its heap.
