@@ -144,8 +144,14 @@ func (g *Graph) isTimerHeap(h NodeID, stride uint64) bool {
 	return true
 }
 
+// minTimersOffset is the least offset of the timers field in a runtime.p
+// (thousands of bytes in, past its run queue): a pointer nearer the start
+// of an object, even past the malloc header that objects of a size class
+// above 512 bytes start with, is to the object, not into it.
+const minTimersOffset = 64
+
 // pointsInside reports whether object t has a pointer field that points
-// into object p past its start.
+// into object p, minTimersOffset bytes or more past its start.
 func (g *Graph) pointsInside(t, p NodeID) bool {
 	rec, err := g.ObjectRecord(t, 0)
 	if err != nil {
@@ -153,7 +159,7 @@ func (g *Graph) pointsInside(t, p NodeID) bool {
 	}
 	lo := g.ObjectAddr(p)
 	for _, o := range rec.PtrOffsets {
-		if w := rec.Word(int64(o)); w > lo && w < lo+g.Size(p) {
+		if w := rec.Word(int64(o)); w >= lo+minTimersOffset && w < lo+g.Size(p) {
 			return true
 		}
 	}
