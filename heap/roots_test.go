@@ -43,12 +43,12 @@ func hasTimer(hs []Holder, prefix string) bool {
 	})
 }
 
-// 3,000 pending `defer cancel()` in one frame, each cancel holding a
+// 2,000 pending `defer cancel()` in one frame, each cancel holding a
 // timerCtx over a 512-byte value that its timer holds too: one group of
 // defers, which names the timers among the other holders.
 func TestHoldersPileOfDefers(t *testing.T) {
 	t.Parallel()
-	const n = 3000
+	const n = 2000
 	r := runPile(t, "defers", n)
 	for _, withBinary := range []bool{true, false} {
 		a := r.analyzeWithout(t)
@@ -71,7 +71,7 @@ func TestHoldersPileOfDefers(t *testing.T) {
 			t.Errorf("binary %v: other holders %+v, want the timers", withBinary, g.OtherRoots)
 		}
 		text := reportText(t, rep)
-		want := fmt.Sprintf("#1 3,000 defers in main.loop (goroutine %d) hold %s: 3,000 x ", g.Root.Goroutine, bytesize.Format(int64(g.RetainedBytes)))
+		want := fmt.Sprintf("#1 2,000 defers in main.loop (goroutine %d) hold %s: 2,000 x ", g.Root.Goroutine, bytesize.Format(int64(g.RetainedBytes)))
 		if withBinary {
 			want += "context.timerCtx of 112 B"
 			if !hasTimer(g.OtherRoots, "context.") {
@@ -86,7 +86,7 @@ func TestHoldersPileOfDefers(t *testing.T) {
 		}
 		// The defer records themselves, 48 bytes and a closure each, are
 		// the defers' too, not their goroutine's.
-		rep = holdersAt(t, a, 64<<10)
+		rep = holdersAt(t, a, 32<<10)
 		i := slices.IndexFunc(rep.Groups, func(g *Group) bool { return g.Object.Type == "runtime._defer" })
 		if i < 0 {
 			t.Fatalf("no group of runtime._defer:\n%s", reportText(t, rep))
@@ -101,7 +101,7 @@ func TestHoldersPileOfDefers(t *testing.T) {
 // only its index: nothing to report.
 func TestHoldersCleanDefers(t *testing.T) {
 	t.Parallel()
-	r := runPile(t, "cleandefers", 3000)
+	r := runPile(t, "cleandefers", 2000)
 	for _, a := range []*Analysis{r.analyze(t), r.analyzeWithout(t)} {
 		if rep := holdersAt(t, a, 1<<20); rep.GroupsTotal != 0 {
 			t.Errorf("%d groups in a clean program:\n%s", rep.GroupsTotal, reportText(t, rep))
@@ -109,11 +109,11 @@ func TestHoldersCleanDefers(t *testing.T) {
 	}
 }
 
-// 3,000 contexts with a timeout, never cancelled: one timer group, with
+// 2,000 contexts with a timeout, never cancelled: one timer group, with
 // the executable or without.
 func TestHoldersPileOfTimers(t *testing.T) {
 	t.Parallel()
-	const n = 3000
+	const n = 2000
 	r := runPile(t, "timers", n)
 	for _, withBinary := range []bool{true, false} {
 		a := r.analyzeWithout(t)
@@ -135,9 +135,9 @@ func TestHoldersPileOfTimers(t *testing.T) {
 			t.Errorf("binary %v: timer created at %v, want main.init.0.func3", withBinary, g.Root.Creator)
 		}
 		text := reportText(t, rep)
-		want := fmt.Sprintf("#1 3,000 timers hold %s", bytesize.Format(int64(g.RetainedBytes)))
+		want := fmt.Sprintf("#1 2,000 timers hold %s", bytesize.Format(int64(g.RetainedBytes)))
 		if withBinary {
-			want = fmt.Sprintf("#1 3,000 timers that will run %s hold %s: 3,000 x closure %[1]s", g.Root.Function, bytesize.Format(int64(g.RetainedBytes)))
+			want = fmt.Sprintf("#1 2,000 timers that will run %s hold %s: 2,000 x closure %[1]s", g.Root.Function, bytesize.Format(int64(g.RetainedBytes)))
 			if !strings.HasPrefix(g.Root.Function, "context.") {
 				t.Errorf("the timers run %q, want a function of package context", g.Root.Function)
 			}
