@@ -162,6 +162,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		a.Unknown = []Unknown{noBinary}
 	} else {
 		a.Unknown = unknowns(bin.Missing())
+		if u, ok := a.pluginUnknown(); ok {
+			a.Unknown = append(a.Unknown, u)
+		}
 	}
 	return a, nil
 }
@@ -172,6 +175,10 @@ func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options 
 	if bin != nil {
 		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
+		lo.StackObjects = func(entry uint64) []binsym.StackObject {
+			objs, _ := bin.StackObjects(entry) // those read before an error still count
+			return objs
+		}
 	}
 	if bin != nil || len(o.globals) > 0 {
 		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {

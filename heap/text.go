@@ -81,7 +81,11 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	fmt.Fprintf(&b, "  %-9s %s in %d objects (garbage not yet swept, unused span tails)\n", "dead", bytesize.Format(int64(r.DeadBytes)), r.DeadObjects)
 	fmt.Fprintf(&b, "  %-9s %s in %d objects reached from more than one root\n", "shared", bytesize.Format(int64(r.SharedBytes)), r.SharedObjects)
 	for _, u := range r.Unknown {
-		fmt.Fprintf(&b, "  %-9s %s\n", "unknown", st.Warn(u.withInput(st.Input(u.Reason))))
+		label := "unknown"
+		if u.Reason == PluginGlobals {
+			label = "warning"
+		}
+		fmt.Fprintf(&b, "  %-9s %s\n", label, st.Warn(u.withInput(st.Input(u.Reason))))
 	}
 	b.WriteString("\n")
 	min := bytesize.Format(int64(r.MinSize))

@@ -223,9 +223,12 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	panics := panicIndex(dump.Panics)
 
 	mf := dump.Params.minFrameSize()
+	stackObjs := &stackObjectCache{fn: opts.StackObjects}
+	stackBudget := maxStackObjectWords
 	for gi := range dump.Goroutines {
 		gr := &dump.Goroutines[gi]
 		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
+		objSlots := g.stackObjectSlots(gi, frames, gr.FirstFrame, stackObjs, &stackBudget)
 		// args[d] is the size of the arguments of frame d-1 (the callee),
 		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
 		args := make([]int64, len(frames))
@@ -258,6 +261,12 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 						slot(RootSlot{Frame: fi + 1, Offset: s.Offset, Addr: frames[d+1].SP + s.Offset, Value: s.Value})
 					}
 				}
+			}
+			for len(objSlots) > 0 && objSlots[0].owner == d {
+				if os := objSlots[0].slot; !isPanicValue(dump.Panics, panics[gr.Addr], os.Addr, os.Value, p.ptrSize) {
+					slot(os) // else the panic's root holds it
+				}
+				objSlots = objSlots[1:]
 			}
 			for _, dc := range defers.of(gr.Addr, frames[d].SP) {
 				// The record itself when it is an object (a defer in a
