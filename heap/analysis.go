@@ -54,6 +54,13 @@ type Analysis struct {
 	// shareIdx holds the shared tops, their sets of holder signatures
 	// and predecessors (shares), built on demand.
 	shareIdx *shareIndex
+	// runStarts are, for each segment's pointer slots, the offset of the
+	// first slot of their run of consecutive slots (slotRun), built on
+	// demand.
+	runStarts [][]uint64
+	// slotIndex maps, for roots with many slots, each target to its
+	// first slot (slotOf), built on demand.
+	slotIndex map[heapdump.NodeID]map[heapdump.NodeID]int
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64

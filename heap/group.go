@@ -126,22 +126,23 @@ func (a *Analysis) isHolder(d heapdump.NodeID) bool {
 		return true
 	}
 	_, isG := a.gObject(d)
-	return isG
+	return isG || a.g.IsTimer(d)
 }
 
 // holdKey says how a holding, or a large object, is held: what pending
 // groups by. It is made of numbers, not text, so that keying a million
 // holdings costs no more than a map lookup each.
 type holdKey struct {
-	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 't' typed
+	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 'T' a timer, 't' typed
 	// sig is a signature id plus one (see sigID): the root's; or for a
 	// shared object the id of the set of signatures that reach it
 	// (shares), never 0.
 	sig uint32
 	// slot is where the root holds the object: a frame slot (its frame's
-	// distance from the root's frame above 32 bits, its offset below) or
-	// the offset in a global; field the record field of other slots. For
-	// a shared object, slot is sharedSlot.
+	// distance from the root's frame above 32 bits, its offset below); for
+	// a global, the object's size instead; field the record field of
+	// other slots. For a shared object, slot is sharedSlot; for a timer's
+	// holding, the code pointer of its closure (codeWord).
 	slot  uint64
 	field uint32 // the index of the field's name in slotFields, plus one
 	gopc  uint64 // the creation site of a runtime.g holder's goroutine
@@ -153,7 +154,7 @@ type holdKey struct {
 
 // slotFields are the names of the record fields a root's slot can be
 // (heapdump.RootSlot.Field).
-var slotFields = []string{"ctxt", "defer", "object", "fn", "addr"}
+var slotFields = []string{"ctxt", "record", "defer", "value", "object", "fn", "addr"}
 
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for
@@ -168,6 +169,8 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 			return key, false, 0, false
 		}
 		return holdKey{kind: 's', sig: set, slot: a.sharedSlot(t)}, true, 0, false
+	case a.g.IsTimer(d):
+		return holdKey{kind: 'T', slot: a.codeWord(t)}, true, 0, false
 	case a.g.IsObject(d):
 		gi, _ := a.gObject(d)
 		gr := &a.d.Goroutines[gi]
@@ -178,7 +181,7 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 	}
 	root := a.g.Root(d)
 	key.kind, key.sig = 'r', a.sigID(d)+1
-	if k := slices.Index(a.g.Succ(d), t); k >= 0 {
+	if k := a.slotOf(d, t); k >= 0 {
 		s := a.g.RootSlots(d)[k]
 		switch {
 		case s.Frame >= 0:
@@ -189,13 +192,30 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 				key.field = uint32(len(slotFields) + 1)
 			}
 		default:
-			key.slot = s.Addr - root.Addr
+			// A global holds objects of one size alike, whatever
+			// their slots: the elements of an array of pointers.
+			key.slot = a.g.Size(t)
 		}
 	}
 	if root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
 		return key, true, a.d.Goroutines[root.Goroutine].ID, true
 	}
 	return key, true, 0, false
+}
+
+// codeWord returns the first word of object v when it is not a heap
+// address, 0 when it is: a closure's code pointer, which tells the timers
+// that run different functions apart.
+func (a *Analysis) codeWord(v heapdump.NodeID) uint64 {
+	rec, err := a.g.ObjectRecord(v, 8)
+	if err != nil {
+		return 0
+	}
+	w := rec.Word(0)
+	if p := a.d.Params; w >= p.ArenaStart && w < p.ArenaEnd {
+		return 0
+	}
+	return w
 }
 
 // isRuntimeRoot reports whether root node r is one of the runtime's own
@@ -251,11 +271,15 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 		return s
 	case heapdump.RootGoroutine:
 		return fmt.Sprintf("goroutine|%x", gopc)
+	case heapdump.RootPanic:
+		return fmt.Sprintf("panic|%x", gopc)
 	case heapdump.RootGlobal:
 		if root.Symbol != "" {
 			return "global|" + root.Symbol
 		}
-		return fmt.Sprintf("global|%#x", root.Addr)
+		// Unnamed, each slot is a root: the slots of one run (an array
+		// of pointers, or neighbouring variables) hold alike.
+		return fmt.Sprintf("global|%#x", a.slotRun(root.Addr))
 	case heapdump.RootFinalizer, heapdump.RootQueuedFinalizer:
 		fin := a.d.Finalizers
 		if root.Kind == heapdump.RootQueuedFinalizer {
@@ -284,6 +308,8 @@ func (a *Analysis) keyOrder(k holdKey) string {
 		return "1|" + name(k.sig)
 	case 'g':
 		return "2|"
+	case 'T':
+		return fmt.Sprintf("2|timer|%x", k.slot)
 	case 's':
 		return "3|" + strings.Join(a.setHolders(k.sig), ",")
 	}
@@ -311,6 +337,14 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	for i, v := range large {
 		if !nested[i] {
 			inLarge[a.topOf(v)] += a.retained[v]
+		}
+	}
+	// Timers hold what they retain as roots do: what a timer retains
+	// counts for the holdings under it, not for the runtime's structures
+	// that list it.
+	for _, t := range a.g.Timers() {
+		if top := a.topOf(t); top != heapdump.NoNode && top != t {
+			inLarge[top] += a.retained[t]
 		}
 	}
 
@@ -346,8 +380,8 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		for li < len(large) && large[li] < v {
 			li++
 		}
-		if _, isG := a.gObject(v); isG {
-			continue // a goroutine itself, which the runtime holds
+		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
+			continue // a goroutine or a timer itself, which the runtime holds
 		}
 		key, user, gid, hasG := a.holdingKey(v)
 		if !user {

@@ -93,17 +93,19 @@ type held struct {
 
 // Holder is a root of the heap graph, described for people.
 type Holder struct {
-	// Kind is heapdump.RootFrame, heapdump.RootGoroutine, heapdump.RootGlobal, RootTimer,
-	// heapdump.RootFinalizer (for a queued finalizer too, with Detail "queued to
-	// run") or heapdump.RootOther.
+	// Kind is heapdump.RootFrame, heapdump.RootGoroutine, heapdump.RootDefer,
+	// heapdump.RootPanic, heapdump.RootGlobal, RootTimer, heapdump.RootFinalizer
+	// (for a queued finalizer too, with Detail "queued to run") or
+	// heapdump.RootOther.
 	Kind heapdump.RootKind `json:"kind"`
-	// Goroutine, Status and CreatedBy describe the goroutine of a frame
-	// or goroutine holder.
+	// Goroutine, Status and CreatedBy describe the goroutine of a frame,
+	// goroutine, defer or panic holder.
 	Goroutine uint64           `json:"goroutine_id,omitempty"`
 	Status    string           `json:"status,omitempty"`
 	CreatedBy *binsym.Position `json:"created_by,omitempty"`
-	// Function is the frame's function, or a timer's or finalizer's
-	// closure, with its Location (file and line).
+	// Function is the frame's function (for a defer, that of the frame
+	// that deferred the call), or a timer's or finalizer's closure, with
+	// its Location (file and line).
 	Function string           `json:"function,omitempty"`
 	Location *binsym.Position `json:"location,omitempty"`
 	// Unsure is set when the executable was not there to tell the frame's
@@ -255,6 +257,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	}
 	obj := p[len(p)-1]
 	g.Root = a.holder(p[0])
+	a.viaDefer(&g.Root, p)
 	steps, err := a.types.limitedSteps(p, a.maxSteps)
 	if err != nil {
 		return nil, err
@@ -296,12 +299,26 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 			g.Shared = false // shared only with the runtime's structures
 		}
 	}
-	if k := g.Root.Kind; k == heapdump.RootFrame || k == heapdump.RootGoroutine {
+	if k := g.Root.Kind; k == heapdump.RootFrame || k == heapdump.RootGoroutine || k == heapdump.RootDefer || k == heapdump.RootPanic {
 		g.Goroutines = []uint64{g.Root.Goroutine}
 		g.GoroutineCount = 1
 	}
 	g.key = groupKey(g)
 	return g, nil
+}
+
+// viaDefer makes h, the holder of path p from a frame's root, a defer of
+// that frame when p starts at one of its defer records (or the closure of
+// one): heapdump.RootDefer.
+func (a *Analysis) viaDefer(h *Holder, p []heapdump.NodeID) {
+	if len(p) < 2 || h.Kind != heapdump.RootFrame {
+		return
+	}
+	if k := a.slotOf(p[0], p[1]); k >= 0 {
+		if f := a.g.RootSlots(p[0])[k].Field; f == "record" || f == "defer" {
+			h.Kind, h.Detail = heapdump.RootDefer, DetailDefer
+		}
+	}
 }
 
 // otherRoots lists what else keeps a shared group's object alive: the
@@ -316,7 +333,9 @@ func (a *Analysis) otherRoots(g *held, all bool) {
 	}
 	for _, r := range a.reachersOfObject(from, avoid) {
 		var h Holder
-		if r.root == heapdump.NoNode {
+		if r.timer != heapdump.NoNode {
+			h = a.timerHolder(r.timer)
+		} else if r.root == heapdump.NoNode {
 			if g.avoid != heapdump.NoNode && r.g == g.avoid {
 				continue // the goroutine that holds it
 			}
@@ -343,6 +362,12 @@ const (
 	DetailLabels    = "its pprof labels"                                // the label set of its runtime.g
 	DetailG         = "its runtime.g"                                   // another field of its runtime.g
 	DetailUnstarted = "the closure of a goroutine that has not started" // its sched.ctxt
+)
+
+// The Detail of a defer or panic holder.
+const (
+	DetailDefer = "a call it deferred, not yet run (a defer record)" // a frame's defer record or its closure
+	DetailPanic = "the value of a panic in progress"                 // a panic record's value
 )
 
 // firstSite returns the first site of stack whose function skip does not
@@ -396,6 +421,9 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 			h.Unsure = true
 			h.Callee = a.d.Frames[root.Frame-1].Func
 		}
+	case heapdump.RootPanic:
+		a.describeGoroutine(&h, root.Goroutine)
+		h.Kind, h.Detail = heapdump.RootPanic, DetailPanic
 	case heapdump.RootGlobal:
 		h.Kind = heapdump.RootGlobal
 		h.Global = root.Symbol
@@ -466,23 +494,13 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 		return steps[i:], true
 	}
 	for i, s := range steps {
-		if s.closure == nil || i == 0 || !a.isTimer(h, steps[:i]) {
+		if i == 0 || (s.closure == nil && !a.g.IsTimer(steps[i-1].node)) || !a.isTimer(h, steps[:i]) {
 			continue
 		}
 		timer := steps[i-1]
-		*h = Holder{
-			Kind:          heapdump.RootTimer,
-			Function:      s.closure.Function,
-			Location:      s.closure,
-			Detail:        "a timer in the runtime's timer heap",
-			RetainedBytes: timer.RetainedBytes,
-			Objects:       timer.Objects,
-		}
-		if b, ok := a.g.AllocSite(timer.node); ok {
-			if s := firstSite(b.Stack, isTimerMachinery); s != nil {
-				c := *s // not a pointer into the dump's records
-				h.Creator = &c
-			}
+		*h = a.timerHolder(timer.node)
+		if s.closure != nil {
+			h.Function, h.Location = s.closure.Function, s.closure
 		}
 		steps[i-1].Via = ""
 		if steps[i-1].Type == "" {
@@ -499,6 +517,9 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 // heap, or the path starts at runtime.allp, which holds the Ps.
 func (a *Analysis) isTimer(h *Holder, steps []typedStep) bool {
 	last := steps[len(steps)-1]
+	if a.g.IsTimer(last.node) {
+		return true
+	}
 	switch typeName(last.t) {
 	case "runtime.timer", "runtime.timeTimer", "time.Timer":
 		return true
@@ -509,6 +530,41 @@ func (a *Analysis) isTimer(h *Holder, steps []typedStep) bool {
 		}
 	}
 	return h.Kind == heapdump.RootGlobal && h.Global == "runtime.allp"
+}
+
+// DetailTimer is the Detail of a timer holder.
+const DetailTimer = "a timer in the runtime's timer heap"
+
+// timerHolder describes timer t (see heapdump.Graph.IsTimer): the closure
+// it will run, when the executable names one of the objects it points to,
+// and where it was created, when the dump has its allocation site.
+func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
+	h := Holder{
+		Kind:          heapdump.RootTimer,
+		Detail:        DetailTimer,
+		RetainedBytes: a.retained[t],
+		Objects:       a.RetainedObjects(t),
+	}
+	if a.Binary != nil {
+		for _, w := range a.g.Succ(t) {
+			if w == t {
+				continue
+			}
+			if pc := a.codeWord(w); pc != 0 {
+				if s := a.funcSite(pc); s != nil {
+					h.Function, h.Location = s.Function, s
+					break
+				}
+			}
+		}
+	}
+	if b, ok := a.g.AllocSite(t); ok {
+		if s := firstSite(b.Stack, isTimerMachinery); s != nil {
+			c := *s // not a pointer into the dump's records
+			h.Creator = &c
+		}
+	}
+	return h
 }
 
 // isTimerMachinery reports whether a function of a timer's allocation stack

@@ -76,6 +76,7 @@ type reacher struct {
 	root   heapdump.NodeID // the root node, or NoNode for a goroutine's labels
 	g      heapdump.NodeID // the runtime.g object of a labels reacher
 	gIndex int             // its index in Goroutines
+	timer  heapdump.NodeID // a timer that reaches the object (root and g NoNode), else NoNode
 }
 
 // reachersOfObject returns what keeps object v alive: the root nodes from
@@ -124,11 +125,15 @@ func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 			marked = append(marked, w)
 			switch gi, isG := a.gObject(w); {
 			case !a.g.IsObject(w):
-				out = append(out, reacher{root: w, g: heapdump.NoNode})
+				out = append(out, reacher{root: w, g: heapdump.NoNode, timer: heapdump.NoNode})
 			case isG:
 				if a.labelsPoint(w, u) {
-					out = append(out, reacher{root: heapdump.NoNode, g: w, gIndex: gi})
+					out = append(out, reacher{root: heapdump.NoNode, g: w, gIndex: gi, timer: heapdump.NoNode})
 				}
+			case a.g.IsTimer(w):
+				// A timer holds what it reaches: the runtime's globals
+				// that reach every timer are not its holders.
+				out = append(out, reacher{root: heapdump.NoNode, g: heapdump.NoNode, timer: w})
 			case avoid != heapdump.NoNode:
 				queue = append(queue, w)
 			default:
@@ -151,7 +156,7 @@ func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 					if a.g.IsObject(t) {
 						queue = append(queue, t)
 					} else {
-						out = append(out, reacher{root: t, g: heapdump.NoNode})
+						out = append(out, reacher{root: t, g: heapdump.NoNode, timer: heapdump.NoNode})
 					}
 				}
 			}

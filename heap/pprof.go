@@ -81,6 +81,10 @@ func rootName(h Holder) string {
 	switch h.Kind {
 	case heapdump.RootFrame:
 		return "frame " + h.Function
+	case heapdump.RootDefer:
+		return "frame " + h.Function + " (a defer)"
+	case heapdump.RootPanic:
+		return "panic"
 	case heapdump.RootGoroutine:
 		if h.CreatedBy != nil {
 			return "goroutine created by " + h.CreatedBy.Function

@@ -60,6 +60,9 @@ type shareIndex struct {
 	// are preds[predStart[k]:predStart[k+1]], built on first use.
 	predStart []uint32
 	preds     []heapdump.NodeID
+	// timers maps a timer's code pointer to the timer that stands in for
+	// all that run it (timerStandIn).
+	timers map[uint64]heapdump.NodeID
 }
 
 // isShared reports whether object v is a shared top.
@@ -128,6 +131,32 @@ func (s *shareIndex) union(x, y uint32) uint32 {
 	return id
 }
 
+// timerStandIn returns h, or when h is a timer the first timer seen that
+// runs the same code: timers that run one function are one holder in the
+// sets, so that 20,000 pending timers sharing a parent context do not cut
+// every set they flow into.
+func (s *shareIndex) timerStandIn(a *Analysis, h heapdump.NodeID) heapdump.NodeID {
+	if !a.g.IsTimer(h) {
+		return h
+	}
+	code := uint64(0)
+	for _, w := range a.g.Succ(h) {
+		if w != h {
+			if code = a.codeWord(w); code != 0 {
+				break
+			}
+		}
+	}
+	if s.timers == nil {
+		s.timers = map[uint64]heapdump.NodeID{}
+	}
+	if first, ok := s.timers[code]; ok {
+		return first
+	}
+	s.timers[code] = h
+	return h
+}
+
 // shares returns the shared tops of the analysis and their sets of
 // holders, computed on first use.
 func (a *Analysis) shares() *shareIndex {
@@ -172,7 +201,7 @@ func (a *Analysis) shares() *shareIndex {
 		if src != heapdump.NoNode {
 			flow = append(flow, uint64(s.rank(src))<<32|uint64(k))
 		} else if h := a.holderOf(u, w); h != heapdump.NoNode {
-			seeds = append(seeds, uint64(k)<<32|uint64(h))
+			seeds = append(seeds, uint64(k)<<32|uint64(s.timerStandIn(a, h)))
 		}
 	})
 	sortByHigh(seeds, uint32(tops))
@@ -493,12 +522,16 @@ func (a *Analysis) reachersOfShared(v heapdump.NodeID) []reacher {
 	return out
 }
 
-// reacherOf returns holder h, a root node or a runtime.g, as a reacher.
+// reacherOf returns holder h, a root node, a runtime.g or a timer, as a
+// reacher.
 func (a *Analysis) reacherOf(h heapdump.NodeID) reacher {
 	if gi, isG := a.gObject(h); isG {
-		return reacher{root: heapdump.NoNode, g: h, gIndex: gi}
+		return reacher{root: heapdump.NoNode, g: h, gIndex: gi, timer: heapdump.NoNode}
 	}
-	return reacher{root: h, g: heapdump.NoNode}
+	if a.g.IsTimer(h) {
+		return reacher{root: heapdump.NoNode, g: heapdump.NoNode, timer: h}
+	}
+	return reacher{root: h, g: heapdump.NoNode, timer: heapdump.NoNode}
 }
 
 // nearestMembers makes the first member of each shared holding group in ps

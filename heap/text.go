@@ -206,6 +206,21 @@ func (g *Group) headline(st Style) string {
 	if len(g.HeldBy) > 0 {
 		who, verb = fmt.Sprintf("%s objects held together by %s", thousands(g.Count), english.List(g.HeldBy)), "hold"
 	}
+	// Holdings are held one per timer or defer: count those.
+	if g.Root.Kind == heapdump.RootTimer && g.Holding {
+		who, verb = thousands(g.Count)+" timers", "hold"
+		if g.Root.Function != "" {
+			who += " that will run " + g.Root.Function
+		}
+	}
+	if g.Root.Kind == heapdump.RootDefer && g.Holding {
+		who, verb = fmt.Sprintf("%s defers in %s", thousands(g.Count), g.Root.Function), "hold"
+		if n := g.goroutineCount(); n > 1 {
+			who += " of " + goroutines(g.Goroutines, n)
+		} else {
+			who += fmt.Sprintf(" (goroutine %d)", g.Root.Goroutine)
+		}
+	}
 	if n := g.goroutineCount(); n > 1 && (g.Root.Kind == heapdump.RootFrame || g.Root.Kind == heapdump.RootGoroutine) {
 		who, verb = fmt.Sprintf("%s goroutines", thousands(n)), "hold"
 		if g.Root.Kind == heapdump.RootFrame {
@@ -286,10 +301,26 @@ func (h Holder) lines(ids []uint64, n int) []string {
 		}
 		out = append(out, fmt.Sprintf("held by goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
 		out = append(out, h.createdBy()+"it "+retains)
+	case heapdump.RootDefer:
+		// Worded as a frame's, which it is, then what of the frame.
+		fn := h.Function + at(h.Location)
+		if n > 1 {
+			out = append(out, fmt.Sprintf("held by %s, frame %s: %s", goroutines(ids, n), fn, h.Detail))
+		} else {
+			out = append(out, fmt.Sprintf("held by goroutine %d [%s], frame %s: %s", h.Goroutine, h.Status, fn, h.Detail))
+		}
+		out = append(out, h.createdBy()+"the frame "+retains)
+	case heapdump.RootPanic:
+		out = append(out, fmt.Sprintf("held by a panic in goroutine %d [%s]: %s", h.Goroutine, h.Status, h.Detail))
+		out = append(out, h.createdBy()+"the panic "+retains)
 	case heapdump.RootGlobal:
 		out = append(out, fmt.Sprintf("held by global %s (%s), which %s", h.Global, h.Detail, retains))
 	case heapdump.RootTimer:
-		out = append(out, fmt.Sprintf("held by a timer that will run %s%s", h.Function, at(h.Location)))
+		if h.Function == "" {
+			out = append(out, "held by a timer ("+h.Detail+"; what it will run is not named)")
+		} else {
+			out = append(out, fmt.Sprintf("held by a timer that will run %s%s", h.Function, at(h.Location)))
+		}
 		created := "created at an unknown place"
 		if h.Creator != nil {
 			created = "created at " + h.Creator.String()
@@ -318,9 +349,16 @@ func (h Holder) Short() string {
 		return fmt.Sprintf("goroutine %d frame %s", h.Goroutine, h.Function)
 	case heapdump.RootGoroutine:
 		return fmt.Sprintf("goroutine %d", h.Goroutine)
+	case heapdump.RootDefer:
+		return fmt.Sprintf("goroutine %d frame %s (a defer)", h.Goroutine, h.Function)
+	case heapdump.RootPanic:
+		return fmt.Sprintf("panic in goroutine %d", h.Goroutine)
 	case heapdump.RootGlobal:
 		return "global " + h.Global
 	case heapdump.RootTimer:
+		if h.Function == "" {
+			return "timer"
+		}
 		return "timer " + h.Function
 	case heapdump.RootFinalizer:
 		return "finalizer " + h.Function

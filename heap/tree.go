@@ -443,14 +443,7 @@ func (a *Analysis) Paths(v heapdump.NodeID, max int) (paths []RootPath, runtimeR
 // rootPath describes path, from a root node to an object.
 func (a *Analysis) rootPath(path []heapdump.NodeID) (RootPath, error) {
 	rp := RootPath{Root: a.holder(path[0])}
-	if a.g.Root(path[0]).Kind == heapdump.RootFrame {
-		for i, s := range a.g.RootSlots(path[0]) {
-			if s.Field == "defer" && a.g.Succ(path[0])[i] == path[1] {
-				rp.Root.Detail = "its defer record"
-				break
-			}
-		}
-	}
+	a.viaDefer(&rp.Root, path)
 	var steps []typedStep
 	if len(path) <= maxPathTyped {
 		a.types.newSearch()

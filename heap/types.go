@@ -286,6 +286,12 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 			tt.via = "(the variable)"
 		}
 		return tt, nil
+	case slot.Field == "record" && a.Binary != nil:
+		ty := a.Binary.TypeByName("runtime._defer")
+		return target{via: slot.Field, t: ty, name: typeName(ty)}, nil
+	case slot.Field == "value" && root.Kind == heapdump.RootPanic && root.Index >= 0 && root.Index < len(a.d.Panics):
+		ty := t.dynamic(a.d.Panics[root.Index].Type)
+		return target{via: slot.Field, t: ty, name: typeName(ty)}, nil
 	default:
 		return target{via: slot.Field}, nil
 	}

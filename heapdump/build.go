@@ -85,7 +85,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.succ = succ[:w]
 	// Make room for the roots' edges now rather than by append's growth.
 	d := g.dump
-	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
+	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 2*len(d.Panics) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
 	for _, s := range d.Segments {
 		rootEdges += 2 * len(s.PtrOffsets)
 	}
@@ -96,6 +96,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	if err := g.addRoots(p, opts); err != nil {
 		return nil, err
 	}
+	g.cutRuntimeEdges()
 	g.resolveSamples(p.samples)
 	return g, nil
 }
@@ -104,7 +105,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 // counts: start[i] is the index of object i's first edge, start[n] the
 // number of edges. It has room for the root nodes and the super-root.
 func (p *parser) starts(n int) []uint32 {
-	roots := len(p.d.Frames) + len(p.d.Goroutines) + len(p.d.Finalizers) + len(p.d.QueuedFinalizers) + len(p.d.OtherRoots)
+	roots := len(p.d.Frames) + len(p.d.Goroutines) + len(p.d.Panics) + len(p.d.Finalizers) + len(p.d.QueuedFinalizers) + len(p.d.OtherRoots)
 	for _, s := range p.d.Segments {
 		roots += len(s.PtrOffsets)
 	}
@@ -213,9 +214,13 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// The closures of defers that are not open-coded (a defer in a loop,
 	// or any defer under -race) live in defer records, which the stack
 	// maps leave out (the runtime scans them apart): they belong to the
-	// frame that deferred them, whose SP the record gives.
+	// frame that deferred them, whose SP the record gives, as slots of
+	// its root (package heap names the holder "a defer" when a path
+	// starts there).
+	// The value of a panic in progress is a root of its goroutine.
 	dump := g.dump
 	defers := deferIndex(dump.Defers)
+	panics := panicIndex(dump.Panics)
 
 	mf := dump.Params.minFrameSize()
 	stackObjs := &stackObjectCache{fn: opts.StackObjects}
@@ -245,6 +250,9 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				if d > 0 && inArgs(d, s.Offset) {
 					continue // the callee's
 				}
+				if isPanicValue(dump.Panics, panics[gr.Addr], frames[d].SP+s.Offset, s.Value, p.ptrSize) {
+					continue // the panic's root holds it
+				}
 				slot(RootSlot{Frame: fi, Offset: s.Offset, Addr: frames[d].SP + s.Offset, Value: s.Value})
 			}
 			if d+1 < len(frames) {
@@ -255,13 +263,28 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				}
 			}
 			for len(objSlots) > 0 && objSlots[0].owner == d {
-				slot(objSlots[0].slot)
+				if os := objSlots[0].slot; !isPanicValue(dump.Panics, panics[gr.Addr], os.Addr, os.Value, p.ptrSize) {
+					slot(os) // else the panic's root holds it
+				}
 				objSlots = objSlots[1:]
 			}
-			for _, fn := range defers.of(gr.Addr, frames[d].SP) {
-				slot(RootSlot{Frame: -1, Field: "defer", Value: fn})
+			for _, dc := range defers.of(gr.Addr, frames[d].SP) {
+				// The record itself when it is an object (a defer in a
+				// loop, or under -race), which holds the closure; else
+				// the closure.
+				if rec, ok := g.idx.lookup(dc.addr, &hint); ok {
+					slot(RootSlot{Frame: -1, Field: "record", Value: dc.addr})
+					g.deferRecs = append(g.deferRecs, NodeID(rec))
+				} else if dc.fn != 0 {
+					slot(RootSlot{Frame: -1, Field: "defer", Value: dc.fn})
+				}
 			}
 			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
+		}
+		for _, i := range panics[gr.Addr] {
+			first := len(g.rootSlots)
+			slot(RootSlot{Frame: -1, Field: "value", Value: dump.Panics[i].Data})
+			finish(Root{Kind: RootPanic, Goroutine: gi, Frame: -1, Index: i}, first)
 		}
 		if gr.Ctxt != 0 {
 			first := len(g.rootSlots)
@@ -337,19 +360,22 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	return nil
 }
 
-// deferClosures are the closures of the defer records that have one, sorted
-// by goroutine and SP, so that a frame finds its own in logarithmic time
-// however many defers its goroutine has.
+// deferClosures are the defer records, sorted by goroutine and SP, so
+// that a frame finds its own in logarithmic time however many defers its
+// goroutine has.
 type deferClosures []deferClosure
 
-type deferClosure struct{ g, sp, fn uint64 }
+// deferClosure is the defer record at index in Dump.Defers: its address
+// and its closure's.
+type deferClosure struct {
+	g, sp, addr, fn uint64
+	index           int
+}
 
 func deferIndex(defers []Defer) deferClosures {
-	var x deferClosures
-	for _, d := range defers {
-		if d.Fn != 0 {
-			x = append(x, deferClosure{d.G, d.SP, d.Fn})
-		}
+	x := make(deferClosures, 0, len(defers))
+	for i, d := range defers {
+		x = append(x, deferClosure{d.G, d.SP, d.Addr, d.Fn, i})
 	}
 	// Stable: a frame's closures keep the order of their records.
 	slices.SortStableFunc(x, func(a, b deferClosure) int {
@@ -359,17 +385,43 @@ func deferIndex(defers []Defer) deferClosures {
 }
 
 // of yields the closures deferred by the frame at sp of goroutine g.
-func (x deferClosures) of(g, sp uint64) iter.Seq2[int, uint64] {
-	return func(yield func(int, uint64) bool) {
+func (x deferClosures) of(g, sp uint64) iter.Seq2[int, deferClosure] {
+	return func(yield func(int, deferClosure) bool) {
 		i, _ := slices.BinarySearchFunc(x, deferClosure{g: g, sp: sp}, func(a, b deferClosure) int {
 			return cmp.Or(cmp.Compare(a.g, b.g), cmp.Compare(a.sp, b.sp))
 		})
 		for k := 0; i < len(x) && x[i].g == g && x[i].sp == sp; i, k = i+1, k+1 {
-			if !yield(k, x[i].fn) {
+			if !yield(k, x[i]) {
 				return
 			}
 		}
 	}
+}
+
+// isPanicValue reports whether the frame slot at addr holding v is the
+// data word of the value of one of the panics at indices idx: the runtime
+// keeps a _panic on the stack of gopanic, its value at its start (Go 1.23
+// on) or one word in (Go 1.22).
+func isPanicValue(panics []Panic, idx []int, addr, v, ptrSize uint64) bool {
+	for _, i := range idx {
+		pr := &panics[i]
+		if v == pr.Data && (addr == pr.Addr+ptrSize || addr == pr.Addr+2*ptrSize) {
+			return true
+		}
+	}
+	return false
+}
+
+// panicIndex returns the indices in panics of each goroutine's panic
+// records with a value, by goroutine address, in record order.
+func panicIndex(panics []Panic) map[uint64][]int {
+	x := map[uint64][]int{}
+	for i, pr := range panics {
+		if pr.Data != 0 {
+			x[pr.G] = append(x[pr.G], i)
+		}
+	}
+	return x
 }
 
 // resolveSamples links alloc samples to objects and buckets.

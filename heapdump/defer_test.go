@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -26,8 +27,9 @@ func deferHolder(ready chan<- [2]uintptr, release <-chan struct{}) {
 	<-release
 }
 
-// TestDeferRecordRoots checks that the closure of a defer record is a slot
-// of the frame that deferred it: the stack maps leave it out.
+// TestDeferRecordRoots checks that a defer record, and through it its
+// closure, is a slot of the root of the frame that deferred it: the stack
+// maps leave it out.
 func TestDeferRecordRoots(t *testing.T) {
 	ready, release := make(chan [2]uintptr), make(chan struct{})
 	go deferHolder(ready, release)
@@ -65,19 +67,39 @@ func TestDeferRecordRoots(t *testing.T) {
 	if !ok {
 		t.Fatalf("no object at the payload's address %#x", addrs[1])
 	}
+	// The record is an object (a defer in a loop): a slot of deferHolder's
+	// frame root holds it, and it holds the closure.
+	di := slices.IndexFunc(g.Dump().Defers, func(d Defer) bool { return d.Fn == uint64(addrs[0]) })
+	if di < 0 {
+		t.Fatal("no defer record has the closure")
+	}
+	rec, ok := g.Find(g.Dump().Defers[di].Addr)
+	if !ok {
+		t.Fatalf("the defer record at %#x is not an object", g.Dump().Defers[di].Addr)
+	}
 	found := false
 	for i, r := range g.roots {
 		if r.Kind != RootFrame || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
 			continue
 		}
 		for _, s := range g.RootSlots(g.roots[i].Node) {
-			if s.Field == "defer" && s.Node == closure {
+			if s.Field == "record" && s.Node == rec {
 				found = true
 			}
 		}
 	}
 	if !found {
-		t.Fatal("deferHolder's frame root has no defer slot for the closure")
+		t.Fatal("deferHolder's frame root has no record slot for the defer record")
+	}
+	if !slices.Contains(g.Succ(rec), closure) {
+		t.Error("the defer record does not point to the closure")
+	}
+	// The goroutine's runtime.g does not chain to it: its root holds it.
+	gr := g.Dump().Goroutines[g.Dump().Frames[slices.IndexFunc(g.Dump().Frames, func(f Frame) bool {
+		return f.Func == "github.com/ctxleak/ctxleak/heapdump.deferHolder"
+	})].Goroutine]
+	if gv, ok := g.Find(gr.Addr); ok && slices.Contains(g.Succ(gv), rec) {
+		t.Error("the goroutine's runtime.g still points to the defer record")
 	}
 	if succ := g.Succ(closure); len(succ) != 1 || succ[0] != payload {
 		t.Errorf("the closure points to nodes %v, want the payload %d", succ, payload)

@@ -10,10 +10,11 @@
 // interior pointer resolves to the object that contains it (Find).
 //
 // The Graph numbers its nodes with NodeID: objects first, then one root node
-// per root (a goroutine frame, a global, a finalizer...; see Root and
-// RootKind), then a super-root that points to every root node. Succ gives a
-// node's successors; Size, ObjectAddr, AllocSite and RootSlots describe
-// nodes. The layout suits a dominator computation, which package heap does.
+// per root (a goroutine frame with its defer records, a panic, a global,
+// a finalizer...; see Root and RootKind), then a super-root that points to
+// every root node. Succ gives a node's successors; Size, ObjectAddr,
+// AllocSite and RootSlots describe nodes; IsTimer tells the timers of the
+// runtime's timer heaps, found by their shape. The layout suits a dominator computation, which package heap does.
 //
 // Liveness is what the runtime wrote: frames are never scanned
 // conservatively, so a goroutine that no longer uses its context does not

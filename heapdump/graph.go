@@ -23,8 +23,11 @@ const NoNode NodeID = ^NodeID(0)
 // node per root in the order ForEachRoot gives, then the super-root, which
 // is the last node and points to every root node. The successors of an
 // object are the objects its pointer fields point into (interior pointers
-// resolve to the enclosing object); those of a root node are the objects
-// its slots point into, one per slot, in the order of RootSlots.
+// resolve to the enclosing object), but for pointers of the runtime's
+// bookkeeping, which become edges to the object itself: those that chain a
+// goroutine's defer records (each is a slot of its frame's root) and a timer's
+// pointer back into its P (see IsTimer). Those of a root node are the
+// objects its slots point into, one per slot, in the order of RootSlots.
 type Graph struct {
 	dump       *Dump // every record but the objects
 	numObjects int
@@ -43,6 +46,8 @@ type Graph struct {
 	live      []uint64 // bitmap over nodes
 	rootSlots []RootSlot
 	samples   []allocSample // sorted by object
+	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
+	deferRecs []NodeID      // the defer records that are objects and roots' slots
 }
 
 // wordDecoder decodes the dump's pointer-sized words.

@@ -1055,7 +1055,7 @@ func (p *parser) panicRecord() error {
 	if err := p.ints(&pr.Addr, &pr.G, &pr.Type, &pr.Data, &unused, &pr.Link); err != nil {
 		return err
 	}
-	if err := p.keep(int64(unsafe.Sizeof(pr)), p.recOff); err != nil {
+	if err := p.keep(int64(unsafe.Sizeof(pr))+rootCost+rootSlotCost, p.recOff); err != nil { // a root of its own
 		return err
 	}
 	p.d.Panics = append(p.d.Panics, pr)

@@ -8,11 +8,11 @@ import (
 
 // Root is a root node of the graph.
 type Root struct {
-	Kind RootKind // RootFrame, RootGoroutine, RootGlobal, RootFinalizer, RootQueuedFinalizer or RootOther
+	Kind RootKind // RootFrame, RootGoroutine, RootPanic, RootGlobal, RootFinalizer, RootQueuedFinalizer or RootOther
 	// Node is the root's node.
 	Node NodeID
-	// Goroutine is the index in Dump.Goroutines of a frame or goroutine root's
-	// goroutine, else -1.
+	// Goroutine is the index in Dump.Goroutines of a frame, goroutine or
+	// panic root's goroutine, else -1.
 	Goroutine int
 	// Frame is the index in Dump.Frames of the frame a frame root stands for,
 	// else -1. Its slots may lie in the caller's frame (its arguments).
@@ -29,8 +29,8 @@ type Root struct {
 	// Addr is a global root's symbol start (or slot address when it has no
 	// symbol), a finalizer root's object, an other root's address.
 	Addr uint64
-	// Index is the index of a finalizer, queued finalizer or other root in
-	// the Dump slice it comes from, else -1.
+	// Index is the index of a panic, finalizer, queued finalizer or other
+	// root in the Dump slice it comes from, else -1.
 	Index int
 	// Desc is an other root's description.
 	Desc string
@@ -49,8 +49,11 @@ type RootSlot struct {
 	// offset), or 0 for a field of a record.
 	Addr uint64
 	// Field names the record field of a non-memory slot: "ctxt" for a
-	// goroutine root, "defer" for the closure of a frame's defer record,
-	// "object" or "fn" for a finalizer, "addr" for an other root.
+	// goroutine root; for a frame root, "record" for a defer record of the
+	// frame that is an object (a defer in a loop, or under -race: it holds
+	// the closure) and "defer" for the closure of another; "value" for a
+	// panic's value; "object" and "fn" for a finalizer's object and
+	// closure; "addr" for an other root.
 	Field string
 	Value uint64 // the pointer
 	Node  NodeID // the object it points into
@@ -95,8 +98,10 @@ func (g *Graph) RootSlots(v NodeID) []RootSlot {
 // RootKind says what kind of root holds memory. It is the one root kind of
 // ctxleak: the graph's root nodes (Root.Kind) and heap's holders use it.
 //
-// Load produces RootFrame, RootGoroutine, RootGlobal, RootFinalizer,
-// RootQueuedFinalizer and RootOther. RootTimer is never in a dump: the
+// Load produces RootFrame, RootGoroutine, RootPanic, RootGlobal,
+// RootFinalizer, RootQueuedFinalizer and RootOther. RootDefer is a frame
+// root's defer slots (RootSlot.Field "record" or "defer"), which package
+// heap names apart. RootTimer is never in a dump: the
 // runtime keeps timers in its own structures, and package heap derives a
 // timer holder from the path through them.
 type RootKind uint8
@@ -111,6 +116,8 @@ const (
 	RootQueuedFinalizer                     // a finalizer queued to run, with its object ("queued finalizer")
 	RootOther                               // an "other root" record ("other")
 	RootTimer                               // a timer in the runtime's timer heap ("timer"); derived by heap
+	RootDefer                               // a call a frame deferred, its defer record ("defer"); derived by heap
+	RootPanic                               // the value of a panic in progress ("panic")
 )
 
 var rootKindNames = [...]string{
@@ -121,6 +128,8 @@ var rootKindNames = [...]string{
 	RootQueuedFinalizer: "queued finalizer",
 	RootOther:           "other",
 	RootTimer:           "timer",
+	RootDefer:           "defer",
+	RootPanic:           "panic",
 }
 
 // String returns the kind's name, "unknown" for the zero value.

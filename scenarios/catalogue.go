@@ -121,7 +121,8 @@ var catalogue = []*Scenario{
 		Phases: []Phase{
 			{
 				Name: "job-running", Alive: true,
-				Holder: holders(frameOf("timeoutJob")),
+				// The timer holds it too: another holder.
+				Holder: holders(frameOf("timeoutJob"), `timer context\.WithDeadlineCause\.func2, created at `+fn("timeoutJob")),
 			},
 			{
 				Name: "job-returned", Alive: true,
@@ -159,7 +160,8 @@ var catalogue = []*Scenario{
 		Phases: []Phase{
 			{
 				Name: "request-running", Alive: true,
-				Holder: holders(frameOf("timerClosure.func1")),
+				// The timer holds it too: another holder.
+				Holder: holders(frameOf("timerClosure.func1"), `timer scenarios\.timerClosure\.func1\.1, created at `+fn("timerClosure.func1")),
 			},
 			{
 				Name: "request-returned", Alive: true,

@@ -172,7 +172,8 @@ func rootOf(h heap.Holder) HolderRoot {
 	r := HolderRoot{Count: 1, Kind: h.Kind, Global: textsafe.Escape(h.Global),
 		CreatedBy: safePosition(h.CreatedBy), Creator: safePosition(h.Creator), Detail: textsafe.Escape(h.Detail)}
 	switch h.Kind {
-	case heapdump.RootFrame:
+	case heapdump.RootFrame, heapdump.RootDefer: // a defer is its frame's
+		r.Kind = heapdump.RootFrame
 		r.Goroutines = []uint64{h.Goroutine}
 		r.Detail = ""
 	case heapdump.RootGoroutine:

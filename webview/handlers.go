@@ -78,7 +78,7 @@ func posString(p *binsym.Position) string {
 // holderURL links a holder to its row of the roots page.
 func holderURL(h heap.Holder) string {
 	switch h.Kind {
-	case heapdump.RootFrame, heapdump.RootGoroutine:
+	case heapdump.RootFrame, heapdump.RootGoroutine, heapdump.RootDefer, heapdump.RootPanic:
 		if h.Goroutine != 0 {
 			return "/roots#g" + strconv.FormatUint(h.Goroutine, 10)
 		}
