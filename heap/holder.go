@@ -390,6 +390,9 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 			h.Global = fmt.Sprintf("%#x", root.Addr)
 		}
 		h.Detail = root.Segment.String() + " segment"
+		if s, ok := a.staticOf(root); ok {
+			h.Detail = a.staticDetail(s, root.Segment)
+		}
 	case heapdump.RootFinalizer, heapdump.RootQueuedFinalizer:
 		h.Kind = heapdump.RootFinalizer // a queued one says so in Detail
 		fin := a.d.Finalizers

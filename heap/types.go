@@ -272,7 +272,9 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 				return found
 			},
 		}
-		if a.Binary != nil && root.Symbol != "" {
+		if st, ok := a.staticOf(root); ok {
+			c.t = a.Binary.StaticType(st)
+		} else if a.Binary != nil && root.Symbol != "" {
 			c.t = a.Binary.GlobalType(root.Symbol)
 			if c.t == nil {
 				c.t = a.givenGlobalType(root)

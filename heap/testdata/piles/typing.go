@@ -1,0 +1,150 @@
+package main
+
+// Patterns of typing.go: memory held through statics, containers,
+// finalizers and interior pointers, whose paths must come out typed.
+//   - static N: a value the linker allocated statically (var x = &T{}),
+//     named through the global main.defaultStore that points to it, holding
+//     N buffers of 4 KiB; static-iface N: the same behind an interface
+//     (main.defaultSink), as net/http.DefaultTransport is;
+//   - pool N: N items of 4 KiB in the sync.Pool main.bufPool;
+//   - syncmap N: N items of 4 KiB in the sync.Map main.sessions, keyed by
+//     their number;
+//   - finalizer-cycle N: N items of 4 KiB, each with a finalizer, each
+//     pointing to itself: unreachable, yet never freed;
+//   - finalizer N: the same without the cycle, held by main.kept;
+//   - interior N: N goroutines in main.holdField, each holding a pointer to
+//     the field state of a conn that holds a buffer of 4 KiB.
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// itemSize is the size of each item's buffer.
+const itemSize = 4 << 10
+
+// item is what the containers hold.
+type item struct {
+	id  int
+	buf []byte
+}
+
+// store is allocated by the linker: var defaultStore = &store{...}.
+type store struct {
+	name  string
+	mu    sync.Mutex
+	items []*item
+}
+
+var defaultStore = &store{name: "default"}
+
+// sink is the interface main.defaultSink has.
+type sink interface{ put(*item) }
+
+// fileSink is the value behind main.defaultSink.
+type fileSink struct {
+	path    string
+	pending []*item
+}
+
+func (s *fileSink) put(it *item) { s.pending = append(s.pending, it) }
+
+var defaultSink sink = &fileSink{path: "/dev/null"}
+
+var bufPool = sync.Pool{New: func() any { return new(item) }}
+
+var sessions sync.Map
+
+// finalized has a finalizer; self makes a cycle through it.
+type finalized struct {
+	self *finalized
+	id   int
+	buf  []byte
+}
+
+var kept []*finalized
+
+// conn is a small object a goroutine points into.
+type conn struct {
+	id    int
+	buf   []byte
+	state connState
+}
+
+// connState is the field of conn a goroutine holds a pointer to.
+type connState struct {
+	n     int
+	ready bool
+}
+
+// holdField holds a pointer into the middle of a conn across the block.
+//
+//go:noinline
+func holdField(st *connState, ready chan<- struct{}) {
+	ready <- struct{}{}
+	<-release
+	st.n++
+}
+
+func newItem(i int) *item { return &item{id: i, buf: make([]byte, itemSize)} }
+
+func init() {
+	patterns["static"] = func(n int, res *result) {
+		for i := range n {
+			defaultStore.items = append(defaultStore.items, newItem(i))
+		}
+		addr(res, "store", unsafe.Pointer(defaultStore))
+	}
+	patterns["static-iface"] = func(n int, res *result) {
+		for i := range n {
+			defaultSink.put(newItem(i))
+		}
+		addr(res, "sink", unsafe.Pointer(defaultSink.(*fileSink)))
+	}
+	patterns["pool"] = func(n int, res *result) {
+		for i := range n {
+			bufPool.Put(newItem(i))
+		}
+		// The dump follows a GC, which moves the pool's items to its victim
+		// cache; they stay there until the next one.
+	}
+	patterns["syncmap"] = func(n int, res *result) {
+		for i := range n {
+			sessions.Store(i, newItem(i))
+		}
+	}
+	patterns["finalizer-cycle"] = func(n int, res *result) {
+		for i := range n {
+			f := &finalized{id: i, buf: make([]byte, itemSize)}
+			f.self = f
+			runtime.SetFinalizer(f, func(*finalized) {})
+		}
+		runtime.GC()
+		runtime.GC()
+	}
+	patterns["finalizer"] = func(n int, res *result) {
+		for i := range n {
+			f := &finalized{id: i, buf: make([]byte, itemSize)}
+			runtime.SetFinalizer(f, func(*finalized) {})
+			kept = append(kept, f)
+		}
+	}
+	patterns["interior"] = func(n int, res *result) {
+		ready := make(chan struct{})
+		for i := range n {
+			c := &conn{id: i, buf: make([]byte, itemSize)}
+			go holdField(&c.state, ready)
+			<-ready
+		}
+		waitParked("main.holdField", n)
+	}
+}
+
+// addr notes the address of p in res under name.
+func addr(res *result, name string, p unsafe.Pointer) {
+	if res.Addrs == nil {
+		res.Addrs = map[string]uint64{}
+	}
+	res.Addrs[name] = uint64(uintptr(p))
+}
