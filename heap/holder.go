@@ -128,7 +128,10 @@ type Step struct {
 	// Type is the object's Go type, "" when unknown: a struct such as
 	// "context.valueCtx", "[]uint8" for a slice's backing array,
 	// "closure main.f.func1" for a func value.
-	Type          string `json:"type"`
+	Type string `json:"type"`
+	// Key is the key of the map entry the object is, when it is an
+	// integer: a runtime/cgo handle's number, an int key of a sync.Map.
+	Key           string `json:"key,omitempty"`
 	Addr          string `json:"addr"`
 	Size          uint64 `json:"size_bytes"`
 	RetainedBytes uint64 `json:"retained_bytes"`

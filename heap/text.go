@@ -395,6 +395,9 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		if s.Via != "" {
 			names[i] = s.Via + " -> " + t
 		}
+		if s.Key != "" {
+			names[i] += " (key " + s.Key + ")"
+		}
 		width = max(width, textfit.Len(names[i]))
 		if s.RetainedBytes > s.Size {
 			retains[i] = fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), english.Plural(int(s.Objects), "object"))

@@ -166,6 +166,7 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 				s.Type = "closure " + site.Function
 			}
 		}
+		s.Key = t.entryKey(s.t, rec)
 		steps = append(steps, s)
 		if !last {
 			if t.memo == nil {
@@ -314,6 +315,9 @@ func (t *typer) target(c container, rec *heapdump.ObjectRecord, interior int64) 
 		path, ft, ifaceData := c.t.PointerAt(c.off)
 		tt.via = path
 		typed = ft != nil
+		if ct, ok := t.containerTarget(c, rec, tt); ok {
+			return ct
+		}
 		switch {
 		case ft == nil:
 		case c.mapType != nil && path == ".dirPtr":

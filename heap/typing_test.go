@@ -1,11 +1,18 @@
 package heap
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // The typing tests run testdata/piles patterns of typing.go (statics,
@@ -90,3 +97,146 @@ func TestHoldersStatic(t *testing.T) {
 		})
 	}
 }
+
+// Items in a sync.Pool are held by the pool's global through its victim
+// cache (the dump follows a GC), typed down to the item: the array of
+// per-P pools, its private slot or its shared queue's entries.
+func TestHoldersSyncPool(t *testing.T) {
+	t.Parallel()
+	rep, text, r := typingReport(t, "pool")
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
+	}
+	g := rep.Groups[0]
+	if g.Root.Global != "main.bufPool" || pathString(g.Path) != ".victim>[1]sync.poolLocal" {
+		t.Errorf("held by %q through %s, want main.bufPool through .victim>[1]sync.poolLocal", g.Root.Global, pathString(g.Path))
+	}
+	checkTyped(t, g.Inside)
+	checkRetains(t, g, typingN)
+	// The last item put is in the shared queue: a []sync.eface's val.
+	a := r.analyze(t)
+	held, err := a.Explain([]uint64{r.Addrs["last_buf"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held[0] == nil {
+		t.Fatal("the last item's buffer is not held")
+	}
+	got := pathString(held[0].Path)
+	want := ".victim>[1]sync.poolLocal [0].poolLocalInternal.shared.head>sync.poolChainElt .poolDequeue.vals>[]sync.eface"
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ".val>main.item .buf>[]uint8") {
+		t.Errorf("path %s, want %s ... .val>main.item .buf>[]uint8", got, want)
+	}
+	checkTyped(t, held[0].Path)
+}
+
+// Items in a sync.Map (a hash-trie map since Go 1.24) are typed through
+// its nodes, and the entry that holds each says its key.
+func TestHoldersSyncMap(t *testing.T) {
+	t.Parallel()
+	rep, text, r := typingReport(t, "syncmap")
+	checkTrie(t, rep, text, r.analyze(t), "main.sessions", 1000)
+}
+
+// Values behind runtime/cgo handles never deleted are held by the
+// runtime's hash-trie of handles; the entry says the handle's number.
+func TestHoldersCgoHandles(t *testing.T) {
+	t.Parallel()
+	a, r := runCgoPile(t, "cgo-handles", typingN)
+	rep, err := a.Holders(MinSize(typingN * typingItem / 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Addrs["last_handle"] != typingN {
+		t.Errorf("the last handle is %d, want %d", r.Addrs["last_handle"], typingN)
+	}
+	checkTrie(t, rep, reportText(t, rep), a, "runtime/cgo.handles", 1)
+}
+
+// checkTrie checks the report of a program that keeps typingN items in the
+// hash-trie map of global, item i under the integer key i+keyBase.
+func checkTrie(t *testing.T, rep *Report, text string, a *Analysis, global string, keyBase int) {
+	t.Helper()
+	const indirect, entry = "internal/sync.indirect[interface {},interface {}]", "internal/sync.entry[interface {},interface {}]"
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
+	}
+	g := rep.Groups[0]
+	if g.Root.Global != global || pathString(g.Path) != ".m.root.v>"+indirect {
+		t.Errorf("held by %q through %s, want %s through .m.root.v>%s", g.Root.Global, pathString(g.Path), global, indirect)
+	}
+	checkRetains(t, g, typingN)
+	checkTyped(t, g.Inside)
+	in := g.Inside
+	if len(in) < 3 || in[len(in)-3].Type != entry || in[len(in)-2].Via != ".value" || in[len(in)-2].Type != "main.item" {
+		t.Fatalf("path inside %s, want ... %s > .value main.item > .buf", pathString(in), entry)
+	}
+	// The key is the item's: main.item's id is its first word.
+	key, err := strconv.Atoi(in[len(in)-3].Key)
+	if err != nil {
+		t.Fatalf("entry key %q: %v", in[len(in)-3].Key, err)
+	}
+	addr, err := strconv.ParseUint(in[len(in)-2].Addr, 0, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := a.g.Find(addr)
+	rec, err := a.g.ObjectRecord(v, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := int(rec.Word(0)); key != id+keyBase {
+		t.Errorf("entry key %d for item %d, want %d", key, id, id+keyBase)
+	}
+	if want := fmt.Sprintf("%s (key %d)", entry, key); !strings.Contains(text, want) {
+		t.Errorf("no %q in\n%s", want, text)
+	}
+}
+
+var (
+	cgoPilesOnce sync.Once
+	cgoPilesExe  string
+	cgoPilesErr  error
+)
+
+// runCgoPile runs pattern of testdata/piles built with the tag pilescgo,
+// which makes it a cgo program, and analyses its dump. It skips the test
+// when cgo is off (no C compiler).
+func runCgoPile(t *testing.T, pattern string, n int) (*Analysis, *pileRun) {
+	t.Helper()
+	dir := dumptest.TempDir(t)
+	cgoPilesOnce.Do(func() {
+		out, err := exec.Command("go", "env", "CGO_ENABLED").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "1" {
+			cgoPilesErr = errNoCgo
+			return
+		}
+		cgoPilesExe = filepath.Join(dir, "piles-cgo")
+		if out, err := exec.Command("go", "build", "-tags", "pilescgo", "-o", cgoPilesExe, "./testdata/piles").CombinedOutput(); err != nil {
+			cgoPilesErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if cgoPilesErr == errNoCgo {
+		t.Skip("cgo is off (no C compiler): runtime/cgo handles cannot be built")
+	}
+	if cgoPilesErr != nil {
+		t.Fatal(cgoPilesErr)
+	}
+	dump := filepath.Join(dir, fmt.Sprintf("piles-cgo-%s-%d.dump", pattern, n))
+	out, err := exec.Command(cgoPilesExe, pattern, fmt.Sprint(n), dump).Output()
+	if err != nil {
+		t.Fatalf("piles %s %d: %v", pattern, n, err)
+	}
+	r := &pileRun{dump: dump}
+	if err := json.Unmarshal(out, r); err != nil {
+		t.Fatalf("piles %s printed %q: %v", pattern, out, err)
+	}
+	a, err := Analyze(r.dump, openShared(t, cgoPilesExe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, r
+}
+
+var errNoCgo = errors.New("cgo is off")

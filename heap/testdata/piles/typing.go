@@ -6,9 +6,10 @@ package main
 //     named through the global main.defaultStore that points to it, holding
 //     N buffers of 4 KiB; static-iface N: the same behind an interface
 //     (main.defaultSink), as net/http.DefaultTransport is;
-//   - pool N: N items of 4 KiB in the sync.Pool main.bufPool;
+//   - pool N: N items of 4 KiB in the sync.Pool main.bufPool, put by one P
+//     (the last in its shared queue, address last_buf);
 //   - syncmap N: N items of 4 KiB in the sync.Map main.sessions, keyed by
-//     their number;
+//     their number plus 1,000;
 //   - finalizer-cycle N: N items of 4 KiB, each with a finalizer, each
 //     pointing to itself: unreachable, yet never freed;
 //   - finalizer N: the same without the cycle, held by main.kept;
@@ -103,15 +104,20 @@ func init() {
 		addr(res, "sink", unsafe.Pointer(defaultSink.(*fileSink)))
 	}
 	patterns["pool"] = func(n int, res *result) {
+		// One P: the first item goes to its private slot, the others to
+		// its shared queue, in the order they were put.
+		runtime.GOMAXPROCS(1)
 		for i := range n {
-			bufPool.Put(newItem(i))
+			it := newItem(i)
+			bufPool.Put(it)
+			addr(res, "last_buf", unsafe.Pointer(unsafe.SliceData(it.buf)))
 		}
 		// The dump follows a GC, which moves the pool's items to its victim
 		// cache; they stay there until the next one.
 	}
 	patterns["syncmap"] = func(n int, res *result) {
 		for i := range n {
-			sessions.Store(i, newItem(i))
+			sessions.Store(i+1000, newItem(i)) // keys past 255 are boxed on the heap
 		}
 	}
 	patterns["finalizer-cycle"] = func(n int, res *result) {
