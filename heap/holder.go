@@ -242,6 +242,7 @@ func (a *Analysis) rootOf(v heapdump.NodeID) heapdump.NodeID {
 // from the super-root.
 func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	g := &held{Group: &Group{Count: 1}, avoid: heapdump.NoNode}
+	p = a.finalizerHeld(p)
 	if p[0] == a.g.SuperRoot() {
 		g.Shared = true
 		p = p[1:]
@@ -407,6 +408,9 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 			if s := a.funcSite(fin[root.Index].FnPC); s != nil {
 				h.Function, h.Location = s.Function, s
 			}
+		}
+		if v, ok := a.g.Find(root.Addr); ok && root.Kind == heapdump.RootFinalizer && a.reachesItself(v) {
+			h.Detail = DetailFinalizerCycle
 		}
 	default:
 		h.Kind = heapdump.RootOther

@@ -41,6 +41,9 @@ type typer struct {
 	// (see newSearch), with their records: those paths follow one search
 	// tree, so a step that is on several of them is the same on all.
 	memo map[heapdump.NodeID]memoStep
+	// finCycle says of finalizer objects whether they reach themselves
+	// (reachesItself), once asked.
+	finCycle map[heapdump.NodeID]bool
 }
 
 // memoStep is a typed object on a path and its record, whole.
@@ -286,6 +289,8 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 			tt.via = "(the variable)"
 		}
 		return tt, nil
+	case (root.Kind == heapdump.RootFinalizer || root.Kind == heapdump.RootQueuedFinalizer) && slot.Field == "object":
+		return t.finalizerTarget(root, rec, interior), nil
 	default:
 		return target{via: slot.Field}, nil
 	}

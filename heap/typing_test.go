@@ -240,3 +240,53 @@ func runCgoPile(t *testing.T, pattern string, n int) (*Analysis, *pileRun) {
 }
 
 var errNoCgo = errors.New("cgo is off")
+
+// Objects with a finalizer on a cycle (object -> peer -> object) are never
+// freed: the finalizer holds them, typed from its record, and the report
+// says the finalizer can never run.
+func TestHoldersFinalizerCycle(t *testing.T) {
+	t.Parallel()
+	rep, text, _ := typingReport(t, "finalizer-cycle")
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
+	}
+	g := rep.Groups[0]
+	if g.Root.Kind != heapdump.RootFinalizer || g.Root.Detail != DetailFinalizerCycle || g.Shared {
+		t.Errorf("held by %+v (shared %v), want a finalizer that can never run", g.Root, g.Shared)
+	}
+	if pathString(g.Path) != "object>main.finalized" || g.Count != typingN {
+		t.Errorf("%d x path %s, want %d x object>main.finalized", g.Count, pathString(g.Path), typingN)
+	}
+	checkRetains(t, g, typingN)
+	if want := "(" + DetailFinalizerCycle + ")"; !strings.Contains(text, want) {
+		t.Errorf("no %q in\n%s", want, text)
+	}
+	js, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"detail":"` + DetailFinalizerCycle + `"`; !strings.Contains(string(js), want) {
+		t.Errorf("no %s in the JSON report", want)
+	}
+}
+
+// Objects with a finalizer that a global holds, on no cycle: the global
+// holds them, and no finalizer is said never to run.
+func TestHoldersFinalizerClean(t *testing.T) {
+	t.Parallel()
+	rep, text, _ := typingReport(t, "finalizer")
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
+	}
+	g := rep.Groups[0]
+	if g.Root.Kind != heapdump.RootGlobal || g.Root.Global != "main.kept" {
+		t.Errorf("held by %+v, want global main.kept", g.Root)
+	}
+	if got := pathString(g.Path); got != "(the variable)>[]*main.finalized [0]>main.finalized" {
+		t.Errorf("path %s", got)
+	}
+	if strings.Contains(text, DetailFinalizerCycle) {
+		t.Errorf("a finalizer said never to run:\n%s", text)
+	}
+	checkRetains(t, g, typingN)
+}

@@ -11,7 +11,7 @@ package main
 //   - syncmap N: N items of 4 KiB in the sync.Map main.sessions, keyed by
 //     their number plus 1,000;
 //   - finalizer-cycle N: N items of 4 KiB, each with a finalizer, each
-//     pointing to itself: unreachable, yet never freed;
+//     on a cycle (item -> peer -> item): unreachable, yet never freed;
 //   - finalizer N: the same without the cycle, held by main.kept;
 //   - interior N: N goroutines in main.holdField, each holding a pointer to
 //     the field state of a conn that holds a buffer of 4 KiB.
@@ -57,12 +57,16 @@ var bufPool = sync.Pool{New: func() any { return new(item) }}
 
 var sessions sync.Map
 
-// finalized has a finalizer; self makes a cycle through it.
+// finalized has a finalizer; peer makes a cycle through it.
 type finalized struct {
-	self *finalized
+	peer *peer
 	id   int
 	buf  []byte
 }
+
+// peer points back to a finalized. (A finalized pointing to itself does
+// not keep itself alive in Go 1.26.)
+type peer struct{ back *finalized }
 
 var kept []*finalized
 
@@ -123,7 +127,7 @@ func init() {
 	patterns["finalizer-cycle"] = func(n int, res *result) {
 		for i := range n {
 			f := &finalized{id: i, buf: make([]byte, itemSize)}
-			f.self = f
+			f.peer = &peer{back: f}
 			runtime.SetFinalizer(f, func(*finalized) {})
 		}
 		runtime.GC()

@@ -1,0 +1,98 @@
+package heap
+
+import "github.com/ctxleak/ctxleak/heapdump"
+
+// DetailFinalizerCycle is the Detail of a finalizer holder whose object
+// reaches itself: the garbage collector marks what an object with a
+// finalizer points to, so such an object is never unreachable, and its
+// finalizer never runs.
+const DetailFinalizerCycle = "its object reaches itself, so the finalizer can never run and the object is never freed"
+
+// finalizerTarget types the object of a finalizer or queued finalizer
+// root: the finalizer record gives the pointer type of the object.
+func (t *typer) finalizerTarget(root *heapdump.Root, rec *heapdump.ObjectRecord, interior int64) target {
+	tt := target{via: "object", base: interior}
+	a := t.a
+	fin := a.d.Finalizers
+	if root.Kind == heapdump.RootQueuedFinalizer {
+		fin = a.d.QueuedFinalizers
+	}
+	if a.Binary == nil || root.Index < 0 || root.Index >= len(fin) {
+		return tt
+	}
+	pt := a.Binary.TypeAt(fin[root.Index].ObjType)
+	if pt == nil {
+		return tt
+	}
+	ot := pt.Pointee()
+	if ot == nil || ot.Size <= 0 || ot.Size > int64(rec.Size)-interior {
+		return tt
+	}
+	tt.t, tt.name = ot, ot.Name
+	return tt
+}
+
+// reachesItself reports whether object v is on a cycle: whether a path of
+// one or more references leads from v back to v. The search is breadth
+// first over what v reaches, each object once, and stops at v.
+func (a *Analysis) reachesItself(v heapdump.NodeID) bool {
+	if a.types.finCycle == nil {
+		a.types.finCycle = map[heapdump.NodeID]bool{}
+	}
+	if r, ok := a.types.finCycle[v]; ok {
+		return r
+	}
+	seen := make([]uint64, (a.g.NumObjects()+63)/64)
+	queue := []heapdump.NodeID{v}
+	found := false
+	for head := 0; head < len(queue) && !found; head++ {
+		for _, w := range a.g.Succ(queue[head]) {
+			if w == v {
+				found = true
+				break
+			}
+			if !a.g.IsObject(w) || seen[w/64]&(1<<(w%64)) != 0 {
+				continue
+			}
+			seen[w/64] |= 1 << (w % 64)
+			queue = append(queue, w)
+		}
+	}
+	a.types.finCycle[v] = found
+	return found
+}
+
+// finalizerHeld returns path p, a path from the super-root to a shared
+// object, searched again from a root other than a finalizer when p starts
+// at a finalizer root (not queued) and another root reaches the object.
+// The garbage collector marks what an object with a finalizer points to,
+// not the object itself: another root that reaches the object is what
+// keeps it alive. p is returned as it is otherwise.
+func (a *Analysis) finalizerHeld(p []heapdump.NodeID) []heapdump.NodeID {
+	if len(p) < 3 || p[0] != a.g.SuperRoot() || a.g.Root(p[1]).Kind != heapdump.RootFinalizer {
+		return p
+	}
+	obj := p[len(p)-1]
+	best := heapdump.NoNode
+	for _, r := range a.reachersOfObject(obj, p[1]) {
+		if r.root == heapdump.NoNode || a.g.IsObject(r.root) {
+			continue
+		}
+		if k := a.g.Root(r.root).Kind; k == heapdump.RootFinalizer || k == heapdump.RootQueuedFinalizer {
+			continue
+		}
+		if best == heapdump.NoNode || r.root < best {
+			best = r.root
+		}
+	}
+	if best == heapdump.NoNode {
+		return p
+	}
+	q := a.shortestPaths(best, []heapdump.NodeID{obj})[0]
+	if q == nil {
+		return p
+	}
+	// The typer's memo holds the steps of the search p came from.
+	a.types.newSearch()
+	return append([]heapdump.NodeID{a.g.SuperRoot()}, q...)
+}
