@@ -156,6 +156,8 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 				s.t = binsym.ArrayOf(el, (int64(rec.Size)-mallocHeader)/el.Size)
 				s.Type = "[]" + el.Name
 			}
+		} else if s.base > 0 && s.mapType == nil {
+			t.interior(&s, rec)
 		}
 		if _, ok := a.goroutineAt(rec.Addr); ok && a.Binary != nil {
 			if gt := a.Binary.TypeByName("runtime.g"); gt != nil {
@@ -249,11 +251,18 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 				return slices.ContainsFunc(a.d.Frames[slot.Frame].Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
 			},
 		}
+		unsure := root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0
+		arg := !unsure && slot.Frame != root.Frame
+		if arg {
+			c.t, c.off = t.argsType(root, o)
+		}
 		tt := t.target(c, rec, interior)
 		switch {
-		case root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0:
+		case unsure:
 			tt.via = "local or argument"
-		case slot.Frame != root.Frame:
+		case arg && c.t != nil && tt.via != "":
+			tt.via = "argument " + strings.TrimPrefix(tt.via, ".")
+		case arg:
 			tt.via = "argument"
 		default:
 			tt.via = "local"
