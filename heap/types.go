@@ -260,8 +260,6 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		switch {
 		case unsure:
 			tt.via = "local or argument"
-		case arg && c.t != nil && tt.via != "":
-			tt.via = "argument " + strings.TrimPrefix(tt.via, ".")
 		case arg:
 			tt.via = "argument"
 		default:

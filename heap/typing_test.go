@@ -292,9 +292,9 @@ func TestHoldersFinalizerClean(t *testing.T) {
 }
 
 // A goroutine that holds a pointer to a field in the middle of an object
-// (&c.state) holds the object: the argument is named and typed from
-// DWARF, the object typed as the struct that has such a field there, and
-// the path goes on from its fields.
+// (&c.state) holds the object: the argument is typed from DWARF, the
+// object typed as the struct that has such a field there, and the path
+// goes on from its fields.
 func TestHoldersInteriorPointer(t *testing.T) {
 	t.Parallel()
 	rep, text, _ := typingReport(t, "interior")
@@ -305,14 +305,14 @@ func TestHoldersInteriorPointer(t *testing.T) {
 	if g.Root.Kind != heapdump.RootFrame || g.Root.Function != "main.holdField" || g.GoroutineCount != typingN {
 		t.Errorf("held by %+v (%d goroutines), want %d goroutines in main.holdField", g.Root, g.GoroutineCount, typingN)
 	}
-	if got, want := pathString(g.Path), "argument st (points to .state)>main.conn"; got != want {
+	if got, want := pathString(g.Path), "argument (points to .state)>main.conn"; got != want {
 		t.Errorf("path %s, want %s", got, want)
 	}
 	if got := pathString(g.Inside); got != ".buf>[]uint8" {
 		t.Errorf("path inside %s, want .buf>[]uint8", got)
 	}
 	checkRetains(t, g, typingN)
-	if want := "argument st (points to .state) -> main.conn"; !strings.Contains(text, want) {
+	if want := "argument (points to .state) -> main.conn"; !strings.Contains(text, want) {
 		t.Errorf("no %q in\n%s", want, text)
 	}
 }
