@@ -73,6 +73,11 @@ func (x *typeIndex) structsBySize() map[int64][]dwarf.Offset {
 		return x.bySize
 	}
 	x.bySize = map[int64][]dwarf.Offset{}
+	defer func() {
+		if r := recover(); r != nil { // debug/dwarf on corrupt input
+			x.bySize = map[int64][]dwarf.Offset{}
+		}
+	}()
 	r := x.d.Reader()
 	offs := make([]dwarf.Offset, 0, len(x.byName))
 	for _, o := range x.byName {

@@ -32,6 +32,19 @@ func (t *typer) finalizerTarget(root *heapdump.Root, rec *heapdump.ObjectRecord,
 	return tt
 }
 
+// noteFinalizerCycle sets the Detail of holder h, root node r, when r is a
+// finalizer whose object reaches itself. It is asked of a group's holder
+// only: the search costs up to the objects the finalizer's object reaches.
+func (a *Analysis) noteFinalizerCycle(h *Holder, r heapdump.NodeID) {
+	root := a.g.Root(r)
+	if root == nil || root.Kind != heapdump.RootFinalizer {
+		return
+	}
+	if v, ok := a.g.Find(root.Addr); ok && a.reachesItself(v) {
+		h.Detail = DetailFinalizerCycle
+	}
+}
+
 // reachesItself reports whether object v is on a cycle: whether a path of
 // one or more references leads from v back to v. The search is breadth
 // first over what v reaches, each object once, and stops at v.
@@ -69,7 +82,10 @@ func (a *Analysis) reachesItself(v heapdump.NodeID) bool {
 // not the object itself: another root that reaches the object is what
 // keeps it alive. p is returned as it is otherwise.
 func (a *Analysis) finalizerHeld(p []heapdump.NodeID) []heapdump.NodeID {
-	if len(p) < 3 || p[0] != a.g.SuperRoot() || a.g.Root(p[1]).Kind != heapdump.RootFinalizer {
+	if len(p) < 3 || p[0] != a.g.SuperRoot() {
+		return p
+	}
+	if r := a.g.Root(p[1]); r == nil || r.Kind != heapdump.RootFinalizer {
 		return p
 	}
 	obj := p[len(p)-1]

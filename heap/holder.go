@@ -249,6 +249,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	}
 	obj := p[len(p)-1]
 	g.Root = a.holder(p[0])
+	a.noteFinalizerCycle(&g.Root, p[0])
 	steps, err := a.types.limitedSteps(p, a.maxSteps)
 	if err != nil {
 		return nil, err
@@ -409,9 +410,7 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 				h.Function, h.Location = s.Function, s
 			}
 		}
-		if v, ok := a.g.Find(root.Addr); ok && root.Kind == heapdump.RootFinalizer && a.reachesItself(v) {
-			h.Detail = DetailFinalizerCycle
-		}
+
 	default:
 		h.Kind = heapdump.RootOther
 		h.Detail = root.Desc

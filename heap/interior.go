@@ -23,7 +23,17 @@ func (t *typer) interior(s *typedStep, rec *heapdump.ObjectRecord) {
 		return // a slice's backing array from an element on
 	}
 	if s.t != nil && a.Binary != nil {
-		if ct := a.Binary.ContainingType(s.t, s.base, rec.Size, rec.PtrOffsets); ct != nil {
+		ptrs := rec.PtrOffsets[:min(len(rec.PtrOffsets), 64)]
+		key := fmt.Sprint(s.t.Name, s.base, rec.Size, len(rec.PtrOffsets), ptrs)
+		ct, ok := t.containing[key]
+		if !ok {
+			ct = a.Binary.ContainingType(s.t, s.base, rec.Size, rec.PtrOffsets)
+			if t.containing == nil {
+				t.containing = map[string]*binsym.Type{}
+			}
+			t.containing[key] = ct
+		}
+		if ct != nil {
 			s.Via = joinVia(s.Via, "points to "+fieldPath(ct, s.base))
 			s.t, s.base, s.Type = ct, 0, ct.Name
 			return
@@ -83,7 +93,15 @@ func (t *typer) argsType(r *heapdump.Root, o int64) (*binsym.Type, int64) {
 	if a.Binary == nil || r.Frame < 0 || r.Frame >= len(a.d.Frames) {
 		return nil, o
 	}
-	at := a.Binary.ArgsType(a.d.Frames[r.Frame].Entry)
+	entry := a.d.Frames[r.Frame].Entry
+	at, ok := t.args[entry]
+	if !ok {
+		at = a.Binary.ArgsType(entry)
+		if t.args == nil {
+			t.args = map[uint64]*binsym.Type{}
+		}
+		t.args[entry] = at
+	}
 	if at == nil {
 		return nil, o
 	}

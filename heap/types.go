@@ -44,6 +44,10 @@ type typer struct {
 	// finCycle says of finalizer objects whether they reach themselves
 	// (reachesItself), once asked.
 	finCycle map[heapdump.NodeID]bool
+	// args and containing keep what binsym.ArgsType and
+	// binsym.ContainingType returned (interior.go), by their arguments.
+	args       map[uint64]*binsym.Type
+	containing map[string]*binsym.Type
 }
 
 // memoStep is a typed object on a path and its record, whole.

@@ -316,3 +316,13 @@ func TestHoldersInteriorPointer(t *testing.T) {
 		t.Errorf("no %q in\n%s", want, text)
 	}
 }
+
+// The same containers and goroutines, once they let go of their items,
+// hold nothing: no group.
+func TestHoldersTypingClean(t *testing.T) {
+	t.Parallel()
+	rep, text, _ := typingReport(t, "typing-clean")
+	if len(rep.Groups) != 0 {
+		t.Errorf("%d groups in a clean program:\n%s", len(rep.Groups), text)
+	}
+}

@@ -14,7 +14,11 @@ package main
 //     on a cycle (item -> peer -> item): unreachable, yet never freed;
 //   - finalizer N: the same without the cycle, held by main.kept;
 //   - interior N: N goroutines in main.holdField, each holding a pointer to
-//     the field state of a conn that holds a buffer of 4 KiB.
+//     the field state of a conn that holds a buffer of 4 KiB;
+//   - typing-clean N: the same containers and goroutines, let go of before
+//     the dump: N items put in main.bufPool and two GCs; N items stored in
+//     main.sessions and deleted; N goroutines in main.dropField, which no
+//     longer use their pointer into a conn.
 
 import (
 	"runtime"
@@ -92,6 +96,16 @@ func holdField(st *connState, ready chan<- struct{}) {
 	st.n++
 }
 
+// dropField holds a pointer into a conn that it no longer uses once it
+// blocks: the stack maps say it is dead.
+//
+//go:noinline
+func dropField(st *connState, ready chan<- struct{}) {
+	st.n++
+	ready <- struct{}{}
+	<-release
+}
+
 func newItem(i int) *item { return &item{id: i, buf: make([]byte, itemSize)} }
 
 func init() {
@@ -139,6 +153,24 @@ func init() {
 			runtime.SetFinalizer(f, func(*finalized) {})
 			kept = append(kept, f)
 		}
+	}
+	patterns["typing-clean"] = func(n int, res *result) {
+		for i := range n {
+			bufPool.Put(newItem(i))
+			sessions.Store(i, newItem(i))
+		}
+		for i := range n {
+			sessions.Delete(i)
+		}
+		runtime.GC() // the pool's items go to its victim cache
+		runtime.GC() // and are dropped
+		ready := make(chan struct{})
+		for i := range n {
+			c := &conn{id: i, buf: make([]byte, itemSize)}
+			go dropField(&c.state, ready)
+			<-ready
+		}
+		waitParked("main.dropField", n)
 	}
 	patterns["interior"] = func(n int, res *result) {
 		ready := make(chan struct{})
