@@ -15,9 +15,9 @@ import (
 //     as many as the next word (localSize, victimSize) says;
 //   - sync/atomic.Pointer[T]'s v points to a T (its field _ is a [0]*T);
 //   - the hash-trie map (internal/sync.HashTrieMap, behind sync.Map since
-//     Go 1.24, unique and runtime/cgo handles) points to its nodes as
-//     node[K,V], a header that says whether the node is an entry[K,V] or
-//     an indirect[K,V];
+//     Go 1.24, unique and runtime/cgo handles; unique's canonMap since Go
+//     1.25) points to its nodes as node[K,V], a header that says whether
+//     the node is an entry[K,V] or an indirect[K,V];
 //   - sync.eface (in a pool's queue) is an empty interface made of two
 //     unsafe.Pointers: val points to an object of the type typ gives.
 
@@ -79,7 +79,7 @@ func (t *typer) containerTarget(c container, rec *heapdump.ObjectRecord, tt targ
 		tt.t = binsym.ArrayOf(local, n)
 	case strings.HasPrefix(st.Name, "sync/atomic.Pointer[") && field == "v":
 		tt.t = atomicPointee(st)
-		if tt.t != nil && strings.HasPrefix(tt.t.Name, "internal/sync.node[") {
+		if tt.t != nil && strings.Contains(tt.t.Name, ".node[") {
 			tt.t = t.trieNode(tt.t, rec)
 		}
 	case strings.HasSuffix(st.Name, ".eface") && field == "val":
@@ -133,7 +133,7 @@ func (t *typer) trieNode(node *binsym.Type, rec *heapdump.ObjectRecord) *binsym.
 // out when it is an integer (a runtime/cgo handle's number, a sync.Map's
 // int key), else "".
 func (t *typer) entryKey(et *binsym.Type, rec *heapdump.ObjectRecord) string {
-	if et == nil || !strings.HasPrefix(et.Name, "internal/sync.entry[") {
+	if et == nil || !strings.HasPrefix(et.Name, "internal/sync.entry[") && !strings.HasPrefix(et.Name, "unique.entry[") {
 		return ""
 	}
 	for _, f := range et.Fields {

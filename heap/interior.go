@@ -15,8 +15,10 @@ import (
 // there (a field's). The object's own type is found as the one struct type
 // of its size that holds such a value there (binsym.ContainingType); the
 // step then names that type, and its Via says which field the pointer
-// points to. When it cannot be told, the object stays untyped, its offsets
-// counted from its start, and Via says where the pointer points.
+// points to. When nothing is known of it, its offsets count from its start
+// and Via says where the pointer points; when only the type of the value
+// pointed to is known, the words before it are counted from its start
+// (typer.fromObject).
 func (t *typer) interior(s *typedStep, rec *heapdump.ObjectRecord) {
 	a := t.a
 	if s.t != nil && (s.t.Kind == reflect.Array || strings.HasPrefix(s.Type, "[]")) {
@@ -39,7 +41,7 @@ func (t *typer) interior(s *typedStep, rec *heapdump.ObjectRecord) {
 			return
 		}
 	}
-	if s.t == nil {
+	if s.t == nil && s.Type == "" {
 		s.Via = joinVia(s.Via, fmt.Sprintf("points to +%d", s.base))
 		s.base = 0
 	}

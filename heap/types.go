@@ -228,6 +228,11 @@ func (t *typer) fromObject(prev *heapdump.ObjectRecord, ps *typedStep, rec *heap
 				return found
 			},
 		}
+		if c.off < 0 {
+			// Before the part of the object its type describes (a
+			// pointer into its middle): an offset from its start.
+			c.t, c.off, c.mapType = nil, o, nil
+		}
 		tt := t.target(c, rec, int64(w-rec.Addr))
 		return tt
 	}
