@@ -47,7 +47,9 @@ func (a *Analysis) noteFinalizerCycle(h *Holder, r heapdump.NodeID) {
 
 // reachesItself reports whether object v is on a cycle: whether a path of
 // one or more references leads from v back to v. The search is breadth
-// first over what v reaches, each object once, and stops at v.
+// first over what v reaches, each object once, and stops at v. The
+// searches of one analysis visit at most four times the nodes of the graph
+// in all; past that, reachesItself says false.
 func (a *Analysis) reachesItself(v heapdump.NodeID) bool {
 	if a.types.finCycle == nil {
 		a.types.finCycle = map[heapdump.NodeID]bool{}
@@ -55,10 +57,27 @@ func (a *Analysis) reachesItself(v heapdump.NodeID) bool {
 	if r, ok := a.types.finCycle[v]; ok {
 		return r
 	}
-	seen := make([]uint64, (a.g.NumObjects()+63)/64)
+	if a.types.finBudget == 0 {
+		a.types.finBudget = 4*a.g.NumNodes() + 1
+	}
+	if a.types.finSeen == nil {
+		a.types.finSeen = make([]uint64, (a.g.NumObjects()+63)/64)
+	}
+	seen := a.types.finSeen
 	queue := []heapdump.NodeID{v}
+	defer func() { // clear what was marked, for the next search
+		for _, w := range queue[1:] {
+			seen[w/64] &^= 1 << (w % 64)
+		}
+	}()
 	found := false
 	for head := 0; head < len(queue) && !found; head++ {
+		if a.types.finBudget--; a.types.finBudget <= 0 {
+			// The searches of a report, together, visit at most four
+			// times the graph: past that, no finalizer is diagnosed.
+			a.types.finBudget = -1
+			return false
+		}
 		for _, w := range a.g.Succ(queue[head]) {
 			if w == v {
 				found = true

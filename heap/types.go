@@ -44,6 +44,10 @@ type typer struct {
 	// finCycle says of finalizer objects whether they reach themselves
 	// (reachesItself), once asked.
 	finCycle map[heapdump.NodeID]bool
+	// finBudget is what is left of the nodes those searches may visit,
+	// 0 until the first, negative once spent.
+	finBudget int
+	finSeen   []uint64 // their bitmap of objects seen, clear between them
 	// args and containing keep what binsym.ArgsType and
 	// binsym.ContainingType returned (interior.go), by their arguments.
 	args       map[uint64]*binsym.Type
