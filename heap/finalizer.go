@@ -8,30 +8,6 @@ import "github.com/ctxleak/ctxleak/heapdump"
 // finalizer never runs.
 const DetailFinalizerCycle = "its object reaches itself, so the finalizer can never run and the object is never freed"
 
-// finalizerTarget types the object of a finalizer or queued finalizer
-// root: the finalizer record gives the pointer type of the object.
-func (t *typer) finalizerTarget(root *heapdump.Root, rec *heapdump.ObjectRecord, interior int64) target {
-	tt := target{via: "object", base: interior}
-	a := t.a
-	fin := a.d.Finalizers
-	if root.Kind == heapdump.RootQueuedFinalizer {
-		fin = a.d.QueuedFinalizers
-	}
-	if a.Binary == nil || root.Index < 0 || root.Index >= len(fin) {
-		return tt
-	}
-	pt := a.Binary.TypeAt(fin[root.Index].ObjType)
-	if pt == nil {
-		return tt
-	}
-	ot := pt.Pointee()
-	if ot == nil || ot.Size <= 0 || ot.Size > int64(rec.Size)-interior {
-		return tt
-	}
-	tt.t, tt.name = ot, ot.Name
-	return tt
-}
-
 // noteFinalizerCycle sets the Detail of holder h, root node r, when r is a
 // finalizer whose object reaches itself. It is asked of a group's holder
 // only: the search costs up to the objects the finalizer's object reaches.

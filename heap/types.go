@@ -316,6 +316,30 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 	}
 }
 
+// finalizerTarget types the object of a finalizer or queued finalizer
+// root: the finalizer record gives the pointer type of the object.
+func (t *typer) finalizerTarget(root *heapdump.Root, rec *heapdump.ObjectRecord, interior int64) target {
+	tt := target{via: "object", base: interior}
+	a := t.a
+	fin := a.d.Finalizers
+	if root.Kind == heapdump.RootQueuedFinalizer {
+		fin = a.d.QueuedFinalizers
+	}
+	if a.Binary == nil || root.Index < 0 || root.Index >= len(fin) {
+		return tt
+	}
+	pt := a.Binary.TypeAt(fin[root.Index].ObjType)
+	if pt == nil {
+		return tt
+	}
+	ot := pt.Pointee()
+	if ot == nil || ot.Size <= 0 || ot.Size > int64(rec.Size)-interior {
+		return tt
+	}
+	tt.t, tt.name = ot, ot.Name
+	return tt
+}
+
 // container is the memory a pointer is found in: its type t (nil when
 // unknown) and the pointer's offset off in it, a map's type when it is a
 // map's runtime object, and readers of the words around the pointer:
