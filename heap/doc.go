@@ -29,8 +29,8 @@
 // dominator tree); path.go (searches of the graph) and types.go (typing the
 // objects on a path, with containers.go for sync.Pool, atomic pointers and
 // hash-trie maps, and interior.go for pointers into an object's middle),
-// which do not call each other; finalizer.go (finalizer objects: typed,
-// cycles, other holders); group.go (holdings and their keys,
+// which do not call each other; finalizer.go (finalizer cycles, and the
+// other holders of a finalizer's object); group.go (holdings and their keys,
 // grouped before the threshold); holder.go (describing holders and
 // groups); madeof.go (what a group's first member retains); report.go (the
 // report) and unknown.go (what it cannot tell without the binary); text.go,
