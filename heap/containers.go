@@ -240,3 +240,66 @@ func formatInteger(t *binsym.Type, v uint64) string {
 	}
 	return strconv.FormatUint(v, 10)
 }
+
+// mapKey returns the key of the map slot whose value holds the pointer at
+// c.off of c.t, written out when it is an integer (or an interface
+// holding one), else "". c.t is a map's group (Go 1.24 and later: slots
+// of key and elem) or bucket (before: arrays keys and values), as DWARF,
+// a malloc header or swissGroup describes it.
+func (t *typer) mapKey(c container) string {
+	ty, off := c.t, c.off
+	for depth := 0; depth < 100 && ty != nil && off >= 0 && off < ty.Size; depth++ {
+		switch ty.Kind {
+		case reflect.Array:
+			if ty.Elem == nil || ty.Elem.Size <= 0 {
+				return ""
+			}
+			off %= ty.Elem.Size
+			ty = ty.Elem
+			continue
+		case reflect.Struct:
+		default:
+			return ""
+		}
+		var in *binsym.Field
+		for i := len(ty.Fields) - 1; i >= 0; i-- {
+			f := &ty.Fields[i]
+			if f.Offset <= off && f.Type != nil && f.Type.Size > 0 && off-f.Offset < f.Type.Size {
+				in = f
+				break
+			}
+		}
+		if in == nil {
+			return ""
+		}
+		if key := fieldNamed(ty, "key"); key != nil && key.Type != nil && in.Name == "elem" {
+			// A slot: its key, then its elem.
+			return t.keyAt(key.Type, c, key.Offset-off)
+		}
+		if keys := fieldNamed(ty, "keys"); keys != nil && keys.Type != nil && keys.Type.Kind == reflect.Array &&
+			keys.Type.Elem != nil && keys.Type.Elem.Size > 0 && (in.Name == "values" || in.Name == "elems") &&
+			in.Type.Kind == reflect.Array && in.Type.Elem != nil && in.Type.Elem.Size > 0 {
+			// A bucket: the key of value i is keys[i].
+			i := (off - in.Offset) / in.Type.Elem.Size
+			return t.keyAt(keys.Type.Elem, c, keys.Offset+i*keys.Type.Elem.Size-off)
+		}
+		ty, off = in.Type, off-in.Offset
+	}
+	return ""
+}
+
+// keyAt writes out the integer key of type kt that starts d bytes from
+// the pointer of c.
+func (t *typer) keyAt(kt *binsym.Type, c container, d int64) string {
+	return t.integer(kt, func(x int64) (uint64, bool) { return c.word(d + x), true })
+}
+
+// fieldNamed returns the field of struct st named name, or nil.
+func fieldNamed(st *binsym.Type, name string) *binsym.Field {
+	for i := range st.Fields {
+		if st.Fields[i].Name == name {
+			return &st.Fields[i]
+		}
+	}
+	return nil
+}

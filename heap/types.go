@@ -179,7 +179,10 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 				s.Type = "closure " + site.Function
 			}
 		}
-		s.Key = t.entryKey(s.t, rec)
+		s.Key = tt.key
+		if k := t.entryKey(s.t, rec); k != "" {
+			s.Key = k
+		}
 		steps = append(steps, s)
 		if !last {
 			if t.memo == nil {
@@ -207,6 +210,8 @@ func (t *typer) header(rec *heapdump.ObjectRecord) (*binsym.Type, bool) {
 
 // target is what typing found out about an object from what points to it.
 type target struct {
+	// key is the integer key of the map slot the pointer is the value of.
+	key     string
 	via     string
 	t       *binsym.Type
 	base    int64
@@ -367,6 +372,9 @@ func (t *typer) target(c container, rec *heapdump.ObjectRecord, interior int64) 
 		if ct, ok := t.containerTarget(c, rec, tt); ok {
 			return ct
 		}
+		if ft != nil && (c.mapType != nil || strings.Contains(c.t.Name, "map.group[")) {
+			tt.key = t.mapKey(c)
+		}
 		switch {
 		case ft == nil:
 		case c.mapType != nil && path == ".dirPtr":
@@ -391,12 +399,24 @@ func (t *typer) target(c container, rec *heapdump.ObjectRecord, interior int64) 
 			tt.t = ft.Header
 			tt.name = typeName(ft)
 			return tt
+		case c.mapType != nil && (path == ".buckets" || path == ".oldbuckets") && ft.Pointee() != nil && ft.Pointee().Size > 0:
+			// A map before Go 1.24: its array of buckets.
+			b := ft.Pointee()
+			tt.t = binsym.ArrayOf(b, int64(rec.Size)/b.Size)
+			tt.mapType = c.mapType
+			tt.name = typeName(c.mapType) + " buckets"
+			return tt
 		default:
 			tt.t = ft.Pointee()
 			if tt.t == nil {
 				tt.t = knownPointee(c.t, path, a.Binary)
 			}
-			if c.mapType != nil && !isGroup(c.t) {
+			if c.mapType != nil && strings.HasSuffix(path, ".overflow") {
+				tt.mapType = c.mapType // a bucket's overflow bucket
+				tt.name = typeName(c.mapType) + " bucket"
+				return tt
+			}
+			if c.mapType != nil && !isGroup(c.t) && !isBuckets(c.t) {
 				tt.mapType = c.mapType // from a map's directory to a table
 				tt.name = typeName(c.mapType) + " table"
 				return tt
@@ -488,6 +508,12 @@ func swissGroup(mt *binsym.Type, n int64) *binsym.Type {
 		return group
 	}
 	return binsym.ArrayOf(group, n)
+}
+
+// isBuckets reports whether t is a map's array of buckets (before Go 1.24),
+// as target types it.
+func isBuckets(t *binsym.Type) bool {
+	return t != nil && t.Kind == reflect.Array && t.Elem != nil && (strings.HasPrefix(t.Elem.Name, "bucket<") || t.Elem.Kind == reflect.Struct && fieldNamed(t.Elem, "keys") != nil)
 }
 
 // isGroup reports whether t is the layout swissGroup builds.

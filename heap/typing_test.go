@@ -153,6 +153,48 @@ func TestHoldersCgoHandles(t *testing.T) {
 	checkTrie(t, rep, reportText(t, rep), a, "runtime/cgo.handles", 1)
 }
 
+// Items in a map with integer keys: the slot's value says its key.
+func TestHoldersMapKeys(t *testing.T) {
+	t.Parallel()
+	rep, text, r := typingReport(t, "intmap")
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
+	}
+	g := rep.Groups[0]
+	if g.Root.Global != "main.byID" {
+		t.Errorf("held by %+v, want main.byID", g.Root)
+	}
+	checkRetains(t, g, typingN)
+	checkTyped(t, g.Inside)
+	in := g.Inside
+	if len(in) < 2 || in[len(in)-2].Type != "main.item" {
+		t.Fatalf("path inside %s, want ... main.item > .buf", pathString(in))
+	}
+	checkKey(t, r.analyze(t), in[len(in)-2], 5000)
+}
+
+// checkKey checks that step s, a main.item, has the key its id plus
+// keyBase (main.item's id is its first word).
+func checkKey(t *testing.T, a *Analysis, s Step, keyBase int) {
+	t.Helper()
+	key, err := strconv.Atoi(s.Key)
+	if err != nil {
+		t.Fatalf("key %q of %s: %v", s.Key, s.Type, err)
+	}
+	addr, err := strconv.ParseUint(s.Addr, 0, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := a.g.Find(addr)
+	rec, err := a.g.ObjectRecord(v, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := int(rec.Word(0)); key != id+keyBase {
+		t.Errorf("key %d for item %d, want %d", key, id, id+keyBase)
+	}
+}
+
 // checkTrie checks the report of a program that keeps typingN items in the
 // hash-trie map of global, item i under the integer key i+keyBase.
 func checkTrie(t *testing.T, rep *Report, text string, a *Analysis, global string, keyBase int) {

@@ -15,6 +15,8 @@ package main
 //   - finalizer N: the same without the cycle, held by main.kept;
 //   - interior N: N goroutines in main.holdField, each holding a pointer to
 //     the field state of a conn that holds a buffer of 4 KiB;
+//   - intmap N: N items of 4 KiB in the map main.byID, item i under the key
+//     i+5,000;
 //   - typing-clean N: the same containers and goroutines, let go of before
 //     the dump: N items put in main.bufPool and two GCs; N items stored in
 //     main.sessions and deleted; N goroutines in main.dropField, which no
@@ -60,6 +62,8 @@ var defaultSink sink = &fileSink{path: "/dev/null"}
 var bufPool = sync.Pool{New: func() any { return new(item) }}
 
 var sessions sync.Map
+
+var byID = map[int64]*item{}
 
 // finalized has a finalizer; peer makes a cycle through it.
 type finalized struct {
@@ -152,6 +156,11 @@ func init() {
 			f := &finalized{id: i, buf: make([]byte, itemSize)}
 			runtime.SetFinalizer(f, func(*finalized) {})
 			kept = append(kept, f)
+		}
+	}
+	patterns["intmap"] = func(n int, res *result) {
+		for i := range n {
+			byID[int64(i)+5000] = newItem(i)
 		}
 	}
 	patterns["typing-clean"] = func(n int, res *result) {
