@@ -21,8 +21,10 @@ func (a *Analysis) noteFinalizerCycle(h *Holder, r heapdump.NodeID) {
 	}
 }
 
-// reachesItself reports whether object v is on a cycle: whether a path of
-// one or more references leads from v back to v. The search is breadth
+// reachesItself reports whether object v is on a cycle: whether a path
+// through one or more other objects leads from v back to v. A pointer of v
+// to itself does not count: the collector's scan of an object skips the
+// pointers into it (runtime.scanobject), so such a finalizer runs. The search is breadth
 // first over what v reaches, each object once, and stops at v. The
 // searches of one analysis visit at most four times the nodes of the graph
 // in all; past that, reachesItself says false.
@@ -54,7 +56,11 @@ func (a *Analysis) reachesItself(v heapdump.NodeID) bool {
 			a.types.finBudget = -1
 			return false
 		}
-		for _, w := range a.g.Succ(queue[head]) {
+		u := queue[head]
+		for _, w := range a.g.Succ(u) {
+			if w == v && u == v {
+				continue // the collector does not mark an object from itself
+			}
 			if w == v {
 				found = true
 				break
