@@ -3,6 +3,7 @@ package binsym
 import (
 	"debug/dwarf"
 	"reflect"
+	"strings"
 )
 
 // ArgsType returns the layout of the arguments of the function whose entry
@@ -12,14 +13,17 @@ import (
 // each at its alignment. It returns nil without DWARF, when DWARF does not
 // list the parameters, or when a parameter may be assigned to the stack
 // (an array of more than one element, or more than 9 integer or 15
-// floating-point registers' worth), where the layout differs.
+// floating-point registers' worth), where the layout differs, and for a
+// function of generic shape, whose dictionary argument DWARF leaves out.
 func (b *Binary) ArgsType(entry uint64) *Type {
 	x := b.dwarfTypes()
 	if x == nil {
 		return nil
 	}
 	fn, ok := b.Func(entry)
-	if !ok || fn.Entry != entry {
+	if !ok || fn.Entry != entry || strings.Contains(fn.Name, "go.shape.") {
+		// A function of generic shape takes its dictionary first, as an
+		// argument DWARF does not list.
 		return nil
 	}
 	off, ok := x.funcs[b.toLink(entry)]
