@@ -291,7 +291,13 @@ func (t *typer) mapKey(c container) string {
 // keyAt writes out the integer key of type kt that starts d bytes from
 // the pointer of c.
 func (t *typer) keyAt(kt *binsym.Type, c container, d int64) string {
-	return t.integer(kt, func(x int64) (uint64, bool) { return c.word(d + x), true })
+	return t.integer(kt, func(x int64) (uint64, bool) {
+		at := c.off + d + x // in c.t
+		if at < 0 || at+int64(t.a.d.Params.PtrSize) > c.t.Size {
+			return 0, false
+		}
+		return c.word(d + x), true
+	})
 }
 
 // fieldNamed returns the field of struct st named name, or nil.
