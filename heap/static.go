@@ -49,11 +49,33 @@ func (a *Analysis) staticOf(root *heapdump.Root) (binsym.Static, bool) {
 
 // staticDetail is the Detail of a holder that is static value s in the
 // segment seg: "the main.store it points to, allocated statically in the
-// data segment".
+// data segment", or "pointed when the program started" when the global
+// holds another value in the dump.
 func (a *Analysis) staticDetail(s binsym.Static, seg heapdump.SegmentKind) string {
 	what := "value"
 	if t := a.Binary.StaticType(s); t != nil {
 		what = t.Name
 	}
-	return fmt.Sprintf("the %s it points to, allocated statically in the %s segment", what, seg)
+	verb := "points"
+	if !a.stillPoints(s) {
+		verb = "pointed when the program started" // it was assigned since
+	}
+	return fmt.Sprintf("the %s it %s to, allocated statically in the %s segment", what, verb, seg)
+}
+
+// stillPoints reports whether the global of static s points to it in the
+// dump (its data word, the last of its words, holds the static's address),
+// or whether that cannot be read.
+func (a *Analysis) stillPoints(s binsym.Static) bool {
+	g, ok := a.Binary.LookupSymbol(s.Global)
+	ps := uint64(a.d.Params.PtrSize)
+	if !ok || g.Size < ps {
+		return true
+	}
+	at := g.Addr + g.Size - ps
+	seg := a.segmentAt(at)
+	if seg == nil || at+ps > seg.Addr+uint64(len(seg.Contents)) {
+		return true
+	}
+	return a.g.Word(seg.Contents, int64(at-seg.Addr)) == s.Addr
 }

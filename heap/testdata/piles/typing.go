@@ -5,7 +5,8 @@ package main
 //   - static N: a value the linker allocated statically (var x = &T{}),
 //     named through the global main.defaultStore that points to it, holding
 //     N buffers of 4 KiB; static-iface N: the same behind an interface
-//     (main.defaultSink), as net/http.DefaultTransport is;
+//     (main.defaultSink), as net/http.DefaultTransport is; static-moved
+//     N: static, then main.defaultStore set to another value;
 //   - pool N: N items of 4 KiB in the sync.Pool main.bufPool, put by one P
 //     (the last in its shared queue, address last_buf);
 //   - syncmap N: N items of 4 KiB in the sync.Map main.sessions, keyed by
@@ -118,6 +119,13 @@ func init() {
 			defaultStore.items = append(defaultStore.items, newItem(i))
 		}
 		addr(res, "store", unsafe.Pointer(defaultStore))
+	}
+	patterns["static-moved"] = func(n int, res *result) {
+		for i := range n {
+			defaultStore.items = append(defaultStore.items, newItem(i))
+		}
+		addr(res, "store", unsafe.Pointer(defaultStore))
+		defaultStore = &store{name: "other"} // the static stays, unnamed
 	}
 	patterns["static-iface"] = func(n int, res *result) {
 		for i := range n {
