@@ -51,6 +51,9 @@ type Analysis struct {
 	sigNames []string // by id
 	// typedKeys are the typed keys of runtime-held large objects (holdKey).
 	typedKeys []string
+	// shareIdx holds the shared tops, their sets of holder signatures
+	// and predecessors (shares), built on demand.
+	shareIdx *shareIndex
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64
@@ -155,6 +158,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		a.Unknown = []Unknown{noBinary}
 	} else {
 		a.Unknown = unknowns(bin.Missing())
+		if u, ok := a.pluginUnknown(); ok {
+			a.Unknown = append(a.Unknown, u)
+		}
 	}
 	return a, nil
 }
@@ -165,6 +171,10 @@ func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options 
 	if bin != nil {
 		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
+		lo.StackObjects = func(entry uint64) []binsym.StackObject {
+			objs, _ := bin.StackObjects(entry) // those read before an error still count
+			return objs
+		}
 	}
 	if bin != nil || len(o.globals) > 0 {
 		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {

@@ -2,6 +2,9 @@ package heap
 
 import (
 	"slices"
+	"strings"
+
+	"github.com/ctxleak/ctxleak/internal/allochelper"
 
 	"github.com/ctxleak/ctxleak/heapdump"
 )
@@ -84,6 +87,15 @@ type reacher struct {
 // is the runtime's own structure. The cost is that of the walk: the objects
 // that reach v and their edges.
 func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
+	if avoid == heapdump.NoNode && a.shares().isShared(v) {
+		return a.reachersOfShared(v)
+	}
+	return a.reachersByReverse(v, avoid)
+}
+
+// reachersByReverse is reachersOfObject by a walk of the whole reverse
+// graph, which it builds on first use.
+func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 	if a.preds == nil {
 		a.preds = reverse(a.g)
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
@@ -228,4 +240,30 @@ func reverse(g *heapdump.Graph) *reverseGraph {
 		}
 	}
 	return &reverseGraph{start: rstart[:n+1], succ: rsucc}
+}
+
+// withContextSite returns the step of s, with the allocation site of its
+// object when it is a context node (see isContextType) and the dump has a
+// sample for it: where the context was made, which is where a fix goes.
+func (a *Analysis) withContextSite(s typedStep) Step {
+	st := s.Step
+	if s.Omitted > 0 || !isContextType(st.Type) || !a.g.IsObject(s.node) {
+		return st
+	}
+	if b, ok := a.g.AllocSite(s.node); ok {
+		skip := func(fn string) bool { return isTimerMachinery(fn) || allochelper.Is(fn) }
+		if p := firstSite(b.Stack, skip); p != nil && !skip(p.Function) {
+			c := *p // not a pointer into the dump's records
+			st.AllocSite = &c
+		}
+	}
+	return st
+}
+
+// isContextType reports whether type name t is one of the context
+// package's nodes: context.valueCtx, cancelCtx, timerCtx, afterFuncCtx,
+// withoutCancelCtx, stopCtx and the like.
+func isContextType(t string) bool {
+	t = strings.TrimPrefix(t, "*")
+	return strings.HasPrefix(t, "context.") && strings.HasSuffix(t, "Ctx")
 }

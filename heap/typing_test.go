@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 // The typing tests run testdata/piles patterns of typing.go (statics,
@@ -259,7 +260,7 @@ func runCgoPile(t *testing.T, pattern string, n int) (*Analysis, *pileRun) {
 			return
 		}
 		cgoPilesExe = filepath.Join(dir, "piles-cgo")
-		if out, err := exec.Command("go", "build", "-tags", "pilescgo", "-o", cgoPilesExe, "./testdata/piles").CombinedOutput(); err != nil {
+		if out, err := testbuild.Build(cgoPilesExe, nil, "-tags", "pilescgo", "./testdata/piles"); err != nil {
 			cgoPilesErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
