@@ -146,7 +146,11 @@ func exercise(b *Binary) {
 		b.NewFrameMatcher().Match(name, fn.Entry+1, 0)
 		b.ClosureType(fn.Entry)
 	}
+	for _, s := range b.Statics() {
+		b.StaticType(s)
+	}
 	for _, e := range entries {
+		b.ArgsType(e)
 		for _, d := range []uint64{0, 1, 17, 64} {
 			b.Func(e + d)
 			b.CallSite(e + d)
@@ -180,6 +184,7 @@ func exercise(b *Binary) {
 				b.TypeAt(a)
 			}
 			t.PointerAt(8)
+			b.ContainingType(t, 8, 48, []uint64{0, 8})
 			t.DirectIface()
 			t.IfacePointee()
 		}

@@ -249,6 +249,10 @@ type typeIndex struct {
 	todo     []typeWork // types created and not yet filled, for build
 	budget   int        // entries read may still decode (see read)
 	err      error      // first error decoding a type
+
+	// bySize holds the named struct types by size, built on first use
+	// (containing.go).
+	bySize map[int64][]dwarf.Offset
 }
 
 // LoadTypes decodes the executable's DWARF index if it has not been

@@ -189,6 +189,9 @@ func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options 
 				if s, ok := bin.Global(addr); ok {
 					return s.Name, s.Addr, true
 				}
+				if s, ok := o.statics.find(bin, addr); ok {
+					return s.Global, s.Addr, true // see staticOf
+				}
 			}
 			return o.global(addr)
 		}

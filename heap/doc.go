@@ -24,9 +24,13 @@
 // a.Holders(MinSize(1<<20), Top(10)).
 //
 // The files call one another one way, each only those before it:
-// options.go (the Options); analysis.go (the Analysis, its dominator tree);
-// path.go (searches of the graph) and types.go (typing the objects on a
-// path), which do not call each other; group.go (holdings and their keys,
+// options.go (the Options); static.go (values the linker allocated, named
+// after the globals that point to them); analysis.go (the Analysis, its
+// dominator tree); path.go (searches of the graph) and types.go (typing the
+// objects on a path, with containers.go for sync.Pool, atomic pointers and
+// hash-trie maps, and interior.go for pointers into an object's middle),
+// which do not call each other; finalizer.go (finalizer cycles, and the
+// other holders of a finalizer's object); group.go (holdings and their keys,
 // grouped before the threshold); holder.go (describing holders and
 // groups); madeof.go (what a group's first member retains); report.go (the
 // report) and unknown.go (what it cannot tell without the binary); text.go,

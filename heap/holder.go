@@ -135,7 +135,10 @@ type Step struct {
 	// Type is the object's Go type, "" when unknown: a struct such as
 	// "context.valueCtx", "[]uint8" for a slice's backing array,
 	// "closure main.f.func1" for a func value.
-	Type          string `json:"type"`
+	Type string `json:"type"`
+	// Key is the key of the map entry the object is, when it is an
+	// integer: a runtime/cgo handle's number, an int key of a sync.Map.
+	Key           string `json:"key,omitempty"`
 	Addr          string `json:"addr"`
 	Size          uint64 `json:"size_bytes"`
 	RetainedBytes uint64 `json:"retained_bytes"`
@@ -251,6 +254,7 @@ func (a *Analysis) rootOf(v heapdump.NodeID) heapdump.NodeID {
 // from the super-root.
 func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	g := &held{Group: &Group{Count: 1}, avoid: heapdump.NoNode}
+	p = a.finalizerHeld(p)
 	if p[0] == a.g.SuperRoot() {
 		g.Shared = true
 		p = p[1:]
@@ -258,6 +262,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	obj := p[len(p)-1]
 	g.Root = a.holder(p[0])
 	a.viaDefer(&g.Root, p)
+	a.noteFinalizerCycle(&g.Root, p[0])
 	steps, err := a.types.limitedSteps(p, a.maxSteps)
 	if err != nil {
 		return nil, err
@@ -431,6 +436,9 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 			h.Global = fmt.Sprintf("%#x", root.Addr)
 		}
 		h.Detail = root.Segment.String() + " segment"
+		if s, ok := a.staticOf(root); ok {
+			h.Detail = a.staticDetail(s, root.Segment)
+		}
 	case heapdump.RootFinalizer, heapdump.RootQueuedFinalizer:
 		h.Kind = heapdump.RootFinalizer // a queued one says so in Detail
 		fin := a.d.Finalizers
@@ -443,6 +451,7 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 				h.Function, h.Location = s.Function, s
 			}
 		}
+
 	default:
 		h.Kind = heapdump.RootOther
 		h.Detail = root.Desc

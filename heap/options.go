@@ -29,11 +29,13 @@ type options struct {
 	focus    *regexp.Regexp
 	// progress is OnProgress's function, nil for none.
 	progress func(Progress)
+	// statics names the values the linker allocated (static.go).
+	statics *staticIndex
 }
 
 // newOptions applies opts to the defaults.
 func newOptions(opts []Option) options {
-	o := options{minSize: DefaultMinSize, maxSteps: DefaultMaxPathSteps}
+	o := options{minSize: DefaultMinSize, maxSteps: DefaultMaxPathSteps, statics: &staticIndex{}}
 	o.apply(opts)
 	return o
 }

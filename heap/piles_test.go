@@ -33,7 +33,9 @@ type pileRun struct {
 	Pattern     string `json:"pattern"`
 	N           int    `json:"n"`
 	PayloadAddr uint64 `json:"payload_addr"`
-	dump        string
+	// Addrs holds other addresses the pattern reports, by name.
+	Addrs map[string]uint64 `json:"addrs"`
+	dump  string
 }
 
 // runPile runs testdata/piles once per pattern and size and test binary.

@@ -446,6 +446,9 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		if s.Via != "" {
 			names[i] = s.Via + " -> " + t
 		}
+		if s.Key != "" {
+			names[i] += " (key " + s.Key + ")"
+		}
 		names[i] += madeAt(s.AllocSite)
 		width = max(width, textfit.Len(names[i]))
 		if s.RetainedBytes > s.Size {

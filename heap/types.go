@@ -41,6 +41,17 @@ type typer struct {
 	// (see newSearch), with their records: those paths follow one search
 	// tree, so a step that is on several of them is the same on all.
 	memo map[heapdump.NodeID]memoStep
+	// finCycle says of finalizer objects whether they reach themselves
+	// (reachesItself), once asked.
+	finCycle map[heapdump.NodeID]bool
+	// finBudget is what is left of the nodes those searches may visit,
+	// 0 until the first, negative once spent.
+	finBudget int
+	finSeen   []uint64 // their bitmap of objects seen, clear between them
+	// args and containing keep what binsym.ArgsType and
+	// binsym.ContainingType returned (interior.go), by their arguments.
+	args       map[uint64]*binsym.Type
+	containing map[string]*binsym.Type
 }
 
 // memoStep is a typed object on a path and its record, whole.
@@ -153,6 +164,8 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 				s.t = binsym.ArrayOf(el, (int64(rec.Size)-mallocHeader)/el.Size)
 				s.Type = "[]" + el.Name
 			}
+		} else if s.base > 0 && s.mapType == nil {
+			t.interior(&s, rec)
 		}
 		if _, ok := a.goroutineAt(rec.Addr); ok && a.Binary != nil {
 			if gt := a.Binary.TypeByName("runtime.g"); gt != nil {
@@ -165,6 +178,10 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 				s.t, s.base = a.Binary.ClosureType(code), 0
 				s.Type = "closure " + site.Function
 			}
+		}
+		s.Key = tt.key
+		if k := t.entryKey(s.t, rec); k != "" {
+			s.Key = k
 		}
 		steps = append(steps, s)
 		if !last {
@@ -193,6 +210,8 @@ func (t *typer) header(rec *heapdump.ObjectRecord) (*binsym.Type, bool) {
 
 // target is what typing found out about an object from what points to it.
 type target struct {
+	// key is the integer key of the map slot the pointer is the value of.
+	key     string
 	via     string
 	t       *binsym.Type
 	base    int64
@@ -217,6 +236,11 @@ func (t *typer) fromObject(prev *heapdump.ObjectRecord, ps *typedStep, rec *heap
 				_, found := slices.BinarySearch(prev.PtrOffsets, uint64(o+d))
 				return found
 			},
+		}
+		if c.off < 0 {
+			// Before the part of the object its type describes (a
+			// pointer into its middle): an offset from its start.
+			c.t, c.off, c.mapType = nil, o, nil
 		}
 		tt := t.target(c, rec, int64(w-rec.Addr))
 		return tt
@@ -248,11 +272,16 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		if slot.StackObject != nil {
 			return t.fromStackObject(c, root, slot, rec, interior), nil
 		}
+		unsure := root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0
+		arg := !unsure && slot.Frame != root.Frame
+		if arg {
+			c.t, c.off = t.argsType(root, o)
+		}
 		tt := t.target(c, rec, interior)
 		switch {
-		case root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0:
+		case unsure:
 			tt.via = "local or argument"
-		case slot.Frame != root.Frame:
+		case arg:
 			tt.via = "argument"
 		default:
 			tt.via = "local"
@@ -275,7 +304,9 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 				return found
 			},
 		}
-		if a.Binary != nil && root.Symbol != "" {
+		if st, ok := a.staticOf(root); ok {
+			c.t = a.Binary.StaticType(st)
+		} else if a.Binary != nil && root.Symbol != "" {
 			c.t = a.Binary.GlobalType(root.Symbol)
 			if c.t == nil {
 				c.t = a.givenGlobalType(root)
@@ -292,9 +323,35 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 	case slot.Field == "value" && root.Kind == heapdump.RootPanic && root.Index >= 0 && root.Index < len(a.d.Panics):
 		ty := t.dynamic(a.d.Panics[root.Index].Type)
 		return target{via: slot.Field, t: ty, name: typeName(ty)}, nil
+	case (root.Kind == heapdump.RootFinalizer || root.Kind == heapdump.RootQueuedFinalizer) && slot.Field == "object":
+		return t.finalizerTarget(root, rec, interior), nil
 	default:
 		return target{via: slot.Field}, nil
 	}
+}
+
+// finalizerTarget types the object of a finalizer or queued finalizer
+// root: the finalizer record gives the pointer type of the object.
+func (t *typer) finalizerTarget(root *heapdump.Root, rec *heapdump.ObjectRecord, interior int64) target {
+	tt := target{via: "object", base: interior}
+	a := t.a
+	fin := a.d.Finalizers
+	if root.Kind == heapdump.RootQueuedFinalizer {
+		fin = a.d.QueuedFinalizers
+	}
+	if a.Binary == nil || root.Index < 0 || root.Index >= len(fin) {
+		return tt
+	}
+	pt := a.Binary.TypeAt(fin[root.Index].ObjType)
+	if pt == nil {
+		return tt
+	}
+	ot := pt.Pointee()
+	if ot == nil || ot.Size <= 0 || ot.Size > int64(rec.Size)-interior {
+		return tt
+	}
+	tt.t, tt.name = ot, ot.Name
+	return tt
 }
 
 // container is the memory a pointer is found in: its type t (nil when
@@ -321,6 +378,12 @@ func (t *typer) target(c container, rec *heapdump.ObjectRecord, interior int64) 
 		path, ft, ifaceData := c.t.PointerAt(c.off)
 		tt.via = path
 		typed = ft != nil
+		if ct, ok := t.containerTarget(c, rec, tt); ok {
+			return ct
+		}
+		if ft != nil && (c.mapType != nil || strings.Contains(c.t.Name, "map.group[")) {
+			tt.key = t.mapKey(c)
+		}
 		switch {
 		case ft == nil:
 		case c.mapType != nil && path == ".dirPtr":
@@ -345,12 +408,24 @@ func (t *typer) target(c container, rec *heapdump.ObjectRecord, interior int64) 
 			tt.t = ft.Header
 			tt.name = typeName(ft)
 			return tt
+		case c.mapType != nil && (path == ".buckets" || path == ".oldbuckets") && ft.Pointee() != nil && ft.Pointee().Size > 0:
+			// A map before Go 1.24: its array of buckets.
+			b := ft.Pointee()
+			tt.t = binsym.ArrayOf(b, int64(rec.Size)/b.Size)
+			tt.mapType = c.mapType
+			tt.name = typeName(c.mapType) + " buckets"
+			return tt
 		default:
 			tt.t = ft.Pointee()
 			if tt.t == nil {
 				tt.t = knownPointee(c.t, path, a.Binary)
 			}
-			if c.mapType != nil && !isGroup(c.t) {
+			if c.mapType != nil && strings.HasSuffix(path, ".overflow") {
+				tt.mapType = c.mapType // a bucket's overflow bucket
+				tt.name = typeName(c.mapType) + " bucket"
+				return tt
+			}
+			if c.mapType != nil && !isGroup(c.t) && !isBuckets(c.t) {
 				tt.mapType = c.mapType // from a map's directory to a table
 				tt.name = typeName(c.mapType) + " table"
 				return tt
@@ -442,6 +517,12 @@ func swissGroup(mt *binsym.Type, n int64) *binsym.Type {
 		return group
 	}
 	return binsym.ArrayOf(group, n)
+}
+
+// isBuckets reports whether t is a map's array of buckets (before Go 1.24),
+// as target types it.
+func isBuckets(t *binsym.Type) bool {
+	return t != nil && t.Kind == reflect.Array && t.Elem != nil && (strings.HasPrefix(t.Elem.Name, "bucket<") || t.Elem.Kind == reflect.Struct && fieldNamed(t.Elem, "keys") != nil)
 }
 
 // isGroup reports whether t is the layout swissGroup builds.

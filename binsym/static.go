@@ -1,0 +1,136 @@
+package binsym
+
+import (
+	"debug/elf"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// A Static is a value the linker allocated in a writable data section
+// without a symbol of its own: `var x = &T{...}` at package level puts the T
+// there (net/http.DefaultTransport's Transport is one). It is named by the
+// global whose initial value points to it.
+type Static struct {
+	// Global is the global variable that points to the value, e.g.
+	// "main.defaultTransport": a pointer, or an interface whose data word
+	// points to it.
+	Global string
+	// Addr is the value's run-time start.
+	Addr uint64
+	// Size bounds the value's size: the distance to the next symbol or
+	// static, 0 when none follows it in its section. StaticType gives
+	// the exact size.
+	Size uint64
+}
+
+// Statics returns the values the linker allocated statically that a
+// global variable of the executable points to (see Static), by address.
+// It reads the initial values of the globals of one or two words from the
+// file (an interface's first word must be an itab or a type descriptor)
+// and needs the symbol table, not DWARF. Each call reads the file anew:
+// keep the result.
+func (b *Binary) Statics() []Static {
+	t, err := b.symbols()
+	if err != nil || len(t.global) == 0 {
+		return nil
+	}
+	var out []Static
+	for _, g := range t.global {
+		if g.size != 8 && g.size != 16 {
+			continue
+		}
+		// An interface's data word is its second word.
+		v := b.linkWord(g.addr + g.size - 8)
+		if v == 0 || v == g.addr {
+			continue
+		}
+		if _, named := containing(t.global, v); named {
+			continue // a pointer to a named global
+		}
+		if !b.writable(v) {
+			continue // read-only data: a func value, a string...
+		}
+		if g.size == 16 && !b.namesType(t, b.linkWord(g.addr)) {
+			continue
+		}
+		out = append(out, Static{Global: g.name, Addr: b.toRun(v)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Addr != out[j].Addr {
+			return out[i].Addr < out[j].Addr
+		}
+		return out[i].Global < out[j].Global
+	})
+	for i := range out {
+		s := &out[i]
+		link := b.toLink(s.Addr)
+		k := sort.Search(len(t.global), func(k int) bool { return t.global[k].addr > link })
+		if k < len(t.global) {
+			s.Size = t.global[k].addr - link
+		}
+		if i+1 < len(out) && out[i+1].Addr > s.Addr && (s.Size == 0 || out[i+1].Addr-s.Addr < s.Size) {
+			s.Size = out[i+1].Addr - s.Addr
+		}
+	}
+	return out
+}
+
+// StaticType returns the type of static s: the element type of its
+// global's pointer type, or the dynamic type of its global's interface
+// value. It returns nil when the executable does not say (no DWARF for a
+// pointer), or when the type is larger than s can be.
+func (b *Binary) StaticType(s Static) *Type {
+	t, err := b.symbols()
+	if err != nil {
+		return nil
+	}
+	i, ok := t.byName[s.Global]
+	if !ok {
+		return nil
+	}
+	g := t.all[i]
+	var st *Type
+	switch gt := b.GlobalType(g.name); {
+	case gt != nil && gt.Kind == reflect.Pointer:
+		st = gt.Elem
+	case (gt == nil || gt.Kind == reflect.Interface) && g.size == 16:
+		w := b.linkWord(g.addr) // the itab or type word
+		typeAddr := b.toRun(w)
+		if ta, ok := b.ItabType(typeAddr); ok {
+			typeAddr = ta
+		}
+		if dyn := b.TypeAt(typeAddr); dyn != nil && dyn.DirectIface() {
+			st = dyn.IfacePointee()
+		}
+	}
+	if st == nil || st.Size <= 0 || (s.Size > 0 && uint64(st.Size) > s.Size) {
+		return nil
+	}
+	return st
+}
+
+// namesType reports whether the link address w is a static itab or a type
+// descriptor.
+func (b *Binary) namesType(t *symtab, w uint64) bool {
+	if w == 0 {
+		return false
+	}
+	if _, ok := b.ItabType(b.toRun(w)); ok {
+		return true
+	}
+	// Type descriptors lie in one symbol, "type:*", or in their own.
+	s, ok := containing(t.all, w)
+	return ok && (s.name == "type:*" || s.addr == w && strings.HasPrefix(s.name, "type:") && !strings.HasPrefix(s.name, "type:."))
+}
+
+// writable reports whether link address a is in a writable, allocated,
+// non-executable section: where the linker puts static values.
+func (b *Binary) writable(a uint64) bool {
+	for _, s := range b.elf.Sections {
+		if s.Flags&elf.SHF_ALLOC != 0 && s.Addr <= a && a-s.Addr < s.Size {
+			return s.Flags&elf.SHF_WRITE != 0 && s.Flags&elf.SHF_EXECINSTR == 0
+		}
+	}
+	return false
+}
