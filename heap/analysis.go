@@ -34,6 +34,7 @@ type Analysis struct {
 
 	gByAddr map[uint64]int    // goroutine index by runtime.g address, built on demand
 	parent  []heapdump.NodeID // search tree of shortestPaths, plus one, reused
+	scratch []heapdump.NodeID // the queue of the searches (queue)
 	preds   *reverseGraph     // the reverse graph, built on demand
 	seen    []uint64          // bitmap of reachersOfObject, clear between calls
 	gNodes  []uint64          // bitmap of the objects that are goroutines' runtime.g, built on demand

@@ -27,7 +27,7 @@ func (a *Analysis) shortestPaths(from heapdump.NodeID, targets []heapdump.NodeID
 		want[t] = true
 	}
 	parent[from] = from + 1
-	queue := []heapdump.NodeID{from}
+	queue := append(a.queue(), from)
 	left := len(want)
 	if want[from] {
 		left--
@@ -89,19 +89,32 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
 	}
 	p, seen := a.preds, a.seen
+	// What is marked is cleared for the next call at the end: the nodes
+	// listed in marked, or, once they would outnumber the bitmap's words,
+	// the whole bitmap. The queue can reach every object: it is the one
+	// scratch array of queue, not a slice grown by doubling.
+	var marked []heapdump.NodeID
+	clearAll := false
 	mark := func(w heapdump.NodeID) bool {
 		if seen[w/64]&(1<<(w%64)) != 0 {
 			return false
 		}
 		seen[w/64] |= 1 << (w % 64)
+		if clearAll {
+			return true
+		}
+		if len(marked) >= len(seen) {
+			clearAll, marked = true, nil
+			return true
+		}
+		marked = append(marked, w)
 		return true
 	}
-	marked := []heapdump.NodeID{v}
+	queue := append(a.queue(), v)
 	mark(v)
-	if avoid != heapdump.NoNode && mark(avoid) {
-		marked = append(marked, avoid)
+	if avoid != heapdump.NoNode {
+		mark(avoid)
 	}
-	queue := []heapdump.NodeID{v}
 	var out []reacher
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
@@ -109,7 +122,6 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 			if w == a.g.SuperRoot() || !mark(w) {
 				continue
 			}
-			marked = append(marked, w)
 			switch gi, isG := a.gObject(w); {
 			case !a.g.IsObject(w):
 				out = append(out, reacher{root: w, g: heapdump.NoNode})
@@ -135,7 +147,6 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 					t = d
 				}
 				if mark(t) {
-					marked = append(marked, t)
 					if a.g.IsObject(t) {
 						queue = append(queue, t)
 					} else {
@@ -146,10 +157,23 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 		}
 	}
 	// Clear what was marked, for the next call.
+	if clearAll {
+		clear(seen)
+	}
 	for _, w := range marked {
 		seen[w/64] &^= 1 << (w % 64)
 	}
 	return out
+}
+
+// queue returns the scratch array of the searches, empty, with room for
+// every node: a search visits each node at most once, so appending to it
+// never reallocates, and only the pages a search reaches are touched.
+func (a *Analysis) queue() []heapdump.NodeID {
+	if a.scratch == nil {
+		a.scratch = make([]heapdump.NodeID, 0, a.g.NumNodes())
+	}
+	return a.scratch[:0]
 }
 
 // gObject reports whether object v is the runtime.g of a goroutine, and
