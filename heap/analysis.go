@@ -160,9 +160,22 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	return a, nil
 }
 
+// analysisNodeBytes and analysisEdgeBytes bound the memory an Analysis
+// keeps per node and per edge of the graph, for heapdump's memory budget
+// (heapdump.Options). Per node: the dominator computation's 20 bytes, which
+// stay as the tree (idom, preorder), retained bytes and object counts; the
+// tops of holdings, the searches' parent array and queue and the reverse
+// graph's start index, 4 bytes each; the tree's child lists, 8; the
+// bitmaps, 1. Per edge: the dominator computation's non-tree edges, 12 at
+// most, and the reverse graph's, 4.
+const (
+	analysisNodeBytes = 20 + 4*4 + 8 + 1
+	analysisEdgeBytes = 12 + 4
+)
+
 // loadOptions are the reader's options for a dump at path written by bin.
 func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options {
-	var lo heapdump.Options
+	lo := heapdump.Options{NodeBytes: analysisNodeBytes, EdgeBytes: analysisEdgeBytes}
 	if bin != nil {
 		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize

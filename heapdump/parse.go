@@ -107,7 +107,9 @@ type parser struct {
 
 	recOff    int64   // file offset of the record being read
 	kept      int64   // estimated memory of the records other than objects
-	keptLimit int64   // budget for kept (see budget.go)
+	keptLimit int64   // budget for kept and the objects' nodes and edges (see budget.go)
+	perNode   int64   // estimated memory of an object's node, the reader's arrays included
+	perEdge   int64   // estimated memory of a pointer's edge, the reader's arrays included
 	segSeen   [2]bool // a data, a bss record was read
 	groups    int     // object groups counted in kept
 
@@ -562,8 +564,8 @@ func (p *parser) objectsFast() bool {
 			g := &x.groups[gl-1]
 			next = g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed
 		}
-		if !next && p.kept+int64(len(x.groups)+1-p.groups)*groupCost > p.keptLimit {
-			break // a new group past the budget: the general path reports it
+		if p.kept+int64(len(x.groups)+1-p.groups)*groupCost+int64(x.n+1)*p.perNode+int64(len(edges))*p.perEdge > p.keptLimit {
+			break // past the budget: the general path reports it
 		}
 		c := i
 		i += int(n)
