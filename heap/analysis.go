@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -152,6 +153,11 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	a.stats.DeadBytes = a.stats.Bytes - a.stats.LiveBytes
 	a.types = typer{a: a}
 	a.maxSteps = o.maxSteps
+	// The dominator computation's work memory is garbage now, and the
+	// report's searches take about as much again: give it back to the
+	// system rather than keep both resident (10M nodes: 578 to 538 MB of
+	// peak RSS, for one collection of a heap with few pointers).
+	debug.FreeOSMemory()
 	if bin == nil {
 		a.Unknown = []Unknown{noBinary}
 	} else {

@@ -77,7 +77,8 @@ type reacher struct {
 
 // reachersOfObject returns what keeps object v alive: the root nodes from
 // which it is reachable on paths that do not pass through node avoid (NoNode
-// for none), walking the reverse graph (built on first use) back from v. A
+// for none), walking the reverse graph (built on first use) back from v,
+// depth first: on a long chain of objects its stack stays short. A
 // goroutine's runtime.g ends the walk: when its pprof labels lead to v, the
 // goroutine is what holds v, not the frames and globals that reach every g;
 // when another of its fields does (its M, the M's P and the P's timers), it
@@ -91,7 +92,7 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	p, seen := a.preds, a.seen
 	// What is marked is cleared for the next call at the end: the nodes
 	// listed in marked, or, once they would outnumber the bitmap's words,
-	// the whole bitmap. The queue can reach every object: it is the one
+	// the whole bitmap. The stack of what is left to visit is the one
 	// scratch array of queue, not a slice grown by doubling.
 	var marked []heapdump.NodeID
 	clearAll := false
@@ -110,14 +111,15 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 		marked = append(marked, w)
 		return true
 	}
-	queue := append(a.queue(), v)
+	stack := append(a.queue(), v)
 	mark(v)
 	if avoid != heapdump.NoNode {
 		mark(avoid)
 	}
 	var out []reacher
-	for head := 0; head < len(queue); head++ {
-		u := queue[head]
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		for _, w := range p.succ[p.start[u]:p.start[u+1]] {
 			if w == a.g.SuperRoot() || !mark(w) {
 				continue
@@ -130,7 +132,7 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 					out = append(out, reacher{root: heapdump.NoNode, g: w, gIndex: gi})
 				}
 			case avoid != heapdump.NoNode:
-				queue = append(queue, w)
+				stack = append(stack, w)
 			default:
 				// Every path to w passes through the top of its holding,
 				// and through the root that holds it, if one does: go
@@ -140,7 +142,7 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 					break // garbage: no root reaches it
 				}
 				if t == w {
-					queue = append(queue, w)
+					stack = append(stack, w)
 					break
 				}
 				if d := a.Idom(t); !a.g.IsObject(d) && d != a.g.SuperRoot() {
@@ -148,7 +150,7 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 				}
 				if mark(t) {
 					if a.g.IsObject(t) {
-						queue = append(queue, t)
+						stack = append(stack, t)
 					} else {
 						out = append(out, reacher{root: t, g: heapdump.NoNode})
 					}
@@ -166,9 +168,10 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	return out
 }
 
-// queue returns the scratch array of the searches, empty, with room for
-// every node: a search visits each node at most once, so appending to it
-// never reallocates, and only the pages a search reaches are touched.
+// queue returns the scratch array of the searches' queue or stack, empty,
+// with room for every node: a search adds each node at most once, so
+// appending to it never reallocates, and only the pages it reaches are
+// touched.
 func (a *Analysis) queue() []heapdump.NodeID {
 	if a.scratch == nil {
 		a.scratch = make([]heapdump.NodeID, 0, a.g.NumNodes())
