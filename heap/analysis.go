@@ -37,8 +37,11 @@ type Analysis struct {
 	parent  []heapdump.NodeID // search tree of shortestPaths, plus one, reused
 	scratch []heapdump.NodeID // the queue of the searches (queue)
 	preds   *reverseGraph     // the reverse graph, built on demand
-	seen    []uint64          // bitmap of reachersOfObject, clear between calls
-	gNodes  []uint64          // bitmap of the objects that are goroutines' runtime.g, built on demand
+	// topPreds is the reverse graph's edges into the tops of holdings,
+	// built on demand (reachersOfObject).
+	topPreds *reverseGraph
+	seen     []uint64 // bitmap of reachersOfObject, clear between calls
+	gNodes   []uint64 // bitmap of the objects that are goroutines' runtime.g, built on demand
 	// labelsOff is the offset of runtime.g's labels field, -1 when
 	// unknown, 0 until looked up.
 	labelsOff int64
@@ -171,12 +174,13 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 // (heapdump.Options). Per node: the dominator computation's 20 bytes, which
 // stay as the tree (idom, preorder), retained bytes and object counts; the
 // tops of holdings, the searches' parent array and queue and the reverse
-// graph's start index, 4 bytes each; the tree's child lists, 8; the
-// bitmaps, 1. Per edge: the dominator computation's non-tree edges, 12 at
-// most, and the reverse graph's, 4.
+// graph's start index and that of its edges into the tops of holdings, 4
+// bytes each; the tree's child lists, 8; the bitmaps, 1. Per edge: the
+// dominator computation's non-tree edges, 12 at most, and the two reverse
+// graphs', 4 each.
 const (
-	analysisNodeBytes = 20 + 4*4 + 8 + 1
-	analysisEdgeBytes = 12 + 4
+	analysisNodeBytes = 20 + 5*4 + 8 + 1
+	analysisEdgeBytes = 12 + 4 + 4
 )
 
 // loadOptions are the reader's options for a dump at path written by bin.

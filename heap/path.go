@@ -84,12 +84,42 @@ type reacher struct {
 // when another of its fields does (its M, the M's P and the P's timers), it
 // is the runtime's own structure. The cost is that of the walk: the objects
 // that reach v and their edges.
+//
+// Without avoid, the walk goes on only from the tops of holdings (see
+// holdingTops), so it reads the reverse edges into those alone, which
+// reverseTops keeps (fewer than all: on a list held by two roots, half).
+// Should it come to another object, it walks again with every edge.
 func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
-	if a.preds == nil {
-		a.preds = reverse(a.g)
+	if avoid == heapdump.NoNode && a.topOf(v) == v {
+		if out, ok := a.reachers(v, avoid, true); ok {
+			return out
+		}
+	}
+	out, _ := a.reachers(v, avoid, false)
+	return out
+}
+
+// reachers is reachersOfObject on the reverse edges into the tops of
+// holdings (tops) or on all of them. On the first, it reports false, having
+// found nothing, when the walk comes to an object that is not a top.
+func (a *Analysis) reachers(v, avoid heapdump.NodeID, tops bool) ([]reacher, bool) {
+	if a.seen == nil {
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
 	}
-	p, seen := a.preds, a.seen
+	var p *reverseGraph
+	switch {
+	case tops && a.topPreds == nil:
+		a.topPreds = reverse(a.g, func(w heapdump.NodeID) bool { return a.g.IsObject(w) && a.topOf(w) == w })
+		fallthrough
+	case tops:
+		p = a.topPreds
+	default:
+		if a.preds == nil {
+			a.preds = reverse(a.g, nil)
+		}
+		p = a.preds
+	}
+	seen := a.seen
 	// What is marked is cleared for the next call at the end: the nodes
 	// listed in marked, or, once they would outnumber the bitmap's words,
 	// the whole bitmap. The stack of what is left to visit is the one
@@ -117,6 +147,8 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 		mark(avoid)
 	}
 	var out []reacher
+	ok := true
+walk:
 	for len(stack) > 0 {
 		u := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -150,6 +182,10 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 				}
 				if mark(t) {
 					if a.g.IsObject(t) {
+						if tops && a.topOf(t) != t {
+							ok = false
+							break walk
+						}
 						stack = append(stack, t)
 					} else {
 						out = append(out, reacher{root: t, g: heapdump.NoNode})
@@ -165,7 +201,10 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	for _, w := range marked {
 		seen[w/64] &^= 1 << (w % 64)
 	}
-	return out
+	if !ok {
+		return nil, false
+	}
+	return out, true
 }
 
 // queue returns the scratch array of the searches' queue or stack, empty,
@@ -233,16 +272,29 @@ type reverseGraph struct {
 	succ  []heapdump.NodeID
 }
 
-// reverse builds the reverse of g.
-func reverse(g *heapdump.Graph) *reverseGraph {
+// reverse builds the reverse of g, with only the edges into the nodes that
+// into accepts (all, for nil).
+func reverse(g *heapdump.Graph, into func(heapdump.NodeID) bool) *reverseGraph {
 	n := g.NumNodes()
+	var keep []uint64 // bitmap of the nodes into accepts
+	if into != nil {
+		keep = make([]uint64, (n+63)/64)
+		for w := range heapdump.NodeID(n) {
+			if into(w) {
+				keep[w/64] |= 1 << (w % 64)
+			}
+		}
+	}
+	kept := func(w heapdump.NodeID) bool { return keep == nil || keep[w/64]&(1<<(w%64)) != 0 }
 	rstart := make([]uint32, n+2)
 	edges := 0
 	for u := range heapdump.NodeID(n) {
 		for _, w := range g.Succ(u) {
-			rstart[w+2]++
+			if kept(w) {
+				rstart[w+2]++
+				edges++
+			}
 		}
-		edges += len(g.Succ(u))
 	}
 	for i := 2; i < len(rstart); i++ {
 		rstart[i] += rstart[i-1]
@@ -250,8 +302,10 @@ func reverse(g *heapdump.Graph) *reverseGraph {
 	rsucc := make([]heapdump.NodeID, edges)
 	for u := range heapdump.NodeID(n) {
 		for _, w := range g.Succ(u) {
-			rsucc[rstart[w+1]] = u
-			rstart[w+1]++
+			if kept(w) {
+				rsucc[rstart[w+1]] = u
+				rstart[w+1]++
+			}
 		}
 	}
 	return &reverseGraph{start: rstart[:n+1], succ: rsucc}
