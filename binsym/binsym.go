@@ -57,6 +57,9 @@ type Binary struct {
 	pcln    *pclntab // nil if the executable has no usable pclntab
 	pclnErr error    // why pcln is nil
 
+	locOnce [2]sync.Once // .debug_loclists, .debug_loc
+	locData [2][]byte
+
 	mdOnce sync.Once
 	md     uint64 // link address of runtime.firstmoduledata
 	mdOK   bool

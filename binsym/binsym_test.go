@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
@@ -72,10 +73,6 @@ func setup(dir string) error {
 	if runtime.GOOS != "linux" || (native != "amd64" && native != "arm64") {
 		return fmt.Errorf("the tests need linux/amd64 or linux/arm64, not %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	progs.dir = dir
 	progs.arch = native
 	progs.exe = filepath.Join(dir, "prog")
@@ -92,33 +89,33 @@ func setup(dir string) error {
 	progs.rtypesStripped = filepath.Join(dir, "rtypes.stripped")
 	const prog, rtypes = "./testdata/prog", "./testdata/rtypes"
 	builds := []struct {
+		exe  string
 		args []string
 		env  string
 	}{
-		{[]string{"-o", progs.exe, prog}, ""},
-		{[]string{"-buildmode=pie", "-o", progs.pie, prog}, ""},
-		{[]string{"-ldflags=-s -w", "-o", progs.stripped, prog}, ""},
-		{[]string{"-o", progs.arm64, prog}, other},
-		{[]string{"-buildmode=pie", "-ldflags=-s -w", "-o", progs.pieStrip, prog}, ""},
-		{[]string{"-o", progs.rtypes, rtypes}, ""},
-		{[]string{"-ldflags=-s -w", "-o", progs.rtypesStripped, rtypes}, ""},
+		{progs.exe, []string{prog}, ""},
+		{progs.pie, []string{"-buildmode=pie", prog}, ""},
+		{progs.stripped, []string{"-ldflags=-s -w", prog}, ""},
+		{progs.arm64, []string{prog}, other},
+		{progs.pieStrip, []string{"-buildmode=pie", "-ldflags=-s -w", prog}, ""},
+		{progs.rtypes, []string{rtypes}, ""},
+		{progs.rtypesStripped, []string{"-ldflags=-s -w", rtypes}, ""},
 	}
 	if _, err := exec.LookPath("gcc"); err == nil {
 		progs.extStrip = filepath.Join(dir, "prog.ext.stripped")
 		builds = append(builds, struct {
+			exe  string
 			args []string
 			env  string
-		}{[]string{"-ldflags=-s -w -linkmode=external", "-o", progs.extStrip, prog}, "CGO_ENABLED=1"})
+		}{progs.extStrip, []string{"-ldflags=-s -w -linkmode=external", prog}, "CGO_ENABLED=1"})
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
 	for i, bd := range builds {
 		wg.Go(func() {
-			args := bd.args
-			cmd := exec.Command(goCmd, append([]string{"build"}, args...)...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOARCH="+native, bd.env)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("%s go build %s: %v\n%s", bd.env, strings.Join(args, " "), err, out)
+			env := []string{"CGO_ENABLED=0", "GOFLAGS=", "GOARCH=" + native, bd.env}
+			if out, err := testbuild.Build(bd.exe, env, bd.args...); err != nil {
+				errs[i] = fmt.Errorf("%s %v\n%s", bd.env, err, out)
 			}
 		})
 	}

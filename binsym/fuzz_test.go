@@ -65,6 +65,16 @@ func FuzzOpen(f *testing.F) {
 			f.Add(p)
 		}
 	}
+	// Seed patches of main.addrTaken's stack-object records: a huge count,
+	// and each field of its record overwritten.
+	if b, err := newBinary("seed", bytes.NewReader(seeds[0]), int64(len(seeds[0])), nil); err == nil {
+		if off, ok := stackObjectsFileOffset(b, "main.addrTaken"); ok {
+			for _, field := range []uint32{0, 8, 12, 16, 20} {
+				p := binary.LittleEndian.AppendUint32([]byte{0}, uint32(off)+field)
+				f.Add(append(p, 4, 0xf0, 0xff, 0xff, 0x7f))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		data := in
 		if !bytes.HasPrefix(in, []byte("\x7fELF")) {
@@ -77,6 +87,30 @@ func FuzzOpen(f *testing.F) {
 		b.forceDesc = len(in) > 0 && in[0]&2 != 0
 		exercise(b)
 	})
+}
+
+// stackObjectsFileOffset returns the file offset of the stack-object
+// records (their count first) of the function named name.
+func stackObjectsFileOffset(b *Binary, name string) (uint64, bool) {
+	fn, ok := b.FuncByName(name)
+	if !ok {
+		return 0, false
+	}
+	f, ok := b.pcln.findFunc(b.toLink(fn.Entry))
+	if !ok {
+		return 0, false
+	}
+	off, ok := f.funcdata(funcdataStackObjects)
+	gofunc, ok2 := b.gofunc()
+	if !ok || !ok2 {
+		return 0, false
+	}
+	a := gofunc + uint64(off)
+	s := b.sectionAt(a)
+	if s == nil {
+		return 0, false
+	}
+	return s.Offset + a - s.Addr, true
 }
 
 // patch applies the patches of in to a copy of one of the seeds.
@@ -101,7 +135,7 @@ func exercise(b *Binary) {
 	b.LoadTypes()
 	b.MatchGoVersion("go1.26.0")
 	var entries []uint64
-	for _, name := range []string{"main.main", "runtime.gopark", "main.wait", "runtime.main"} {
+	for _, name := range []string{"main.main", "runtime.gopark", "main.wait", "runtime.main", "main.addrTaken"} {
 		fn, ok := b.FuncByName(name)
 		if !ok {
 			continue
@@ -118,6 +152,12 @@ func exercise(b *Binary) {
 			b.CallSite(e + d)
 			b.Frames(e + d)
 			b.ArgsSize(e + d)
+		}
+		objs, _ := b.StackObjects(e)
+		for i := range objs {
+			for range objs[i].Pointers() {
+			}
+			b.StackObjectVar(e, &objs[i], 64)
 		}
 	}
 	for _, kind := range []SegmentKind{DataSegment, BSSSegment} {

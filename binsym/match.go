@@ -120,10 +120,15 @@ func (m *FrameMatcher) Match(name string, entry, pc uint64) error {
 }
 
 // loadsPlugins reports whether the executable links the plugin package: its
-// dumps may have frames in functions of plugins.
+// dumps may have frames in functions of plugins. plugin.Open is often
+// inlined; plugin.open and the runtime's plugin.lastmoduleinit are not.
 func (b *Binary) loadsPlugins() bool {
-	_, ok := b.pcln.entryByName("plugin.Open")
-	return ok
+	for _, name := range []string{"plugin.Open", "plugin.open", "plugin.lastmoduleinit"} {
+		if _, ok := b.pcln.entryByName(name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // A SegmentKind names a global segment of a dump: "data" or "bss".

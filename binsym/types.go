@@ -244,6 +244,7 @@ type typeIndex struct {
 	r        *dwarf.Reader
 	built    map[dwarf.Offset]*Type
 	closures map[uint64]*Type
+	vars     map[stackVarKey]stackVarFound // StackObjectVar's answers
 	pending  []*Type
 	todo     []typeWork // types created and not yet filled, for build
 	budget   int        // entries read may still decode (see read)

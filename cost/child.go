@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ type Settings struct {
 // "ctxleak cost --quick" (whose load time is per sample: the command
 // splits its --duration between the runs).
 var (
-	DefaultSettings = Settings{OpTime: 50 * time.Millisecond, Pending: 100_000, LoadTime: time.Second}
+	DefaultSettings = Settings{OpTime: 30 * time.Millisecond, Pending: 100_000, LoadTime: 500 * time.Millisecond}
 	QuickSettings   = Settings{OpTime: 2 * time.Millisecond, Pending: 5_000, LoadTime: 100 * time.Millisecond}
 )
 
@@ -57,48 +58,84 @@ type Sample struct {
 // Measure runs the measurement called name in this process and returns
 // its sample. It is what a child process runs; RunChild wraps it.
 func Measure(name string, s Settings) (*Sample, error) {
-	m, ok := Lookup(name)
-	if !ok {
-		return nil, &UnknownError{Name: name}
-	}
-	if err := s.Check(); err != nil {
+	out, err := measureAll([]string{name}, s)
+	if err != nil {
 		return nil, err
 	}
-	out := &Sample{Name: name}
-	var err error
-	switch m.Kind {
-	case Op:
-		out.Figures, err = measureOp(m, s.OpTime)
-	case Pending:
-		n := s.Pending
-		if m.conns && n > MaxPendingConns {
-			n = MaxPendingConns
-		}
-		out.PendingCount = n
-		out.Figures, err = measurePending(m, n)
-	case Server:
-		out.Figures, err = measureServer(m, s.LoadTime)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return out, nil
+	return out[0], nil
 }
 
-// RunChild measures each named row in turn in this process and writes
-// each Sample as one line of JSON to w: the child side of Runner.
+// RunChild measures the named rows in this process and writes each Sample
+// as one line of JSON to w, in the order of names: the child side of
+// Runner. Op and Pending rows are measured one after the other, in that
+// order; the Server rows all together, taking turns (see Runner).
 func RunChild(w io.Writer, names []string, s Settings) error {
+	samples, err := measureAll(names, s)
+	if err != nil {
+		return err
+	}
 	enc := json.NewEncoder(w)
-	for _, name := range names {
-		smp, err := Measure(name, s)
-		if err != nil {
-			return err
-		}
+	for _, smp := range samples {
 		if err := enc.Encode(smp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// measureAll measures the named rows, the Server rows together, and
+// returns their samples in the order of names.
+func measureAll(names []string, s Settings) ([]*Sample, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	list := make([]*Measurement, len(names))
+	for i, name := range names {
+		m, ok := Lookup(name)
+		if !ok {
+			return nil, &UnknownError{Name: name}
+		}
+		list[i] = m
+	}
+	out := make([]*Sample, len(names))
+	var servers []*Measurement
+	var at []int
+	for i, m := range list {
+		out[i] = &Sample{Name: m.Name}
+		var err error
+		switch m.Kind {
+		case Op:
+			out[i].Figures, err = measureOp(m, s.OpTime)
+		case Pending:
+			n := s.Pending
+			if m.conns && n > MaxPendingConns {
+				n = MaxPendingConns
+			}
+			out[i].PendingCount = n
+			out[i].Figures, err = measurePending(m, n)
+		case Server:
+			servers, at = append(servers, m), append(at, i)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	if len(servers) > 0 {
+		if !slices.ContainsFunc(servers, isArguments) {
+			// The ratios need the arguments handler: it takes its
+			// turns, unreported.
+			args, _ := Lookup(argumentsServer)
+			servers = append(servers, args)
+		}
+		figs, err := measureServers(servers, s.LoadTime)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range at {
+			out[i].Figures = figs[j]
+		}
+	}
+	return out, nil
 }
 
 // measureOp benchmarks m's operation with testing.Benchmark for about d.

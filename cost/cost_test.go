@@ -73,6 +73,13 @@ func TestEveryRowPresentAndSane(t *testing.T) {
 			if f := figure(t, r, m.Name, cost.RequestsPerSecond); f.Median <= 0 {
 				t.Errorf("%s: %v requests per second", m.Name, f.Median)
 			}
+			// The arguments handler is its own reference: exactly 1.
+			ratio := figure(t, r, m.Name, cost.ThroughputRatio)
+			if m.Name == "server-arguments" && (ratio.Low != 1 || ratio.High != 1) {
+				t.Errorf("%s: throughput %v times its own", m.Name, ratio)
+			} else if ratio.Median <= 0 {
+				t.Errorf("%s: throughput %v times the arguments handler's", m.Name, ratio.Median)
+			}
 			p50, p99 := figure(t, r, m.Name, cost.LatencyP50Ns), figure(t, r, m.Name, cost.LatencyP99Ns)
 			if p50.Median <= 0 || p99.Median < p50.Median {
 				t.Errorf("%s: p50 %v, p99 %v", m.Name, p50.Median, p99.Median)
@@ -130,6 +137,21 @@ func mustRow(t *testing.T, r *cost.Report, name string) *cost.Row {
 		t.Fatalf("no row %s", name)
 	}
 	return row
+}
+
+// TestServerRatioWithoutArguments measures one handler alone: the
+// arguments handler takes its turns unreported, so the ratio exists.
+func TestServerRatioWithoutArguments(t *testing.T) {
+	s, err := cost.Measure("server-middleware-5", testSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Figures[cost.ThroughputRatio]; !(r > 0) || math.IsInf(r, 0) {
+		t.Errorf("throughput %v times the arguments handler's", r)
+	}
+	if s.Figures[cost.RequestsPerSecond] <= 0 {
+		t.Errorf("%v requests per second", s.Figures[cost.RequestsPerSecond])
+	}
 }
 
 // TestJSONSchema pins the JSON document: its keys, their order and the

@@ -21,22 +21,37 @@
 //     with a value in its context (at most MaxPendingConns: each is a TCP
 //     connection whose two ends are in the same process and both counted).
 //     Figures: bytes_per_pending (heap objects), stack_bytes_per_pending
-//     (goroutine stacks, counted apart).
+//     (goroutine stacks, counted apart), to a tenth of a byte.
 //   - Server: a net/http server on 127.0.0.1 driven by vegeta (as a
 //     library, in the same process) over Connections connections for
 //     Settings.LoadTime, each connection sending its next request when the
 //     last is answered, for a handler that gets its values as arguments,
 //     one that reads them with ctx.Value 12 times, and one behind a chain
-//     of 5 WithValue middlewares. Figures: requests_per_second,
-//     latency_p50_ns, latency_p99_ns.
+//     of 5 WithValue middlewares. The handlers of a child take turns in
+//     slices of 100ms. Figures: requests_per_second,
+//     throughput_vs_arguments_ratio (over the arguments handler's, in the
+//     same child: the machine's pace cancels out), latency_p50_ns,
+//     latency_p99_ns.
 //
 // # Runs and statistics
 //
-// A Runner measures every row Count times (at least MinCount), each time
-// in a child process of its own, interleaved: run i measures every row
-// once before run i+1 starts. Each figure is reported as the median of its
-// samples with the 95% confidence interval of the median, computed by
-// golang.org/x/perf/benchmath (AssumeNothing), as benchstat does.
+// A Runner measures every row Count times (at least MinCount, 10 by
+// default), interleaved: run i measures every row once before run i+1
+// starts, in child processes of its own: one for all the Op rows, one per
+// Pending row, one for all the Server rows. So every sample of a row comes
+// from another process: a process's code and data placement moves its
+// timings (a row can be bimodal across processes), and the interval then
+// spans those modes rather than one. Each figure is reported as the
+// median of its samples with the 95% confidence interval of the median,
+// computed by golang.org/x/perf/benchmath (AssumeNothing), as benchstat
+// does.
+//
+// Across runs, such an interval holds the other runs' medians only now
+// and then: with 6 to 24 samples of a figure that varies, a 95% interval
+// of the median holds both other runs' medians in 55-70% of figures even
+// when the runs differ by sampling alone. bench/coststable counts both
+// that and whether the runs' intervals share a point (over 99% of figures
+// when nothing else differs).
 //
 // The child side is RunChild (or Measure): "ctxleak __cost NAME..." calls
 // it and writes one JSON line per row.
@@ -51,7 +66,7 @@
 // # Output
 //
 // Report.WriteText writes a table per kind; Report.WriteJSON writes one
-// document with "schema": "ctxleak.cost/v1", the Go version, GOMAXPROCS,
+// document with "schema": "ctxleak.cost/v2", the Go version, GOMAXPROCS,
 // the settings, and a list of rows, each with its figures keyed by name
 // (the unit in the key), each figure its median, low, high and samples.
 // ReadJSON reads it back.

@@ -27,20 +27,24 @@ const (
 	BytesPerPending      = "bytes_per_pending"
 	StackBytesPerPending = "stack_bytes_per_pending"
 	RequestsPerSecond    = "requests_per_second"
-	LatencyP50Ns         = "latency_p50_ns"
-	LatencyP99Ns         = "latency_p99_ns"
+	// ThroughputRatio is a Server row's requests per second over those of
+	// the arguments handler, measured in the same child taking turns with
+	// it: what the machine's pace does to both cancels out.
+	ThroughputRatio = "throughput_vs_arguments_ratio"
+	LatencyP50Ns    = "latency_p50_ns"
+	LatencyP99Ns    = "latency_p99_ns"
 )
 
 // figuresOf lists the figures of each kind, in the order they are printed.
 var figuresOf = map[Kind][]string{
 	Op:      {NsPerOp, BytesPerOp, AllocsPerOp},
 	Pending: {BytesPerPending, StackBytesPerPending},
-	Server:  {RequestsPerSecond, LatencyP50Ns, LatencyP99Ns},
+	Server:  {RequestsPerSecond, ThroughputRatio, LatencyP50Ns, LatencyP99Ns},
 }
 
 // higherIsBetter lists the figures where more is better; for every other
 // figure less is better.
-var higherIsBetter = map[string]bool{RequestsPerSecond: true}
+var higherIsBetter = map[string]bool{RequestsPerSecond: true, ThroughputRatio: true}
 
 // Measurement is one row of the table: a named measurement run in a child
 // process.

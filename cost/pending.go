@@ -36,13 +36,14 @@ func readMemory() memory {
 	return memory{heap: memorySamples[0].Value.Uint64(), stacks: memorySamples[1].Value.Uint64()}
 }
 
-// perItem returns (after-before)/n rounded to a whole byte, and 0 when
-// memory went down.
+// perItem returns (after-before)/n rounded to a tenth of a byte, and 0
+// when memory went down. The fraction is kept: what differs between
+// samples is often less than a byte per item, and the interval must show it.
 func perItem(before, after uint64, n int) float64 {
 	if after < before {
 		return 0
 	}
-	return math.Round(float64(after-before) / float64(n))
+	return math.Round(10*float64(after-before)/float64(n)) / 10
 }
 
 // measurePending makes n items pending with m, and returns the heap and

@@ -11,7 +11,7 @@ import (
 )
 
 // Schema names the JSON document WriteJSON writes.
-const Schema = "ctxleak.cost/v1"
+const Schema = "ctxleak.cost/v2"
 
 // Confidence is the confidence level of every interval.
 const Confidence = 0.95
@@ -122,6 +122,7 @@ type (
 		BytesPerPending      *intervalJSON `json:"bytes_per_pending,omitempty"`
 		StackBytesPerPending *intervalJSON `json:"stack_bytes_per_pending,omitempty"`
 		RequestsPerSecond    *intervalJSON `json:"requests_per_second,omitempty"`
+		ThroughputRatio      *intervalJSON `json:"throughput_vs_arguments_ratio,omitempty"`
 		LatencyP50Ns         *intervalJSON `json:"latency_p50_ns,omitempty"`
 		LatencyP99Ns         *intervalJSON `json:"latency_p99_ns,omitempty"`
 	}
@@ -150,6 +151,8 @@ func (r *rowJSON) field(name string) **intervalJSON {
 		return &r.RequestsPerSecond
 	case LatencyP50Ns:
 		return &r.LatencyP50Ns
+	case ThroughputRatio:
+		return &r.ThroughputRatio
 	case LatencyP99Ns:
 		return &r.LatencyP99Ns
 	}
@@ -157,7 +160,7 @@ func (r *rowJSON) field(name string) **intervalJSON {
 }
 
 // WriteJSON writes the report as one JSON document (schema
-// "ctxleak.cost/v1"), with the seeds' figures of its rows.
+// "ctxleak.cost/v2"), with the seeds' figures of its rows.
 func (r *Report) WriteJSON(w io.Writer) error {
 	doc := reportJSON{
 		Schema: Schema, GoVersion: r.GoVersion, GOOS: r.GOOS, GOARCH: r.GOARCH,

@@ -17,10 +17,20 @@ import (
 // median needs at least 6 samples.
 const MinCount = 6
 
+// DefaultCount is the runs of each row of "ctxleak cost": with 10 samples
+// the 95% interval of the median runs from the 2nd to the 9th, so one
+// child hit by a slow spell of the machine does not set its width.
+const DefaultCount = 10
+
 // Runner measures rows in child processes, Count times each, interleaved:
-// run i measures every row once (starting at a different row each run)
-// before run i+1 begins, so a slow spell of the machine spreads over all
-// rows instead of falling on one.
+// run i measures every row once before run i+1 begins, so a slow spell of
+// the machine spreads over all rows instead of falling on one. A run has a
+// child of its own for all the Op rows (one sample each, in an order that
+// turns with the run: a process's code and data placement moves its
+// timings, so every sample of a row comes from another process), one for
+// each Pending row (alone, so no other row's memory is counted), and one
+// for all the Server rows, which take turns under load in short slices
+// within it. The children of a run start in an order that turns too.
 type Runner struct {
 	// Command returns the command that measures the named rows with s in
 	// a child process; the child must call RunChild with them and its
@@ -30,8 +40,8 @@ type Runner struct {
 	Settings Settings
 	// Count is how many samples each row gets (at least MinCount).
 	Count int
-	// Batch measures all the rows of a run in one child rather than one
-	// child per row: faster, less isolated (the tests use it).
+	// Batch measures all the rows of a run in one child: faster, less
+	// isolated (--quick and the tests use it).
 	Batch bool
 	// Timeout bounds each child; zero means no limit.
 	Timeout time.Duration
@@ -52,15 +62,7 @@ func (r *Runner) Run(ctx context.Context, list []*Measurement) (*Report, error) 
 	}
 	samples := map[string][]*Sample{}
 	for run := range r.Count {
-		order := append(append([]*Measurement(nil), list[run%len(list):]...), list[:run%len(list)]...)
-		var groups [][]string
-		for _, m := range order {
-			if r.Batch && len(groups) > 0 {
-				groups[0] = append(groups[0], m.Name)
-			} else {
-				groups = append(groups, []string{m.Name})
-			}
-		}
+		groups := children(list, run, r.Batch)
 		for _, names := range groups {
 			if r.Progress != nil {
 				r.Progress(run, names)
@@ -86,6 +88,42 @@ func (r *Runner) Run(ctx context.Context, list []*Measurement) (*Report, error) 
 		rep.Rows = append(rep.Rows, newRow(m, samples[m.Name]))
 	}
 	return rep, nil
+}
+
+// children returns the groups of rows run number run measures, one group
+// per child process, in the order they start (see Runner).
+func children(list []*Measurement, run int, batch bool) [][]string {
+	turn := func(names []string) []string {
+		if len(names) == 0 {
+			return names
+		}
+		k := run % len(names)
+		return append(append([]string(nil), names[k:]...), names[:k]...)
+	}
+	var all, ops, servers []string
+	var groups [][]string
+	for _, m := range list {
+		all = append(all, m.Name)
+		switch m.Kind {
+		case Op:
+			ops = append(ops, m.Name)
+		case Server:
+			servers = append(servers, m.Name)
+		case Pending:
+			groups = append(groups, []string{m.Name})
+		}
+	}
+	if batch {
+		return [][]string{turn(all)}
+	}
+	if len(ops) > 0 {
+		groups = append([][]string{turn(ops)}, groups...)
+	}
+	if len(servers) > 0 {
+		groups = append(groups, servers)
+	}
+	k := run % len(groups)
+	return append(append([][]string(nil), groups[k:]...), groups[:k]...)
 }
 
 // child runs one child process measuring names and reads its samples.

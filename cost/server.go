@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -109,43 +110,112 @@ func serveMiddleware5() http.Handler {
 	return h
 }
 
-// measureServer serves m's handler on 127.0.0.1 and drives it for d with
-// vegeta from the same process: Connections connections, each sending its
-// next request as soon as the last one is answered.
-func measureServer(m *Measurement, d time.Duration) (map[string]float64, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: m.server(), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	defer func() {
-		srv.Close()
-		<-served
-	}()
+// serverSlice is the longest attack on one handler before the next
+// handler's turn: the handlers of a child take turns in slices this long,
+// so a change in the machine's pace falls on all of them alike.
+const serverSlice = 100 * time.Millisecond
 
-	target := vegeta.Target{Method: "GET", URL: "http://" + ln.Addr().String() + "/orders",
-		Header: http.Header{"X-Request-Id": []string{"req-7f3a9c"}}}
-	attacker := vegeta.NewAttacker(
-		vegeta.Connections(Connections), vegeta.MaxConnections(Connections),
-		vegeta.Workers(Connections), vegeta.MaxWorkers(Connections),
-		vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
-	var metrics vegeta.Metrics
-	for res := range attacker.Attack(vegeta.NewStaticTargeter(target), vegeta.Rate{}, d, m.Name) {
-		metrics.Add(res)
+// loadTarget is one handler served on 127.0.0.1 and the client that
+// drives it, with what its attacks measured so far.
+type loadTarget struct {
+	m       *Measurement
+	srv     *http.Server
+	served  chan error
+	target  vegeta.Target
+	client  *http.Client   // kept across slices, and so its connections
+	all     vegeta.Metrics // every result, for the latencies
+	success float64        // successful requests over all slices
+	elapsed time.Duration  // the slices' durations, waits included
+}
+
+// measureServers serves each of ms's handlers on 127.0.0.1 and drives
+// them with vegeta from this process, Connections connections each
+// sending its next request when the last is answered. The handlers take
+// turns (round robin, a different one first each round) in slices of at
+// most serverSlice until each has had d of load; each one's throughput is
+// its successful requests over its slices' time, its latencies those of
+// all its requests, its ThroughputRatio its throughput over that of the
+// arguments handler, which ms must hold.
+func measureServers(ms []*Measurement, d time.Duration) ([]map[string]float64, error) {
+	args := slices.IndexFunc(ms, isArguments)
+	if args < 0 {
+		return nil, errors.New("the arguments handler is not among the handlers measured")
 	}
-	metrics.Close()
-	if metrics.Requests == 0 {
-		return nil, errors.New("the load generator sent no request")
+	var targets []*loadTarget
+	defer func() {
+		for _, t := range targets {
+			t.client.CloseIdleConnections()
+			t.srv.Close()
+			<-t.served
+		}
+	}()
+	for _, m := range ms {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		t := &loadTarget{m: m, served: make(chan error, 1),
+			srv: &http.Server{Handler: m.server(), ReadHeaderTimeout: 10 * time.Second}}
+		go func() { t.served <- t.srv.Serve(ln) }()
+		targets = append(targets, t)
+		t.target = vegeta.Target{Method: "GET", URL: "http://" + ln.Addr().String() + "/orders",
+			Header: http.Header{"X-Request-Id": []string{requestID}}}
+		t.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			MaxIdleConnsPerHost: Connections, MaxConnsPerHost: Connections}}
 	}
-	if metrics.Success < 1 {
-		return nil, fmt.Errorf("%.1f%% of %d requests failed: %v",
-			100*(1-metrics.Success), metrics.Requests, metrics.Errors)
+	rounds := max(1, int((d+serverSlice/2)/serverSlice))
+	slice := d / time.Duration(rounds)
+	for round := range rounds {
+		for i := range targets {
+			if err := targets[(round+i)%len(targets)].attack(slice); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return map[string]float64{
-		RequestsPerSecond: metrics.Throughput,
-		LatencyP50Ns:      float64(metrics.Latencies.P50),
-		LatencyP99Ns:      float64(metrics.Latencies.P99),
-	}, nil
+	out := make([]map[string]float64, len(targets))
+	for i, t := range targets {
+		t.all.Close()
+		if t.all.Requests == 0 {
+			return nil, fmt.Errorf("%s: the load generator sent no request", t.m.Name)
+		}
+		if t.all.Success < 1 || t.elapsed <= 0 {
+			return nil, fmt.Errorf("%s: %.1f%% of %d requests failed: %v",
+				t.m.Name, 100*(1-t.all.Success), t.all.Requests, t.all.Errors)
+		}
+		out[i] = map[string]float64{
+			RequestsPerSecond: t.success / t.elapsed.Seconds(),
+			LatencyP50Ns:      float64(t.all.Latencies.P50),
+			LatencyP99Ns:      float64(t.all.Latencies.P99),
+		}
+	}
+	for _, figs := range out {
+		figs[ThroughputRatio] = figs[RequestsPerSecond] / out[args][RequestsPerSecond]
+	}
+	return out, nil
+}
+
+// argumentsServer is the Server row the others' throughput is judged
+// against.
+const argumentsServer = "server-arguments"
+
+// isArguments reports whether m is the argumentsServer row.
+func isArguments(m *Measurement) bool { return m.Name == argumentsServer }
+
+// attack drives t's handler for d and adds what it measured. An attacker
+// serves one attack; the client, and so its open connections, stay.
+func (t *loadTarget) attack(d time.Duration) error {
+	attacker := vegeta.NewAttacker(vegeta.Client(t.client),
+		vegeta.Workers(Connections), vegeta.MaxWorkers(Connections))
+	var slice vegeta.Metrics
+	for res := range attacker.Attack(vegeta.NewStaticTargeter(t.target), vegeta.Rate{}, d, t.m.Name) {
+		slice.Add(res)
+		t.all.Add(res)
+	}
+	slice.Close()
+	if slice.Requests == 0 {
+		return errors.New(t.m.Name + ": the load generator sent no request")
+	}
+	t.success += slice.Success * float64(slice.Requests)
+	t.elapsed += slice.Duration + slice.Wait
+	return nil
 }

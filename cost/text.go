@@ -30,6 +30,8 @@ func unitLabel(fig string) string {
 		return "stack/pending"
 	case RequestsPerSecond:
 		return "req/s"
+	case ThroughputRatio:
+		return "vs arguments"
 	case LatencyP50Ns:
 		return "p50"
 	case LatencyP99Ns:
@@ -43,14 +45,27 @@ func formatValue(fig string, v float64) string {
 	switch fig {
 	case NsPerOp, LatencyP50Ns, LatencyP99Ns:
 		return formatNs(v)
-	case BytesPerOp, BytesPerPending, StackBytesPerPending:
+	case BytesPerOp:
 		return trim(v) + " B"
+	case BytesPerPending, StackBytesPerPending:
+		return fmt.Sprintf("%.1f B", v) // measured to a tenth of a byte
 	case AllocsPerOp:
 		return trim(v)
 	case RequestsPerSecond:
 		return fmt.Sprintf("%.0f", v)
+	case ThroughputRatio:
+		return trim(v) + "×"
 	}
 	return trim(v)
+}
+
+// formatPublished formats v, a published value of the figure fig, with
+// no more digits than it was published with (a seed's bytes are whole).
+func formatPublished(fig string, v float64) string {
+	if fig == BytesPerPending || fig == StackBytesPerPending {
+		return trim(v) + " B"
+	}
+	return formatValue(fig, v)
 }
 
 // formatNs formats nanoseconds with a unit that keeps 3 or 4 digits.
@@ -102,7 +117,7 @@ func trimUnit(lo, ref string) string {
 // WriteText writes the report as tables, one per kind, each row followed
 // by the figures measured elsewhere that it compares with.
 func (r *Report) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "ctxleak cost: %s %s/%s, GOMAXPROCS %d; %d runs of each row, each in a child process, interleaved\n",
+	fmt.Fprintf(w, "ctxleak cost: %s %s/%s, GOMAXPROCS %d; %d runs of each row, interleaved, each sample from another child process\n",
 		r.GoVersion, r.GOOS, r.GOARCH, r.GOMAXPROCS, r.Count)
 	fmt.Fprintf(w, "median (95%% confidence interval of the median); \"elsewhere\" lines are other runtimes' published figures, not measured here\n")
 	for _, kind := range []Kind{Op, Pending, Server} {
@@ -147,9 +162,9 @@ func (r *Report) WriteText(w io.Writer) error {
 						cells = append(cells, "")
 						continue
 					}
-					v := formatValue(f, s.Low)
+					v := formatPublished(f, s.Low)
 					if s.High != s.Low {
-						v = trimUnit(v, formatValue(f, s.High)) + "–" + formatValue(f, s.High)
+						v = trimUnit(v, formatPublished(f, s.High)) + "–" + formatPublished(f, s.High)
 					}
 					cells = append(cells, v)
 				}

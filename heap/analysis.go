@@ -56,6 +56,9 @@ type Analysis struct {
 	sigNames []string // by id
 	// typedKeys are the typed keys of runtime-held large objects (holdKey).
 	typedKeys []string
+	// shareIdx holds the shared tops, their sets of holder signatures
+	// and predecessors (shares), built on demand.
+	shareIdx *shareIndex
 	// shared is what the super-root immediately dominates, bytes and
 	// objects, added up on demand.
 	shared *[2]uint64
@@ -165,6 +168,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		a.Unknown = []Unknown{noBinary}
 	} else {
 		a.Unknown = unknowns(bin.Missing())
+		if u, ok := a.pluginUnknown(); ok {
+			a.Unknown = append(a.Unknown, u)
+		}
 	}
 	return a, nil
 }
@@ -175,12 +181,13 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 // stay as the tree (idom, preorder), retained bytes and object counts; the
 // tops of holdings, the searches' parent array and queue and the reverse
 // graph's start index and that of its edges into the tops of holdings, 4
-// bytes each; the tree's child lists, 8; the bitmaps, 1. Per edge: the
-// dominator computation's non-tree edges, 12 at most, and the two reverse
-// graphs', 4 each.
+// bytes each; the tree's child lists, 8; the shared holdings' sets and
+// predecessor index, 8; the bitmaps, 1. Per edge: the dominator
+// computation's non-tree edges, 12 at most, the two reverse graphs' and
+// the shared holdings' predecessors, 4 each.
 const (
-	analysisNodeBytes = 20 + 5*4 + 8 + 1
-	analysisEdgeBytes = 12 + 4 + 4
+	analysisNodeBytes = 20 + 5*4 + 8 + 8 + 1
+	analysisEdgeBytes = 12 + 3*4
 )
 
 // loadOptions are the reader's options for a dump at path written by bin.
@@ -189,6 +196,10 @@ func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options 
 	if bin != nil {
 		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
+		lo.StackObjects = func(entry uint64) []binsym.StackObject {
+			objs, _ := bin.StackObjects(entry) // those read before an error still count
+			return objs
+		}
 	}
 	if bin != nil || len(o.globals) > 0 {
 		lo.GlobalSymbol = func(addr uint64) (string, uint64, bool) {

@@ -27,8 +27,9 @@ func TestAnalysisArraysFitTheBudget(t *testing.T) {
 	}
 	a.PrepareTree()
 	a.reachers(heapdump.NodeID(0), heapdump.NoNode, false) // both reverse graphs, whatever the report needed
-	if a.preds == nil || a.topPreds == nil || a.parent == nil || a.tops == nil || a.kids == nil {
-		t.Fatalf("%d groups: the report should have built the reverse graph, the searches' and holdings' arrays and the child lists", len(rep.Groups))
+	a.reachers(heapdump.NodeID(0), heapdump.NoNode, true)
+	if a.preds == nil || a.topPreds == nil || a.tops == nil || a.kids == nil || a.shareIdx == nil {
+		t.Fatalf("%d groups: the report should have built the reverse graphs, the holdings' tops, the shared holdings and the child lists", len(rep.Groups))
 	}
 
 	words := func(n, size int) int64 { return int64(n) * int64(size) }
@@ -44,6 +45,8 @@ func TestAnalysisArraysFitTheBudget(t *testing.T) {
 		"tops' reverse": words(cap(a.topPreds.start), 4) + words(cap(a.topPreds.succ), 4),
 		"bitmaps":       words(cap(a.seen)+cap(a.gNodes)+cap(a.kidsSorted), 8),
 		"child list":    words(cap(a.kids.Start), 4) + words(cap(a.kids.Succ), 4),
+		"shared": words(cap(a.shareIdx.open), 8) + words(cap(a.shareIdx.cum)+cap(a.shareIdx.set)+cap(a.shareIdx.predStart), 4) +
+			words(cap(a.shareIdx.preds), 4),
 	}
 	var total int64
 	for _, n := range held {

@@ -15,8 +15,10 @@ import (
 // holder: a root node, a goroutine's runtime.g, or the super-root (several
 // roots share it). Its key says how it is held without reading the dump
 // again: the holder's signature (root kind, function and creation site, or
-// global) and the slot the object is held in. Only the first member of
-// each group that is reported gets a typed path.
+// global) and the slot the object is held in; for a holding several roots
+// share, the set of the signatures of all the holders that reach it and
+// its size (see shares). Only the first member of each group that is
+// reported gets a typed path.
 
 // pending is a group of holdings, or of large objects, before it is
 // described: what the report needs to order, threshold and describe it.
@@ -35,6 +37,9 @@ type pending struct {
 	goroutines        []uint64
 	large             bool
 	described         *held // set for groups described to be keyed
+	// minSize is the report's MinSize: members of a holding group are
+	// smaller (nearestMembers).
+	minSize uint64
 }
 
 // add counts member v, which retains r bytes and counts for b of them.
@@ -129,12 +134,14 @@ func (a *Analysis) isHolder(d heapdump.NodeID) bool {
 // holdings costs no more than a map lookup each.
 type holdKey struct {
 	kind byte // 'r' a root node, 's' shared, 'g' a goroutine's runtime.g, 't' typed
-	// sig is a signature id plus one (see sigID): the root's, or for a
-	// shared object that of the first root that reaches it (firstRoot).
+	// sig is a signature id plus one (see sigID): the root's; or for a
+	// shared object the id of the set of signatures that reach it
+	// (shares), never 0.
 	sig uint32
 	// slot is where the root holds the object: a frame slot (its frame's
 	// distance from the root's frame above 32 bits, its offset below) or
-	// the offset in a global; field the record field of other slots.
+	// the offset in a global; field the record field of other slots. For
+	// a shared object, slot is sharedSlot.
 	slot  uint64
 	field uint32 // the index of the field's name in slotFields, plus one
 	gopc  uint64 // the creation site of a runtime.g holder's goroutine
@@ -156,11 +163,11 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 	d := a.Idom(t)
 	switch {
 	case d == a.g.SuperRoot():
-		r := a.firstRoot(t)
-		if r == heapdump.NoNode || a.isRuntimeRoot(r) {
+		set, user := a.sharedSet(t)
+		if !user {
 			return key, false, 0, false
 		}
-		return holdKey{kind: 's', sig: a.sigID(r) + 1}, true, 0, false
+		return holdKey{kind: 's', sig: set, slot: a.sharedSlot(t)}, true, 0, false
 	case a.g.IsObject(d):
 		gi, _ := a.gObject(d)
 		gr := &a.d.Goroutines[gi]
@@ -278,7 +285,7 @@ func (a *Analysis) keyOrder(k holdKey) string {
 	case 'g':
 		return "2|"
 	case 's':
-		return "3|" + name(k.sig)
+		return "3|" + strings.Join(a.setHolders(k.sig), ",")
 	}
 	return "4|" + a.typedKeys[k.typed]
 }
@@ -316,7 +323,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		}
 		p := byKey[key]
 		if p == nil {
-			p = &pending{key: key}
+			p = &pending{key: key, minSize: o.minSize}
 			byKey[key] = p
 			out = append(out, p)
 		}

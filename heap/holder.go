@@ -28,6 +28,11 @@ type Group struct {
 	Shared          bool     `json:"shared"`
 	OtherRoots      []Holder `json:"other_roots"`
 	OtherRootsTotal int      `json:"other_root_count"`
+	// HeldBy names, for a group of objects no single root holds, the
+	// holders that reach every one of them, by signature: "global
+	// main.left", "goroutines in main.wait created at main.serve";
+	// "more" ends a list cut at 16. Empty for other groups.
+	HeldBy []string `json:"held_by"`
 	// Path is the reference chain from the root to the object, one typed
 	// step per object, the object last.
 	Path []Step `json:"path"`
@@ -137,6 +142,11 @@ type Step struct {
 	// out of a long path, through objects like the step before it (its
 	// Type and Via are those of the steps left out); it has no address.
 	Omitted int `json:"omitted_steps,omitempty"`
+	// AllocSite is where a context node (context.cancelCtx, timerCtx,
+	// valueCtx...) was made: the first frame of its allocation stack
+	// outside the runtime and the context package, when the dump has a
+	// sample. Unset for other steps.
+	AllocSite *binsym.Position `json:"alloc_site,omitempty"`
 }
 
 // Object is the retained object a group stands for.
@@ -251,7 +261,7 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 	}
 	steps, anchored := a.classify(&g.Root, steps)
 	for _, s := range steps {
-		g.Path = append(g.Path, s.Step)
+		g.Path = append(g.Path, a.withContextSite(s))
 		g.OmittedSteps += s.Omitted
 	}
 	last := steps[len(steps)-1]
@@ -275,6 +285,9 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 			g.avoid, g.object = steps[0].node, obj
 		}
 		a.otherRoots(g, false)
+		if set, ok := a.sharedSet(g.top); ok {
+			g.HeldBy = a.setHolders(set)
+		}
 		others := g.OtherRootsTotal > 0
 		if anchored {
 			g.Shared = others

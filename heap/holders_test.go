@@ -17,6 +17,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 // The holder tests build testdata/holders (one retention pattern per run,
@@ -51,9 +52,9 @@ func buildHolders(dir string) {
 	for i, b := range builds {
 		wg.Go(func() {
 			exe := filepath.Join(dir, "holders"+b.name)
-			out, err := exec.Command("go", "build", "-ldflags="+b.ldflags, "-o", exe, "./testdata/holders").CombinedOutput()
+			out, err := testbuild.Build(exe, nil, "-ldflags="+b.ldflags, "./testdata/holders")
 			if err != nil {
-				errs[i] = fmt.Errorf("go build: %v\n%s", err, out)
+				errs[i] = fmt.Errorf("%v\n%s", err, out)
 			}
 		})
 	}

@@ -26,6 +26,7 @@ func (g Group) MarshalJSON() ([]byte, error) {
 	type group Group
 	c := group(*g.Escaped())
 	c.OtherRoots = nonNil(c.OtherRoots)
+	c.HeldBy = nonNil(c.HeldBy)
 	c.Path = nonNil(c.Path)
 	c.Goroutines = nonNil(c.Goroutines)
 	c.MadeOf = nonNil(c.MadeOf)

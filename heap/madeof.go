@@ -34,7 +34,8 @@ const (
 )
 
 // partKey is what objects of one part share: their size and allocation
-// stack (a memory profile bucket of the dump, nil for none).
+// stack (a memory profile bucket of the dump, nil for none). Parts of the
+// same type, size and allocation site are merged once typed.
 type partKey struct {
 	size   uint64
 	bucket *heapdump.Bucket
@@ -46,34 +47,37 @@ type partKey struct {
 // (through the container v is to one of its entries). It walks the
 // objects v dominates breadth first, at most maxMadeOfObjects of them,
 // without recursion: an object is in v's retained set when its immediate
-// dominator is, which every path from v to it passes through.
+// dominator is, which every path from v to it passes through. An edge that
+// leaves the holding v is in goes to a shared top (see shares), which a
+// bitmap tells at once: a map whose entries a list shares costs no lookup
+// per entry.
 // It also returns how many objects the parts count: fewer than v retains
 // (less v itself) when it stopped at the bound.
 func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, uint64, error) {
 	if a.RetainedObjects(v) <= 1 {
 		return nil, nil, 0, nil
 	}
-	parent := map[heapdump.NodeID]heapdump.NodeID{v: heapdump.NoNode}
 	type acc struct {
 		Part
 		first heapdump.NodeID
 	}
 	parts := map[partKey]*acc{}
+	s := a.shares()
+	if a.parent == nil {
+		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
+	}
+	// parent[w] is w's predecessor on the search plus one, 0 while unseen;
+	// the queue lists what to clear.
+	parent := a.parent
+	parent[v] = v + 1
 	queue := []heapdump.NodeID{v}
-	top := a.topOf(v) // what v retains is in its holding
-	for head := 0; head < len(queue) && len(parent) < maxMadeOfObjects; head++ {
+	for head := 0; head < len(queue) && len(queue) < maxMadeOfObjects; head++ {
 		u := queue[head]
 		for _, w := range a.g.Succ(u) {
-			if a.topOf(w) != top {
-				continue
+			if s.isShared(w) || parent[w] != 0 || !a.reachable(w) || parent[a.Idom(w)] == 0 {
+				continue // seen, or not retained by v alone
 			}
-			if _, seen := parent[w]; seen {
-				continue
-			}
-			if _, in := parent[a.Idom(w)]; !in {
-				continue // not retained by v alone
-			}
-			parent[w] = u
+			parent[w] = u + 1
 			queue = append(queue, w)
 			k := partKey{size: a.g.Size(w)}
 			if b, ok := a.g.AllocSite(w); ok {
@@ -88,48 +92,85 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 			p.Bytes += k.size
 		}
 	}
+	defer func() {
+		for _, u := range queue {
+			parent[u] = 0
+		}
+	}()
 	list := make([]*acc, 0, len(parts))
-	for _, p := range parts {
+	keys := make(map[*acc]partKey, len(parts))
+	for k, p := range parts {
 		list = append(list, p)
+		keys[p] = k
 	}
-	slices.SortFunc(list, func(x, y *acc) int {
+	order := func(x, y *acc) int {
 		return cmp.Or(cmp.Compare(y.Bytes, x.Bytes), cmp.Compare(y.Count, x.Count), cmp.Compare(x.first, y.first))
-	})
-	list = list[:min(len(list), maxParts)]
+	}
+	slices.SortFunc(list, order)
+	// Type the largest parts; those of one type, size and site (made by
+	// stacks that differ further out) are one.
+	list = list[:min(len(list), 3*maxParts)]
 	rec, err := a.g.ObjectRecord(v, 0)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	out := make([]Part, len(list))
-	var inside []Step
 	// These paths follow the search from v: they share no typed step
 	// with those of a search from a root.
 	a.types.newSearch()
 	defer a.types.newSearch()
-	for i, p := range list {
+	type typed struct {
+		typ  string
+		size uint64
+		site binsym.Position
+	}
+	merged := map[typed]*acc{}
+	steps := map[*acc][]typedStep{}
+	var kept []*acc
+	for _, p := range list {
 		// The path from v to the part's first object, v first.
 		var path []heapdump.NodeID
-		for u := p.first; u != heapdump.NoNode; u = parent[u] {
+		for u := p.first; ; u = parent[u] - 1 {
 			path = append(path, u)
+			if u == v {
+				break
+			}
 		}
 		slices.Reverse(path)
-		steps, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
+		st, err := a.types.limitedWalk(path, a.maxSteps, rec, &last)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		p.Type = steps[len(steps)-1].Type
-		if b, ok := a.g.AllocSite(p.first); ok {
+		p.Type = st[len(st)-1].Type
+		if b := keys[p].bucket; b != nil {
 			if s := firstSite(b.Stack, allochelper.Is); s != nil {
-				c := *s
+				c := *s // not a pointer into the dump's records
 				p.AllocSite = &c
 			}
 		}
+		k := typed{typ: p.Type, size: p.Size}
+		if p.AllocSite != nil {
+			k.site = *p.AllocSite
+		}
+		if m := merged[k]; m != nil && p.Type != "" {
+			m.Count += p.Count
+			m.Bytes += p.Bytes
+			continue
+		}
+		merged[k] = p
+		steps[p] = st
+		kept = append(kept, p)
+	}
+	slices.SortFunc(kept, order)
+	kept = kept[:min(len(kept), maxParts)]
+	out := make([]Part, len(kept))
+	var inside []Step
+	for i, p := range kept {
 		out[i] = p.Part
-		if i == 0 {
-			for _, s := range steps {
-				inside = append(inside, s.Step)
-			}
+	}
+	if len(kept) > 0 {
+		for _, s := range steps[kept[0]] {
+			inside = append(inside, a.withContextSite(s))
 		}
 	}
-	return out, inside, uint64(len(parent) - 1), nil
+	return out, inside, uint64(len(queue) - 1), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 // The tests of matchBinary build testdata/match three ways (plainly,
@@ -75,10 +76,8 @@ func buildMatch(dir string) (map[string]string, string, error) {
 		exe := filepath.Join(dir, "match-"+b.name)
 		exes[b.name] = exe
 		wg.Go(func() {
-			cmd := exec.Command("go", append([]string{"build", "-o", exe}, b.args...)...)
-			cmd.Dir = b.dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("go build %s: %v\n%s", b.args, err, out)
+			if out, err := testbuild.BuildIn(b.dir, exe, nil, b.args...); err != nil {
+				errs[i] = fmt.Errorf("%v\n%s", err, out)
 			}
 		})
 	}

@@ -2,6 +2,9 @@ package heap
 
 import (
 	"slices"
+	"strings"
+
+	"github.com/ctxleak/ctxleak/internal/allochelper"
 
 	"github.com/ctxleak/ctxleak/heapdump"
 )
@@ -85,11 +88,23 @@ type reacher struct {
 // is the runtime's own structure. The cost is that of the walk: the objects
 // that reach v and their edges.
 //
-// Without avoid, the walk goes on only from the tops of holdings (see
-// holdingTops), so it reads the reverse edges into those alone, which
-// reverseTops keeps (fewer than all: on a list held by two roots, half).
-// Should it come to another object, it walks again with every edge.
+// A shared object's reachers are read from the holder sets of the shared
+// holdings (reachersOfShared). Otherwise, without avoid, the walk goes on
+// only from the tops of holdings (see holdingTops), so it reads the reverse
+// edges into those alone (topPreds: fewer than all, half on a list held by
+// two roots); should it come to another object, it walks again with every
+// edge.
 func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
+	if avoid == heapdump.NoNode && a.shares().isShared(v) {
+		return a.reachersOfShared(v)
+	}
+	return a.reachersByReverse(v, avoid)
+}
+
+// reachersByReverse is reachersOfObject by a walk of the reverse graph:
+// without avoid, from a top of a holding, on the edges into the tops
+// alone; else, or should that walk leave the tops, on every edge.
+func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 	if avoid == heapdump.NoNode && a.topOf(v) == v {
 		if out, ok := a.reachers(v, avoid, true); ok {
 			return out
@@ -99,7 +114,7 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	return out
 }
 
-// reachers is reachersOfObject on the reverse edges into the tops of
+// reachers is reachersByReverse on the reverse edges into the tops of
 // holdings (tops) or on all of them. On the first, it reports false, having
 // found nothing, when the walk comes to an object that is not a top.
 func (a *Analysis) reachers(v, avoid heapdump.NodeID, tops bool) ([]reacher, bool) {
@@ -309,4 +324,30 @@ func reverse(g *heapdump.Graph, into func(heapdump.NodeID) bool) *reverseGraph {
 		}
 	}
 	return &reverseGraph{start: rstart[:n+1], succ: rsucc}
+}
+
+// withContextSite returns the step of s, with the allocation site of its
+// object when it is a context node (see isContextType) and the dump has a
+// sample for it: where the context was made, which is where a fix goes.
+func (a *Analysis) withContextSite(s typedStep) Step {
+	st := s.Step
+	if s.Omitted > 0 || !isContextType(st.Type) || !a.g.IsObject(s.node) {
+		return st
+	}
+	if b, ok := a.g.AllocSite(s.node); ok {
+		skip := func(fn string) bool { return isTimerMachinery(fn) || allochelper.Is(fn) }
+		if p := firstSite(b.Stack, skip); p != nil && !skip(p.Function) {
+			c := *p // not a pointer into the dump's records
+			st.AllocSite = &c
+		}
+	}
+	return st
+}
+
+// isContextType reports whether type name t is one of the context
+// package's nodes: context.valueCtx, cancelCtx, timerCtx, afterFuncCtx,
+// withoutCancelCtx, stopCtx and the like.
+func isContextType(t string) bool {
+	t = strings.TrimPrefix(t, "*")
+	return strings.HasPrefix(t, "context.") && strings.HasSuffix(t, "Ctx")
 }

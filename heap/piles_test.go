@@ -13,6 +13,7 @@ import (
 	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 // The pile tests build testdata/piles, which makes many small retained
@@ -41,7 +42,7 @@ func runPile(t testing.TB, pattern string, n int) *pileRun {
 	dir := dumptest.TempDir(t)
 	pilesOnce.Do(func() {
 		pilesExe = filepath.Join(dir, "piles")
-		if out, err := exec.Command("go", "build", "-o", pilesExe, "./testdata/piles").CombinedOutput(); err != nil {
+		if out, err := testbuild.Build(pilesExe, nil, "./testdata/piles"); err != nil {
 			pilesErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})

@@ -114,6 +114,7 @@ func (a *Analysis) sharedTotals() (bytes, objects uint64) {
 // member of each (of all at once: one search per root), with what all
 // members add up to.
 func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
+	a.nearestMembers(ps)
 	var reps []heapdump.NodeID
 	for _, p := range ps {
 		if p.described == nil {

@@ -81,7 +81,11 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	fmt.Fprintf(&b, "  %-9s %s in %d objects (garbage not yet swept, unused span tails)\n", "dead", bytesize.Format(int64(r.DeadBytes)), r.DeadObjects)
 	fmt.Fprintf(&b, "  %-9s %s in %d objects reached from more than one root\n", "shared", bytesize.Format(int64(r.SharedBytes)), r.SharedObjects)
 	for _, u := range r.Unknown {
-		fmt.Fprintf(&b, "  %-9s %s\n", "unknown", st.Warn(u.withInput(st.Input(u.Reason))))
+		label := "unknown"
+		if u.Reason == PluginGlobals {
+			label = "warning"
+		}
+		fmt.Fprintf(&b, "  %-9s %s\n", label, st.Warn(u.withInput(st.Input(u.Reason))))
 	}
 	b.WriteString("\n")
 	min := bytesize.Format(int64(r.MinSize))
@@ -160,14 +164,7 @@ func (g *Group) writeMadeOf(b *strings.Builder, ind string, st Style) {
 			t = "object of unknown type"
 		}
 		line := fmt.Sprintf("%s  %s %s %s of %s: %s", ind, thousands(int(p.Count)), times(st), t, bytesize.Format(int64(p.Size)), bytesize.Format(int64(p.Bytes)))
-		if p.AllocSite != nil {
-			line += " (made at " + p.AllocSite.Function
-			if p.AllocSite.File != "" {
-				line += " " + p.AllocSite.FileLine()
-			}
-			line += ")"
-		}
-		b.WriteString(line + "\n")
+		b.WriteString(line + madeAt(p.AllocSite) + "\n")
 	}
 	if len(g.Inside) > 0 {
 		t := g.MadeOf[0].Type
@@ -177,6 +174,19 @@ func (g *Group) writeMadeOf(b *strings.Builder, ind string, st Style) {
 		fmt.Fprintf(b, "%sthe path on to one %s:\n", ind, t)
 		writePath(b, ind, g.Inside, st)
 	}
+}
+
+// madeAt says where an object was made: " (made at main.open
+// attach.go:31)", or "" for no site.
+func madeAt(p *binsym.Position) string {
+	if p == nil {
+		return ""
+	}
+	s := " (made at " + p.Function
+	if p.File != "" {
+		s += " " + p.FileLine()
+	}
+	return s + ")"
 }
 
 // headline says what the group is and what it retains: "[]uint8 of 50.0
@@ -195,6 +205,9 @@ func (g *Group) headline(st Style) string {
 		return fmt.Sprintf("%s retains %s", what, total)
 	}
 	who, verb := fmt.Sprintf("%s objects held the same way", thousands(g.Count)), "retain"
+	if len(g.HeldBy) > 0 {
+		who, verb = fmt.Sprintf("%s objects held together by %s", thousands(g.Count), english.List(g.HeldBy)), "hold"
+	}
 	if n := g.goroutineCount(); n > 1 && (g.Root.Kind == heapdump.RootFrame || g.Root.Kind == heapdump.RootGoroutine) {
 		who, verb = fmt.Sprintf("%s goroutines", thousands(n)), "hold"
 		if g.Root.Kind == heapdump.RootFrame {
@@ -399,6 +412,7 @@ func writePath(b *strings.Builder, ind string, path []Step, st Style) {
 		if s.Via != "" {
 			names[i] = s.Via + " -> " + t
 		}
+		names[i] += madeAt(s.AllocSite)
 		width = max(width, textfit.Len(names[i]))
 		if s.RetainedBytes > s.Size {
 			retains[i] = fmt.Sprintf("  retains %s in %s", bytesize.Format(int64(s.RetainedBytes)), english.Plural(int(s.Objects), "object"))

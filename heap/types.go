@@ -245,6 +245,9 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 				return slices.ContainsFunc(a.d.Frames[slot.Frame].Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
 			},
 		}
+		if slot.StackObject != nil {
+			return t.fromStackObject(c, root, slot, rec, interior), nil
+		}
 		tt := t.target(c, rec, interior)
 		switch {
 		case root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0:

@@ -16,12 +16,15 @@ const (
 	// uses (a symbol table, DWARF, line tables, a load bias); the
 	// Unknown's Text says which part and what follows.
 	BinaryIncomplete
+	// PluginGlobals: the program loaded plugins, whose globals the dump
+	// does not record: what only they hold is counted as dead.
+	PluginGlobals
 )
 
-var reasonNames = [...]string{NoBinary: "no_binary", BinaryIncomplete: "binary_incomplete"}
+var reasonNames = [...]string{NoBinary: "no_binary", BinaryIncomplete: "binary_incomplete", PluginGlobals: "plugin_globals"}
 
-// String returns the reason's name as JSON writes it: "no_binary" or
-// "binary_incomplete".
+// String returns the reason's name as JSON writes it: "no_binary",
+// "binary_incomplete" or "plugin_globals".
 func (r Reason) String() string {
 	if r > 0 && int(r) < len(reasonNames) {
 		return reasonNames[r]

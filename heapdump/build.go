@@ -227,9 +227,12 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	g.roots = slices.Grow(g.roots, nRoots)
 
 	mf := dump.Params.minFrameSize()
+	stackObjs := &stackObjectCache{fn: opts.StackObjects}
+	stackBudget := maxStackObjectWords
 	for gi := range dump.Goroutines {
 		gr := &dump.Goroutines[gi]
 		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
+		objSlots := g.stackObjectSlots(gi, frames, gr.FirstFrame, stackObjs, &stackBudget)
 		// args[d] is the size of the arguments of frame d-1 (the callee),
 		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
 		args := make([]int64, len(frames))
@@ -259,6 +262,10 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 						slot(RootSlot{Frame: fi + 1, Offset: s.Offset, Addr: frames[d+1].SP + s.Offset, Value: s.Value})
 					}
 				}
+			}
+			for len(objSlots) > 0 && objSlots[0].owner == d {
+				slot(objSlots[0].slot)
+				objSlots = objSlots[1:]
 			}
 			for _, fn := range defers.of(gr.Addr, frames[d].SP) {
 				slot(RootSlot{Frame: -1, Field: "defer", Value: fn})

@@ -17,7 +17,11 @@
 //
 // Liveness is what the runtime wrote: frames are never scanned
 // conservatively, so a goroutine that no longer uses its context does not
-// hold it. Live means reachable from a root; dead objects and the fake
+// hold it. The stack maps leave out a frame's stack objects (address-taken
+// locals, such as the value of a blocked `ch <- v`): with
+// Options.StackObjects, those a pointer on their goroutine's stack reaches
+// add their pointers to the frame's root, as the garbage collector scans
+// them. Live means reachable from a root; dead objects and the fake
 // objects the runtime writes for the unused tail of spans only count in
 // Stats, which, like Live, searches the graph on first use.
 //

@@ -5,8 +5,22 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
+
+// fuzzStackObjects makes up stack objects from a function's entry: locals
+// and arguments, in the frame or past it, with pointers or without.
+func fuzzStackObjects(entry uint64) []binsym.StackObject {
+	if entry%4 == 0 {
+		return nil
+	}
+	return []binsym.StackObject{
+		{Off: -int64(entry%64) - 8, Size: 16, PtrBytes: 16, Mask: []byte{3}},
+		{Off: int64(entry % 32), Size: 8, PtrBytes: 8, Mask: []byte{1}},
+		{Off: -1 << 20, Size: 1 << 30, PtrBytes: 1 << 30, Mask: []byte{0xff}},
+	}
+}
 
 // FuzzRead feeds the reader mutated dumps: it must return a graph or a
 // *FormatError, never panic, and a graph must be consistent.
@@ -18,6 +32,7 @@ func FuzzRead(f *testing.F) {
 		opts := Options{
 			OutArgs:      func(entry uint64) (int64, bool) { return int64(entry % 64), entry%3 != 0 },
 			GlobalSymbol: func(addr uint64) (string, uint64, bool) { return "g", addr &^ 63, addr%5 != 0 },
+			StackObjects: fuzzStackObjects,
 		}
 		g, err := Read(bytes.NewReader(data), int64(len(data)), "fuzz.bin", opts)
 		if err != nil {

@@ -197,6 +197,18 @@ func (g *Graph) Size(v NodeID) uint64 {
 	return g.idx.groups[g.idx.groupOf(uint32(v))].size
 }
 
+// SizeRun returns the run of objects of one size that object v is in:
+// objects first to end-1 are all size bytes. A caller that asks for the
+// sizes of many objects in order keeps the run and looks up only past it.
+// It returns an empty run for a node that is not an object.
+func (g *Graph) SizeRun(v NodeID) (first, end NodeID, size uint64) {
+	if int(v) >= g.numObjects {
+		return v, v, 0
+	}
+	gr := &g.idx.groups[g.idx.groupOf(uint32(v))]
+	return NodeID(gr.first), NodeID(gr.first + gr.count), gr.size
+}
+
 // ObjectsOfSize yields the objects of at least min bytes, in order, looking
 // only at the runs of objects that large.
 func (g *Graph) ObjectsOfSize(min uint64) iter.Seq[NodeID] {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/inputfile"
 )
 
@@ -23,6 +24,14 @@ type Options struct {
 	// heap pointers; without it, or where it returns ok == false, one per
 	// pointer slot.
 	GlobalSymbol func(addr uint64) (name string, start uint64, ok bool)
+
+	// StackObjects returns the stack objects of the function whose entry
+	// PC is given (binsym.Binary.StackObjects): its address-taken locals
+	// and arguments, which the stack maps leave out of a frame's slots.
+	// With it, a stack object that a pointer on its goroutine's stack
+	// reaches (as the garbage collector finds them) adds its pointers to
+	// its frame's root, marked with RootSlot.StackObject.
+	StackObjects func(entry uint64) []binsym.StackObject
 
 	// Prepare, if set, is called once every record has been read and
 	// before the graph is built, so that a caller can check the dump

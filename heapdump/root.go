@@ -1,6 +1,10 @@
 package heapdump
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ctxleak/ctxleak/binsym"
+)
 
 // Root is a root node of the graph.
 type Root struct {
@@ -50,6 +54,12 @@ type RootSlot struct {
 	Field string
 	Value uint64 // the pointer
 	Node  NodeID // the object it points into
+	// StackObject is set on a slot inside one of the frame's stack objects
+	// (an address-taken local or argument, which the stack maps leave
+	// out; see Options.StackObjects): the object as the binary describes
+	// it. StackObjectOffset is the object's start in the frame Frame.
+	StackObject       *binsym.StackObject
+	StackObjectOffset uint64
 }
 
 // Root returns the root that root node v stands for, or nil when v is not

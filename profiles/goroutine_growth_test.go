@@ -3,9 +3,12 @@ package profiles
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // goroutineProfile returns this process's goroutine profile, written by the
@@ -21,6 +24,25 @@ func goroutineProfile(t *testing.T, debug int) *Profile {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// waitGone returns once no goroutine of this process runs fn. A worker
+// that has called its WaitGroup's Done may still be on its way out, and a
+// profile taken then would list it; waitGone polls with back-off until it
+// has gone.
+func waitGone(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for wait := time.Millisecond; ; wait *= 2 {
+		n := runtime.Stack(buf, true)
+		if !strings.Contains(string(buf[:n]), fn+"(") {
+			return
+		}
+		if wait > 10*time.Second {
+			t.Fatalf("goroutines in %s still run", fn)
+		}
+		time.Sleep(wait)
+	}
 }
 
 //go:noinline
@@ -49,6 +71,7 @@ func TestCompareGoroutines(t *testing.T) {
 			var ready, done, grown sync.WaitGroup
 			stopShrink, stopGrowth := make(chan struct{}), make(chan struct{})
 			// The next subtest's base must not see this one's workers.
+			defer waitGone(t, "profiles.growthWorker")
 			defer grown.Wait()
 			defer close(stopGrowth)
 			ready.Add(6)
@@ -60,6 +83,7 @@ func TestCompareGoroutines(t *testing.T) {
 			base := goroutineProfile(t, debug)
 			close(stopShrink)
 			done.Wait()
+			waitGone(t, "profiles.shrinkWorker")
 
 			ready.Add(20)
 			grown.Add(20)

@@ -12,7 +12,19 @@ import (
 	"github.com/ctxleak/ctxleak/heapdump"
 )
 
-func init() { explain = explainHolders }
+func init() {
+	explain = explainHolders
+	prepareExplain = loadRunningTypes
+}
+
+// loadRunningTypes opens the running binary and decodes its types, which
+// explainHolders keeps for the process: loaded before a dump, they are in
+// every dump alike rather than only in those after the first failure.
+func loadRunningTypes() {
+	if bin, err := runningBinary(); err == nil {
+		bin.LoadTypes()
+	}
+}
 
 // explainHolders analyses the heap dump with the heap package and describes,
 // for each value still alive, who holds it: the goroutine frame, global or

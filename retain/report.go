@@ -19,6 +19,11 @@ import (
 // explain.go sets it to explainHolders; tests replace it.
 var explain func(dumpPath, binaryPath string, alive []Tracked) (*explanation, error)
 
+// prepareExplain, when set, loads before the first dump what explain keeps
+// for the whole process (the running binary's types), so that every
+// failure's dump holds the same caches and none holds more than the first.
+var prepareExplain func()
+
 // explanation is what explain says about the values still alive.
 type explanation struct {
 	// entries, parallel to alive, describe each value and its holder in
@@ -55,6 +60,9 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	// times the size of the heap it describes.
 	failures.Lock()
 	defer failures.Unlock()
+	if explain != nil && prepareExplain != nil {
+		prepareExplain()
+	}
 	runtime.GC()
 	d, err := writeDump(tr.opts.dumpDir, tr.name)
 	if err != nil {

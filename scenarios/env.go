@@ -312,16 +312,13 @@ func (e *Env) fileName(i int, name string) string {
 // payload's allocation site and, when profiles are kept, writes it to
 // KeepDir/name.pb.gz (mode 0600, never overwriting) and returns that path.
 func (e *Env) profile(name string) (site int64, path string, err error) {
+	site = inuseAt(payloadSite)
+	if e.opts.KeepDir == "" {
+		return site, "", nil
+	}
 	var buf bytes.Buffer
 	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
 		return 0, "", fmt.Errorf("heap profile: %w", err)
-	}
-	site, err = inuseAt(buf.Bytes(), payloadSite)
-	if err != nil {
-		return 0, "", err
-	}
-	if e.opts.KeepDir == "" {
-		return site, "", nil
 	}
 	path = filepath.Join(e.opts.KeepDir, name+".pb.gz")
 	if err := writeNew(path, buf.Bytes()); err != nil {

@@ -5,11 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
-
-	"github.com/google/pprof/profile"
 )
 
 // heapObjectsMetric is the live heap (plus unswept dead objects, none right
@@ -55,37 +54,53 @@ func readProcStatus(field string) (int64, error) {
 	return 0, fmt.Errorf("/proc/self/status has no readable %s line", field)
 }
 
-// inuseAt parses a pprof heap profile and returns the inuse_space of the
-// samples whose stack contains the function fn.
-func inuseAt(data []byte, fn string) (int64, error) {
-	p, err := profile.ParseData(data)
-	if err != nil {
-		return 0, fmt.Errorf("parsing heap profile: %w", err)
-	}
-	idx := -1
-	for i, st := range p.SampleType {
-		if st.Type == "inuse_space" {
-			idx = i
+// inuseAt returns the bytes in use at the last completed GC cycle of the
+// allocations whose stack contains the function fn: the inuse_space that
+// the heap profile, written from the same records, gives that site. With
+// MemProfileRate 1 (a scenario child's) the records are exact, not scaled.
+// It reads the records directly rather than parsing a profile: a child
+// samples every allocation, its own parsing included.
+func inuseAt(fn string) int64 {
+	n, _ := runtime.MemProfile(nil, false)
+	var recs []runtime.MemProfileRecord
+	for {
+		recs = make([]runtime.MemProfileRecord, n+n/4+16)
+		var ok bool
+		if n, ok = runtime.MemProfile(recs, false); ok {
+			recs = recs[:n]
+			break
 		}
 	}
-	if idx < 0 {
-		return 0, fmt.Errorf("heap profile has no inuse_space samples")
-	}
+	has := map[uintptr]bool{} // whether a PC's frames, inlined ones included, are fn's
 	var total int64
-	for _, s := range p.Sample {
-		if stackHas(s, fn) {
-			total += s.Value[idx]
+	for i := range recs {
+		if stackHas(recs[i].Stack(), fn, has) {
+			total += recs[i].InUseBytes()
 		}
 	}
-	return total, nil
+	return total
 }
 
-func stackHas(s *profile.Sample, fn string) bool {
-	for _, loc := range s.Location {
-		for _, line := range loc.Line {
-			if line.Function != nil && line.Function.Name == fn {
-				return true
+// stackHas reports whether fn is one of the functions of stack, inlined
+// calls included, remembering each PC's answer in has.
+func stackHas(stack []uintptr, fn string, has map[uintptr]bool) bool {
+	for _, pc := range stack {
+		in, ok := has[pc]
+		if !ok {
+			frames := runtime.CallersFrames([]uintptr{pc})
+			for {
+				f, more := frames.Next()
+				if f.Function == fn {
+					in = true
+				}
+				if !more {
+					break
+				}
 			}
+			has[pc] = in
+		}
+		if in {
+			return true
 		}
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
@@ -51,8 +52,8 @@ func TestMain(m *testing.M) {
 // ctx is done; Serve's result goes to done.
 func setup(ctx context.Context, dir string, done chan<- error) error {
 	testExe = filepath.Join(dir, "webprog")
-	if out, err := exec.Command("go", "build", "-o", testExe, "./testdata/webprog").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	if out, err := testbuild.Build(testExe, nil, "./testdata/webprog"); err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
 	}
 	dump := filepath.Join(dir, "web.dump")
 	if out, err := exec.Command(testExe, dump).CombinedOutput(); err != nil {

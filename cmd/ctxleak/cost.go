@@ -36,16 +36,19 @@ named): time and allocations per operation, heap and stack per pending
 operation, and the throughput and latency of a net/http server on
 127.0.0.1 driven by vegeta, 10 connections.
 
-Each row is measured --count times, each time in a child process of its
-own (ctxleak re-executing itself), the runs interleaved; the table shows
-the median and its 95% confidence interval (golang.org/x/perf/benchmath,
-as benchstat). Figures other runtimes published (Node, Bun, Python) are
+Each row is measured --count times, each time in another child process
+(ctxleak re-executing itself), the runs interleaved: a run has one child
+for all the operation rows, one per pending row, and one for the server
+rows, whose handlers take turns under load in 100ms slices. The table
+shows the median and its 95% confidence interval (golang.org/x/perf/
+benchmath, as benchstat); a server row's throughput is also given over
+that of the arguments handler, which cancels the machine's pace. Figures other runtimes published (Node, Bun, Python) are
 printed beside the Go rows they compare with, marked "elsewhere", with
 whether the two are comparable.
 
 --duration is the load time of each server row, split between its runs.
---quick measures less per sample and measures all the rows of a run in one
-child process rather than one each (about 10s in all).
+--quick measures less per sample, 6 runs unless --count is given, all
+the rows of a run in one child process (under 10s in all).
 
 With --base FILE.json (an earlier "--format json" output) the timings are
 compared with it, benchstat's rule: exit 1 when a row is slower beyond its
@@ -64,8 +67,11 @@ base's interval), 0 otherwise, 2 on a bad base file.`,
 			return cost.Names(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !changed(cmd.Flags(), "count") && f.quick {
+				f.count = cost.MinCount
+			}
 			if !changed(cmd.Flags(), "duration") && f.quick {
-				f.duration = time.Duration(cost.MinCount) * cost.QuickSettings.LoadTime
+				f.duration = time.Duration(f.count) * cost.QuickSettings.LoadTime
 			}
 			return a.cost(cmd.Context(), f, args)
 		},
@@ -73,8 +79,8 @@ base's interval), 0 otherwise, 2 on a bad base file.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&f.list, "list", false, "list the rows and what each measures, run nothing")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json")
-	fl.IntVar(&f.count, "count", cost.MinCount, fmt.Sprintf("runs of each row (at least %d)", cost.MinCount))
-	fl.BoolVar(&f.quick, "quick", false, "shorter samples (2ms per operation sample, 5,000 pending items, 0.6s of load per server row),\nall rows of a run in one child")
+	fl.IntVar(&f.count, "count", cost.DefaultCount, fmt.Sprintf("runs of each row (at least %d; %d with --quick)", cost.MinCount, cost.MinCount))
+	fl.BoolVar(&f.quick, "quick", false, "shorter samples (2ms per operation sample, 5,000 pending items, 100ms of load per server row\nand run), 6 runs, all rows of a run in one child")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "load time of each server row, split between its runs")
 	fl.StringVar(&f.base, "base", "", "compare the timings with an earlier --format json output `FILE`; exit 1 when slower")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(

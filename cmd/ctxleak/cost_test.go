@@ -25,7 +25,7 @@ func TestCostUsageErrors(t *testing.T) {
 		{"bad duration", []string{"cost", "--duration", "0s"}, "invalid --duration 0s"},
 		{"missing base", []string{"cost", "--base", filepath.Join(dir, "missing.json")}, "--base: open"},
 		{"base not JSON", []string{"cost", "--base", notJSON}, "not a cost report"},
-		{"base of another command", []string{"cost", "--base", otherSchema}, `schema "ctxleak.run/v1", want "ctxleak.cost/v1"`},
+		{"base of another command", []string{"cost", "--base", otherSchema}, `schema "ctxleak.run/v1", want "ctxleak.cost/v2"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := ctxleak(t, tt.args...)
@@ -62,7 +62,7 @@ func TestCostBaseGates(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["schema"] != "ctxleak.cost/v1" {
+	if doc["schema"] != "ctxleak.cost/v2" {
 		t.Fatalf("schema %v", doc["schema"])
 	}
 	dir := t.TempDir()

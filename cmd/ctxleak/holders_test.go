@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 	"github.com/google/pprof/profile"
 )
 
@@ -83,8 +84,8 @@ func holdersDump(t *testing.T, pattern string) (dump, exe string) {
 	t.Helper()
 	holdersBuild.once.Do(func() {
 		holdersBuild.exe = filepath.Join(dumptest.TempDir(t), "holders")
-		if out, err := exec.Command("go", "build", "-o", holdersBuild.exe, "../../heap/testdata/holders").CombinedOutput(); err != nil {
-			holdersBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
+		if out, err := testbuild.Build(holdersBuild.exe, nil, "../../heap/testdata/holders"); err != nil {
+			holdersBuild.err = fmt.Errorf("%v\n%s", err, out)
 		}
 	})
 	if holdersBuild.err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 // "ctxleak holders" accepts only the executable that wrote the dump: a
@@ -22,9 +24,8 @@ func TestHoldersWrongBinary(t *testing.T) {
 	errs := make(chan error, len(exes))
 	for name, args := range exes {
 		wg.Go(func() {
-			cmd := exec.Command("go", append([]string{"build", "-o", filepath.Join(dir, name)}, args...)...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("go build %s: %v\n%s", args, err, out)
+			if out, err := testbuild.Build(filepath.Join(dir, name), nil, args...); err != nil {
+				errs <- fmt.Errorf("%v\n%s", err, out)
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 	"github.com/ctxleak/ctxleak/internal/testexit"
 )
 
@@ -62,9 +63,9 @@ func Prog(t testing.TB) string {
 		src := filepath.Join(filepath.Dir(file), "testdata", "dumpprog")
 		exe := filepath.Join(d, "dumpprog")
 		// -gcflags=-N would change the stack maps under test; build as users do.
-		out, err := exec.Command("go", "build", "-o", exe, src).CombinedOutput()
+		out, err := testbuild.Build(exe, nil, src)
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("%v\n%s", err, out)
 			return
 		}
 		buildExe = exe

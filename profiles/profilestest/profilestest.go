@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 const pkg = "github.com/ctxleak/ctxleak/profiles/testdata/leakserver"
@@ -41,9 +43,8 @@ type Binary struct {
 func Build(t testing.TB) *Binary {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "leakserver")
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	if out, err := testbuild.Build(bin, nil, pkg); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 	return &Binary{path: bin}
 }

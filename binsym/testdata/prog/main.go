@@ -147,6 +147,26 @@ func caller(ctx context.Context, ch chan struct{}, done chan int) {
 	done <- wait(ctx, ch, 1)
 }
 
+// pinned is the type of addrTaken's stack object.
+type pinned struct {
+	u   *Upload
+	n   int
+	ctx context.Context
+}
+
+// addrTaken's local v is address-taken and does not escape: a stack object
+// of 32 bytes with pointers at 0 and 24 (the interface's data word; its type
+// word is not a pointer to the garbage collector).
+//
+//go:noinline
+func addrTaken(u *Upload) int {
+	v := pinned{u: u, n: 1, ctx: context.Background()}
+	return count(&v)
+}
+
+//go:noinline
+func count(p *pinned) int { return p.n + len(p.u.Name) }
+
 func main() {
 	dump := flag.String("dump", "", "write a heap dump to `file`")
 	flag.Parse()
@@ -159,6 +179,7 @@ func main() {
 	cache["u"] = u
 	counter++
 	holder.name = "h"
+	counter += int64(addrTaken(u))
 
 	f := scheduleRetry(u)
 	fv := *(*unsafe.Pointer)(unsafe.Pointer(&f))

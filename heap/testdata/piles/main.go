@@ -156,13 +156,17 @@ func main() {
 }
 
 // waitParked returns once n goroutines in fn are parked on a receive.
-func waitParked(fn string, n int) {
+func waitParked(fn string, n int) { waitBlocked(fn, "[chan receive", n) }
+
+// waitBlocked returns once n goroutines in fn are blocked with the status
+// state (e.g. "[chan send") in their traceback.
+func waitBlocked(fn, state string, n int) {
 	buf := make([]byte, 64<<20)
 	for {
 		m := runtime.Stack(buf, true)
 		parked := 0
 		for _, g := range strings.Split(string(buf[:m]), "\n\n") {
-			if strings.Contains(g, "[chan receive") && strings.Contains(g, fn+"(") {
+			if strings.Contains(g, state) && strings.Contains(g, fn+"(") {
 				parked++
 			}
 		}

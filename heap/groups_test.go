@@ -1,0 +1,186 @@
+package heap
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// The groups tests use the patterns of testdata/piles/groups.go: what
+// piles up inside one holding, and objects that sets of roots share.
+
+// 300 buffers in main.red, main.green and main.blue, and 300 in main.red
+// and main.green only: two shared groups, one per set of holders.
+func TestHoldersSharedBySets(t *testing.T) {
+	t.Parallel()
+	const n, size = 300, 1 << 10
+	a := runPile(t, "shared3", n).analyze(t)
+	rep, err := a.Holders(MinSize(100 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := reportText(t, rep)
+	want := map[string]bool{"global main.blue,global main.green,global main.red": true, "global main.green,global main.red": true}
+	for _, g := range rep.Groups {
+		held := slices.Sorted(slices.Values(g.HeldBy))
+		key := strings.Join(held, ",")
+		if !want[key] {
+			t.Errorf("a group held by %q:\n%s", g.HeldBy, text)
+			continue
+		}
+		delete(want, key)
+		if g.Count != n || g.RetainedBytes != n*size || g.Object.Type != "[1024]uint8" || !g.Shared {
+			t.Errorf("held by %s: %d x %s retaining %d bytes, shared %v; want %d x [1024]uint8 retaining %d, shared",
+				key, g.Count, g.Object.Type, g.RetainedBytes, g.Shared, n, n*size)
+		}
+		// The holder and the other roots are the set.
+		roots := []string{"global " + g.Root.Global}
+		for _, h := range g.OtherRoots {
+			roots = append(roots, h.Short())
+		}
+		if slices.Sort(roots); !slices.Equal(roots, held) || g.OtherRootsTotal != len(held)-1 {
+			t.Errorf("held by %s: holder %s and %d others %v", key, g.Root.Short(), g.OtherRootsTotal, roots)
+		}
+		if line := "300 objects held together by " + strings.Join(g.HeldBy[:len(g.HeldBy)-1], ", "); !strings.Contains(text, line) {
+			t.Errorf("no %q in\n%s", line, text)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no group held by %v:\n%s", want, text)
+	}
+	js, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"held_by":["global main.`) {
+		t.Errorf("no held_by in %s", js)
+	}
+}
+
+// The holders of every shared top, read from its propagated set, are the
+// roots an independent walk back through the whole reverse graph finds.
+func TestSharedSetsMatchReverseWalk(t *testing.T) {
+	t.Parallel()
+	for _, pattern := range []string{"shared3", "timeouts"} {
+		a := runPile(t, pattern, 300).analyze(t)
+		s := a.shares()
+		checked := 0
+		for v := range heapdump.NodeID(a.g.NumObjects()) {
+			if !s.isShared(v) || s.cut(s.setOf(v)) {
+				continue
+			}
+			roots := func(rs []reacher) []heapdump.NodeID {
+				var out []heapdump.NodeID
+				for _, r := range rs {
+					if r.root != heapdump.NoNode {
+						out = append(out, r.root)
+					}
+				}
+				slices.Sort(out)
+				return out
+			}
+			got, want := roots(a.reachersOfShared(v)), roots(a.reachersByReverse(v, heapdump.NoNode))
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: shared object %d: roots %v from its set, %v from the reverse graph", pattern, v, got, want)
+			}
+			checked++
+		}
+		if checked < 300 {
+			t.Errorf("%s: %d shared objects checked, want 300 or more", pattern, checked)
+		}
+	}
+}
+
+// What a holding is made of, through a context's children (a map), a map
+// and a slice, with allocation sites; context nodes on paths say where they were
+// made.
+func TestHoldersMadeOfContainers(t *testing.T) {
+	t.Parallel()
+	const n = 2000
+	for _, tt := range []struct {
+		pattern, holder string
+		part, site      string // a part of the holding and where it is made
+		inside          string // the type the path inside goes through
+	}{
+		{"afterfunc", "main.longLived", "context.afterFuncCtx", "main.register", "context.afterFuncCtx"},
+		{"series", "main.vec", "main.series", "main.observe", "main.series"},
+		{"slice", "main.entries", "main.entry", "main.addEntry", "main.entry"},
+	} {
+		a := runPile(t, tt.pattern, n).analyze(t)
+		rep, err := a.Holders(MinSize(100 << 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := reportText(t, rep)
+		var g *Group
+		for _, x := range rep.Groups {
+			if x.Root.Global == tt.holder {
+				g = x
+			}
+		}
+		if g == nil {
+			t.Fatalf("%s: no group held by %s:\n%s", tt.pattern, tt.holder, text)
+		}
+		var part *Part
+		for i := range g.MadeOf {
+			if g.MadeOf[i].Type == tt.part {
+				part = &g.MadeOf[i]
+			}
+		}
+		if part == nil || part.Count != n || part.AllocSite == nil || part.AllocSite.Function != tt.site || part.Bytes != n*part.Size {
+			t.Errorf("%s: made of %+v, want %d x %s made at %s:\n%s", tt.pattern, g.MadeOf, n, tt.part, tt.site, text)
+		}
+		through := slices.IndexFunc(g.Inside, func(s Step) bool { return s.Type == tt.inside })
+		if through < 0 {
+			t.Errorf("%s: the path inside %+v does not reach a %s", tt.pattern, g.Inside, tt.inside)
+		} else if s := g.Inside[through]; isContextType(s.Type) && (s.AllocSite == nil || s.AllocSite.Function != tt.site) {
+			t.Errorf("%s: step %+v: want it made at %s", tt.pattern, s, tt.site)
+		}
+		if want := "made at " + tt.site + " piles/groups.go:"; !strings.Contains(text, want) {
+			t.Errorf("%s: no %q in\n%s", tt.pattern, want, text)
+		}
+	}
+}
+
+// 300 pending WithTimeout contexts under a long-lived one: their timer
+// contexts are one group, each made in main.withTimeout, which the path's
+// last step and the JSON say.
+func TestHoldersPendingTimeouts(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	rep, err := runPile(t, "timeouts", n).analyze(t).Holders(MinSize(100 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := reportText(t, rep)
+	var g *Group
+	for _, x := range rep.Groups {
+		if x.Object.Type == "context.timerCtx" {
+			g = x
+		}
+	}
+	if g == nil {
+		t.Fatalf("no group of context.timerCtx:\n%s", text)
+	}
+	// The runtime's timers are 112 bytes too, and share the holders.
+	if g.Count != n && g.Count != 2*n {
+		t.Errorf("%d objects, want %d timer contexts (and their timers)", g.Count, n)
+	}
+	if held := strings.Join(g.HeldBy, ","); !strings.Contains(held, "global main.longLived") {
+		t.Errorf("held by %q, want global main.longLived among them", g.HeldBy)
+	}
+	last := g.Path[len(g.Path)-1]
+	if last.Type != "context.timerCtx" || last.AllocSite == nil || last.AllocSite.Function != "main.withTimeout" {
+		t.Errorf("last step %+v, want a context.timerCtx made at main.withTimeout", last)
+	}
+	js, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"type":"context.timerCtx","addr"`) || !strings.Contains(string(js), `"alloc_site":{"function":"main.withTimeout"`) {
+		t.Errorf("no context.timerCtx step with its site in %s", js)
+	}
+}

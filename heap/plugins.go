@@ -1,0 +1,93 @@
+package heap
+
+import (
+	"fmt"
+
+	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
+)
+
+// A heap dump records the data and bss segments of the executable only:
+// the globals of a plugin (a Go module loaded by plugin.Open) are not roots
+// in it, so what only they hold looks dead. pluginUnknown says so when the
+// dump shows other modules: the runtime's list of modules
+// (runtime.modulesSlice, a pointer in bss to a []*moduledata) has more
+// than one, or frames run code outside the executable (a plugin carries
+// its own copy of the packages it uses, the runtime's included).
+func (a *Analysis) pluginUnknown() (Unknown, bool) {
+	bin := a.Binary
+	if bin == nil {
+		return Unknown{}, false
+	}
+	modules := a.moduleCount()
+	outside, first := 0, ""
+	checked := map[uint64]bool{}
+	for i := range a.d.Frames {
+		f := &a.d.Frames[i]
+		if f.Entry == 0 || checked[f.Entry] {
+			continue
+		}
+		checked[f.Entry] = true
+		if _, ok := bin.Func(f.Entry); !ok {
+			if outside == 0 {
+				first = fmt.Sprintf("%s at %#x", textsafe.Escape(f.Func), f.Entry) // the dump's name
+			}
+			outside++
+		}
+	}
+	if modules <= 1 && outside == 0 {
+		return Unknown{}, false
+	}
+	var why string
+	switch {
+	case modules > 1 && outside > 0:
+		why = fmt.Sprintf("the program loaded %s besides the executable (plugins), and %s on its stacks %s outside it (the first: %s)",
+			english.Plural(modules-1, "Go module"), english.Plural(outside, "function"), isAre(outside), first)
+	case modules > 1:
+		why = fmt.Sprintf("the program loaded %s besides the executable (plugins)", english.Plural(modules-1, "Go module"))
+	default:
+		why = fmt.Sprintf("%s on the program's stacks %s outside the executable (the first: %s): it loaded plugins",
+			english.Plural(outside, "function"), isAre(outside), first)
+	}
+	return Unknown{Reason: PluginGlobals,
+		Text: why + ": the globals of plugins are not roots in the dump, so what only they hold is counted as dead"}, true
+}
+
+// maxModules bounds the module count read from the dump: a process loads a
+// few plugins, not millions.
+const maxModules = 1 << 20
+
+// moduleCount returns the length of the runtime's module list, or 0 when
+// the dump does not say.
+func (a *Analysis) moduleCount() int {
+	s, ok := a.Binary.LookupSymbol("runtime.modulesSlice")
+	if !ok {
+		return 0
+	}
+	seg := a.segmentAt(s.Addr)
+	ps := uint64(a.d.Params.PtrSize)
+	if seg == nil || ps == 0 || s.Addr-seg.Addr+ps > uint64(len(seg.Contents)) {
+		return 0
+	}
+	p := a.g.Word(seg.Contents, int64(s.Addr-seg.Addr))
+	v, ok := a.g.Find(p)
+	if !ok {
+		return 0
+	}
+	rec, err := a.g.ObjectRecord(v, int(3*ps))
+	if err != nil || rec.Addr != p || rec.Size < 3*ps || uint64(len(rec.Contents)) < 2*ps {
+		return 0
+	}
+	n := a.g.Word(rec.Contents, int64(ps))
+	if n > maxModules {
+		return 0
+	}
+	return int(n)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}

@@ -1,0 +1,559 @@
+package heap
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// Objects that no single root holds are the ones the super-root
+// immediately dominates: shared tops. Each is keyed by the set of holder
+// signatures that reach it (global main.left and global main.right), so
+// that 500 buffers two globals share form one group. The sets are found in
+// time linear in the graph: one pass over the edges finds those into
+// shared tops (the only edges that cross from one holding to another:
+// every other object is dominated by the top of its holding, so all its
+// predecessors are inside), and the sets of holders flow along them, each
+// set growing at most maxSetHolders+1 times. A set names the holders
+// themselves (root nodes, and goroutines' runtime.g for what their g
+// holds), so that a shared group's other roots are read from it; the key
+// is made of their signatures. Only when a set was cut are the other roots
+// found by a walk back, through an index of the edges into shared tops
+// built on first use.
+
+// maxSetHolders is how many holders a shared top's set keeps: past it,
+// the set keeps the first maxSetHolders and says that there are more.
+const maxSetHolders = 16
+
+// moreIDs ends a set that was cut.
+const moreIDs = ^uint32(0)
+
+// shareIndex is what Analysis.shares computes.
+type shareIndex struct {
+	// open marks the shared tops; cum[i] counts those in open[:i], so that
+	// rank gives each a dense number.
+	open []uint64
+	cum  []uint32
+	// set is the id of each shared top's set of holders, by rank: an
+	// index in sets, 0 for the empty set.
+	set []uint32
+	// sets are sorted ids, moreIDs last when cut: node ids for a set of
+	// holders, signature ids (sigID) for a set of signatures.
+	sets     [][]uint32
+	setIndex map[string]uint32
+	// sigSets is the set of signatures of each set of holders, but the
+	// runtime's roots, built on demand (sigSet).
+	sigSets map[uint32]uint32
+	// lastA, lastB and lastU cache the last union; lastSet and lastSig
+	// the last sigSet.
+	lastA, lastB, lastU uint32
+	lastSet, lastSig    uint32
+	// runFirst, runEnd and runSize are the run of objects of one size
+	// sharedSlot looked up last (heapdump.Graph.SizeRun).
+	runFirst, runEnd heapdump.NodeID
+	runSize          uint64
+	// The predecessors of the shared top of rank k, outside its holding,
+	// are preds[predStart[k]:predStart[k+1]], built on first use.
+	predStart []uint32
+	preds     []heapdump.NodeID
+}
+
+// isShared reports whether object v is a shared top.
+func (s *shareIndex) isShared(v heapdump.NodeID) bool {
+	return int(v/64) < len(s.open) && s.open[v/64]&(1<<(v%64)) != 0
+}
+
+// rank returns the dense number of shared top v.
+func (s *shareIndex) rank(v heapdump.NodeID) uint32 {
+	return s.cum[v/64] + uint32(bits.OnesCount64(s.open[v/64]&(1<<(v%64)-1)))
+}
+
+// setOf returns the id of the set of holders of shared top v.
+func (s *shareIndex) setOf(v heapdump.NodeID) uint32 { return s.set[s.rank(v)] }
+
+// intern returns the id of the set of ids, sorted (moreIDs last, for a
+// set that was cut), cut to limit ids.
+func (s *shareIndex) intern(ids []uint32, limit int) uint32 {
+	ids = slices.Compact(ids)
+	more := len(ids) > 0 && ids[len(ids)-1] == moreIDs
+	if more {
+		ids = ids[:len(ids)-1]
+	}
+	if len(ids) > limit {
+		ids, more = ids[:limit], true
+	}
+	if len(ids) == 0 {
+		return 0
+	}
+	if more {
+		ids = append(ids[:len(ids):len(ids)], moreIDs)
+	}
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%x,", id)
+	}
+	if id, ok := s.setIndex[b.String()]; ok {
+		return id
+	}
+	id := uint32(len(s.sets))
+	s.sets = append(s.sets, slices.Clone(ids))
+	s.setIndex[b.String()] = id
+	return id
+}
+
+// cut reports whether set x was cut.
+func (s *shareIndex) cut(x uint32) bool {
+	ids := s.sets[x]
+	return len(ids) > 0 && ids[len(ids)-1] == moreIDs
+}
+
+// union returns the id of the union of sets of holders x and y.
+func (s *shareIndex) union(x, y uint32) uint32 {
+	switch {
+	case x == y || y == 0:
+		return x
+	case x == 0:
+		return y
+	case x == s.lastA && y == s.lastB:
+		return s.lastU
+	}
+	u := slices.Concat(s.sets[x], s.sets[y])
+	slices.Sort(u)
+	id := s.intern(u, maxSetHolders)
+	s.lastA, s.lastB, s.lastU = x, y, id
+	return id
+}
+
+// shares returns the shared tops of the analysis and their sets of
+// holders, computed on first use.
+func (a *Analysis) shares() *shareIndex {
+	if a.shareIdx != nil {
+		return a.shareIdx
+	}
+	n := a.g.NumNodes()
+	sr := a.g.SuperRoot()
+	s := &shareIndex{
+		open:     make([]uint64, (n+63)/64),
+		setIndex: map[string]uint32{},
+		sigSets:  map[uint32]uint32{},
+		sets:     [][]uint32{nil},
+	}
+	a.shareIdx = s
+	// The shared tops: every object the super-root immediately
+	// dominates, but a runtime.g, which is the runtime's.
+	for v := range heapdump.NodeID(a.g.NumObjects()) {
+		if a.Idom(v) == sr {
+			if _, isG := a.gObject(v); !isG {
+				s.open[v/64] |= 1 << (v % 64)
+			}
+		}
+	}
+	s.cum = make([]uint32, len(s.open)+1)
+	for i, w := range s.open {
+		s.cum[i+1] = s.cum[i] + uint32(bits.OnesCount64(w))
+	}
+	tops := int(s.cum[len(s.open)])
+	s.set = make([]uint32, tops)
+	if tops == 0 {
+		return s
+	}
+	// The edges into shared tops from outside their holdings: one from
+	// another shared holding goes into flow (source rank above 32 bits,
+	// target's below), one from elsewhere into seeds (target rank above,
+	// holder below). Both are sorted before use, so that the sets are
+	// read and written in order, not at random.
+	flow, seeds := make([]uint64, 0, tops), make([]uint64, 0, tops)
+	a.edgesIntoShared(func(u, w heapdump.NodeID, src heapdump.NodeID) {
+		k := s.rank(w)
+		if src != heapdump.NoNode {
+			flow = append(flow, uint64(s.rank(src))<<32|uint64(k))
+		} else if h := a.holderOf(u, w); h != heapdump.NoNode {
+			seeds = append(seeds, uint64(k)<<32|uint64(h))
+		}
+	})
+	sortByHigh(seeds, uint32(tops))
+	var run, prev []uint32
+	prevID := uint32(0)
+	for i := 0; i < len(seeds); {
+		k := seeds[i] >> 32
+		run = run[:0]
+		for ; i < len(seeds) && seeds[i]>>32 == k; i++ {
+			run = append(run, uint32(seeds[i]))
+		}
+		if len(run) > maxSetHolders {
+			slices.Sort(run)
+		} else {
+			for j := 1; j < len(run); j++ { // most runs have one or two
+				for i := j; i > 0 && run[i] < run[i-1]; i-- {
+					run[i], run[i-1] = run[i-1], run[i]
+				}
+			}
+		}
+		if !slices.Equal(run, prev) {
+			prevID = s.intern(slices.Clone(run), maxSetHolders)
+			prev = append(prev[:0], run...)
+		}
+		s.set[k] = prevID
+	}
+	seeds = nil
+	sortByHigh(flow, uint32(tops))
+	fwdStart := make([]uint32, tops+1)
+	fwd := make([]uint32, len(flow))
+	for i, e := range flow {
+		fwdStart[e>>32+1]++
+		fwd[i] = uint32(e)
+	}
+	for k := range tops {
+		fwdStart[k+1] += fwdStart[k]
+	}
+	flow = nil
+	// Let the sets flow: a shared top whose set grew passes it on. Each
+	// set grows at most maxSetHolders+1 times, so the work is linear.
+	work := make([]uint32, 0, tops)
+	for k := range uint32(tops) {
+		if s.set[k] != 0 && fwdStart[k] < fwdStart[k+1] {
+			work = append(work, k)
+		}
+	}
+	for len(work) > 0 {
+		k := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
+			if u := s.union(s.set[to], s.set[k]); u != s.set[to] {
+				s.set[to] = u
+				work = append(work, to)
+			}
+		}
+	}
+	return s
+}
+
+// edgesIntoShared calls f for every edge u->w into a shared top w from
+// outside w's holding, with the shared top whose holding u is in, or
+// NoNode.
+func (a *Analysis) edgesIntoShared(f func(u, w, src heapdump.NodeID)) {
+	s := a.shareIdx
+	sr := a.g.SuperRoot()
+	for u := range heapdump.NodeID(a.g.NumNodes()) {
+		if u == sr || !a.reachable(u) {
+			continue
+		}
+		src, shared, known := heapdump.NoNode, false, false
+		for _, w := range a.g.Succ(u) {
+			if !s.isShared(w) || w == u {
+				continue
+			}
+			if !known {
+				src, shared, known = heapdump.NoNode, false, true
+				if t, ok := a.sharedSource(u); ok {
+					src, shared = t, true
+				}
+			}
+			if shared && src == w {
+				continue // from inside its own holding
+			}
+			f(u, w, src)
+		}
+	}
+}
+
+// predsOf returns the predecessors of shared top v outside its holding,
+// indexing them all on first use.
+func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
+	s := a.shares()
+	if s.predStart == nil {
+		tops := len(s.set)
+		var in []uint64
+		a.edgesIntoShared(func(u, w, _ heapdump.NodeID) {
+			in = append(in, uint64(s.rank(w))<<32|uint64(u))
+		})
+		sortByHigh(in, uint32(tops))
+		s.predStart = make([]uint32, tops+1)
+		s.preds = make([]heapdump.NodeID, len(in))
+		for i, e := range in {
+			s.predStart[e>>32+1]++
+			s.preds[i] = heapdump.NodeID(e)
+		}
+		for k := range tops {
+			s.predStart[k+1] += s.predStart[k]
+		}
+	}
+	k := s.rank(v)
+	return s.preds[s.predStart[k]:s.predStart[k+1]]
+}
+
+// sortByHigh sorts x by its high 32 bits, which are below limit, keeping
+// the order of equal ones: a least significant digit radix sort in two
+// passes of up to 11 bits each (few enough buckets to write each in
+// order), more for more bits.
+func sortByHigh(x []uint64, limit uint32) {
+	if slices.IsSortedFunc(x, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) }) {
+		return // edges from nodes in order often are
+	}
+	digit := min(11, max(1, (bits.Len32(limit)+1)/2))
+	src, dst := x, make([]uint64, len(x))
+	for shift := 32; shift < 32+bits.Len32(limit); shift += digit {
+		mask := uint64(1)<<digit - 1
+		count := make([]int, 1<<digit+1)
+		for _, e := range src {
+			count[(e>>shift)&mask+1]++
+		}
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		for _, e := range src {
+			d := (e >> shift) & mask
+			dst[count[d]] = e
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if len(x) > 0 && &src[0] != &x[0] {
+		copy(x, src)
+	}
+}
+
+// sharedSource returns the shared top whose holding node u is in, if it
+// is in one.
+func (a *Analysis) sharedSource(u heapdump.NodeID) (heapdump.NodeID, bool) {
+	if !a.g.IsObject(u) {
+		return heapdump.NoNode, false
+	}
+	if _, isG := a.gObject(u); isG {
+		return heapdump.NoNode, false
+	}
+	t := a.topOf(u)
+	if t == heapdump.NoNode || !a.shareIdx.isShared(t) {
+		return heapdump.NoNode, false
+	}
+	return t, true
+}
+
+// holderOf returns the holder of node u, which points to shared top w and
+// is not in a shared holding: the root node itself, the root that holds
+// u's holding, or the runtime.g of the goroutine that does (for an edge
+// from a runtime.g, when its pprof labels point to w). It returns NoNode
+// for a runtime.g's other fields and for garbage.
+func (a *Analysis) holderOf(u, w heapdump.NodeID) heapdump.NodeID {
+	if !a.g.IsObject(u) {
+		return u
+	}
+	if _, isG := a.gObject(u); isG {
+		if a.labelsPoint(u, w) {
+			return u
+		}
+		return heapdump.NoNode
+	}
+	t := a.topOf(u)
+	if t == heapdump.NoNode {
+		return heapdump.NoNode
+	}
+	return a.Idom(t) // a root node, or a runtime.g
+}
+
+// goroutineSigID returns the signature id of goroutine gi as the holder of
+// what its runtime.g holds: goroutines created at the same place share it.
+func (a *Analysis) goroutineSigID(gi int) uint32 {
+	if a.sigIDs == nil {
+		a.sigIDs = make([]uint32, a.g.NumRoots())
+		a.sigIndex = map[string]uint32{}
+	}
+	sig := fmt.Sprintf("g|%x", a.d.Goroutines[gi].GoPC)
+	id, ok := a.sigIndex[sig]
+	if !ok {
+		id = uint32(len(a.sigNames))
+		a.sigIndex[sig] = id
+		a.sigNames = append(a.sigNames, sig)
+	}
+	return id
+}
+
+// sharedSet returns the id of the set of holder signatures of object t,
+// a shared top, and whether it names any of the program's holders (the
+// runtime's roots are left out).
+func (a *Analysis) sharedSet(t heapdump.NodeID) (uint32, bool) {
+	s := a.shares()
+	if !s.isShared(t) {
+		return 0, false
+	}
+	id := a.sigSet(s.setOf(t))
+	return id, id != 0
+}
+
+// sigSet returns the id of the set of signatures of set of holders x, but
+// the runtime's roots.
+func (a *Analysis) sigSet(x uint32) uint32 {
+	s := a.shareIdx
+	if x == s.lastSet && x != 0 {
+		return s.lastSig
+	}
+	if id, ok := s.sigSets[x]; ok {
+		s.lastSet, s.lastSig = x, id
+		return id
+	}
+	var sigs []uint32
+	for _, h := range s.sets[x] {
+		v := heapdump.NodeID(h)
+		switch gi, isG := a.gObject(v); {
+		case h == moreIDs:
+			sigs = append(sigs, moreIDs)
+		case isG:
+			sigs = append(sigs, a.goroutineSigID(gi))
+		case !a.g.IsObject(v) && !a.isRuntimeRoot(v):
+			sigs = append(sigs, a.sigID(v))
+		}
+	}
+	slices.Sort(sigs)
+	id := uint32(0)
+	if len(sigs) > 0 && sigs[0] != moreIDs { // some of the program's
+		id = s.intern(sigs, maxSetHolders)
+	}
+	s.sigSets[x] = id
+	return id
+}
+
+// setHolders names the holders of a set of signatures, for people:
+// "global main.left", "goroutines in main.wait", "goroutines created at
+// main.serve"; "more" ends a set that was cut.
+func (a *Analysis) setHolders(set uint32) []string {
+	s := a.shares()
+	var out []string
+	for _, id := range s.sets[set] {
+		if id == moreIDs {
+			out = append(out, "more")
+			continue
+		}
+		out = append(out, a.sigText(a.sigNames[id]))
+	}
+	return out
+}
+
+// sigText turns a signature (rootSig, goroutineSigID) into words.
+func (a *Analysis) sigText(sig string) string {
+	f := strings.Split(sig, "|")
+	created := func(hex string) string {
+		var pc uint64
+		if _, err := fmt.Sscanf(hex, "%x", &pc); err != nil || a.Binary == nil {
+			return ""
+		}
+		if c, ok := a.Binary.CallSite(pc); ok {
+			return " created at " + c.Name
+		}
+		return ""
+	}
+	switch {
+	case f[0] == "global" && len(f) >= 2:
+		return "global " + f[1]
+	case f[0] == "frame" && len(f) >= 3:
+		return "goroutines in " + f[1] + created(f[2])
+	case f[0] == "goroutine" && len(f) >= 2:
+		return "unstarted goroutines" + created(f[1])
+	case f[0] == "g" && len(f) >= 2:
+		return "goroutines" + created(f[1])
+	}
+	return strings.ReplaceAll(sig, "|", " ")
+}
+
+// reachersOfShared is reachersOfObject for a shared top v and nothing to
+// avoid. Its set of holders lists them, unless it was cut: then it walks
+// back from v through the predecessors of shared tops only (predsOf), and
+// from any other object straight to what holds its holding.
+func (a *Analysis) reachersOfShared(v heapdump.NodeID) []reacher {
+	s := a.shares()
+	if set := s.setOf(v); !s.cut(set) {
+		var out []reacher
+		for _, h := range s.sets[set] {
+			out = append(out, a.reacherOf(heapdump.NodeID(h)))
+		}
+		return out
+	}
+	seen := map[heapdump.NodeID]bool{v: true}
+	queue := []heapdump.NodeID{v}
+	var out []reacher
+	for head := 0; head < len(queue); head++ {
+		u := queue[head]
+		for _, w := range a.predsOf(u) {
+			if src, ok := a.sharedSource(w); ok {
+				if !seen[src] {
+					seen[src] = true
+					queue = append(queue, src)
+				}
+				continue
+			}
+			if h := a.holderOf(w, u); h != heapdump.NoNode && !seen[h] {
+				seen[h] = true
+				out = append(out, a.reacherOf(h))
+			}
+		}
+	}
+	return out
+}
+
+// reacherOf returns holder h, a root node or a runtime.g, as a reacher.
+func (a *Analysis) reacherOf(h heapdump.NodeID) reacher {
+	if gi, isG := a.gObject(h); isG {
+		return reacher{root: heapdump.NoNode, g: h, gIndex: gi}
+	}
+	return reacher{root: h, g: heapdump.NoNode}
+}
+
+// nearestMembers makes the first member of each shared holding group in ps
+// the one nearest to a root: the first a breadth-first search from the
+// super-root reaches, through the program's roots (not the runtime's). Its path is the shortest of the group's, and the
+// search stops there, where a search for the member of lowest node id
+// would go through much of the heap.
+func (a *Analysis) nearestMembers(ps []*pending) {
+	type setSlot struct {
+		set  uint32
+		slot uint64
+	}
+	want := map[setSlot]*pending{}
+	for _, p := range ps {
+		if p.key.kind == 's' && !p.key.large && p.described == nil {
+			want[setSlot{p.key.sig, p.key.slot}] = p
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	s := a.shares()
+	seen := make([]uint64, (a.g.NumNodes()+63)/64)
+	sr := a.g.SuperRoot()
+	seen[sr/64] |= 1 << (sr % 64)
+	queue := []heapdump.NodeID{sr}
+	for head := 0; head < len(queue) && len(want) > 0; head++ {
+		if u := queue[head]; !a.g.IsObject(u) && u != sr && a.isRuntimeRoot(u) {
+			continue // a member the program's roots reach says more
+		}
+		for _, w := range a.g.Succ(queue[head]) {
+			if seen[w/64]&(1<<(w%64)) != 0 {
+				continue
+			}
+			seen[w/64] |= 1 << (w % 64)
+			queue = append(queue, w)
+			if !s.isShared(w) {
+				continue
+			}
+			k := setSlot{a.sigSet(s.setOf(w)), a.sharedSlot(w)}
+			if p := want[k]; p != nil && a.g.Size(w) < p.minSize {
+				p.rep = w
+				delete(want, k)
+			}
+		}
+	}
+}
+
+// sharedSlot is the slot of shared top t's key: its size. A context and
+// the children it shares its holders with are not one pile. Sizes are
+// looked up a run of objects at a time: groupHoldings asks in order.
+func (a *Analysis) sharedSlot(t heapdump.NodeID) uint64 {
+	s := a.shares()
+	if t < s.runFirst || t >= s.runEnd {
+		s.runFirst, s.runEnd, s.runSize = a.g.SizeRun(t)
+	}
+	return s.runSize
+}

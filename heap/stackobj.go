@@ -1,0 +1,129 @@
+package heap
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// fromStackObject types rec, which a pointer in a frame's stack object (an
+// address-taken local or argument, see heapdump.RootSlot.StackObject)
+// points to: through the variable's DWARF type when the binary names it,
+// and the step reads "local v.buf (stack object)"; a compiler's temporary
+// has no name: "temporary at +32 (stack object)".
+func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.RootSlot, rec *heapdump.ObjectRecord, interior int64) target {
+	a := t.a
+	inObj := int64(slot.Offset - slot.StackObjectOffset)
+	var v binsym.StackVar
+	named := false
+	if a.Binary != nil && root.Frame >= 0 && root.Frame < len(a.d.Frames) {
+		f := &a.d.Frames[root.Frame]
+		v, named = a.Binary.StackObjectVar(f.Entry, slot.StackObject, int64(f.Size))
+	}
+	kind := "local"
+	if slot.StackObject.Off >= 0 {
+		kind = "argument"
+	}
+	if named {
+		c.t, c.off = v.Type, inObj
+		tt := t.target(c, rec, interior)
+		path := tt.via
+		if v.Type == nil && inObj != 0 {
+			path = fmt.Sprintf("+%d", inObj)
+		}
+		tt.via = fmt.Sprintf("%s %s%s (stack object)", kind, v.Name, path)
+		return tt
+	}
+	c.off = inObj
+	if sent := a.sentType(root, slot); sent != nil {
+		c.t = sent
+		tt := t.target(c, rec, interior)
+		tt.via = fmt.Sprintf("value sent %s%s (stack object at +%d)", typeName(sent), tt.via, slot.StackObjectOffset)
+		return tt
+	}
+	tt := t.target(c, rec, interior)
+	tt.via = fmt.Sprintf("temporary at +%d (stack object)", slot.StackObjectOffset)
+	if inObj != 0 {
+		tt.via += fmt.Sprintf(" +%d", inObj)
+	}
+	return tt
+}
+
+// sentType returns the type of the stack object of slot when it is the
+// value a blocked `ch <- v` or select of the root's goroutine is sending (a
+// compiler's temporary, which DWARF does not name): runtime.chansend's
+// arguments c and ep, in its caller's frame, are the channel and a pointer
+// into the object, and the channel's element type is its type; for
+// runtime.selectgo, its argument cas0 points to the select's cases, each a
+// channel and a pointer to the value. It returns nil otherwise.
+func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym.Type {
+	bin := a.Binary
+	if bin == nil || root.Goroutine < 0 || root.Goroutine >= len(a.d.Goroutines) {
+		return nil
+	}
+	gr := &a.d.Goroutines[root.Goroutine]
+	objAddr := a.d.Frames[slot.Frame].SP + slot.StackObjectOffset
+	size := uint64(slot.StackObject.Size)
+	ps := uint64(a.d.Params.PtrSize)
+	mf := uint64(bin.MinFrameSize())
+	in := func(p uint64) bool { return p >= objAddr && p-objAddr < size }
+	for d := 1; d < gr.NumFrames; d++ {
+		fi := gr.FirstFrame + d
+		callee := a.d.Frames[fi-1].Func
+		if callee != "runtime.chansend" && callee != "runtime.selectgo" {
+			continue
+		}
+		var arg0, arg1 uint64
+		for _, s := range a.d.Frames[fi].Slots {
+			switch s.Offset {
+			case mf:
+				arg0 = s.Value
+			case mf + ps:
+				arg1 = s.Value
+			}
+		}
+		if callee == "runtime.chansend" {
+			if in(arg1) {
+				return a.chanElemType(arg0, size)
+			}
+			continue
+		}
+		// The cases lie in the selecting frame: read them up to its end.
+		f := &a.d.Frames[fi]
+		if arg0 < f.SP || arg0 >= f.SP+f.Size {
+			continue
+		}
+		for off := arg0 - f.SP; off+2*ps <= f.Size; off += 2 * ps {
+			if in(a.g.FrameWord(fi, int64(off+ps))) {
+				return a.chanElemType(a.g.FrameWord(fi, int64(off)), size)
+			}
+		}
+	}
+	return nil
+}
+
+// chanElemType returns the element type of the channel whose runtime.hchan
+// is at addr, if it is size bytes.
+func (a *Analysis) chanElemType(addr, size uint64) *binsym.Type {
+	hchan := a.Binary.TypeByName("runtime.hchan")
+	v, ok := a.g.Find(addr)
+	if hchan == nil || !ok {
+		return nil
+	}
+	i := slices.IndexFunc(hchan.Fields, func(f binsym.Field) bool { return f.Name == "elemtype" })
+	if i < 0 || hchan.Fields[i].Offset < 0 {
+		return nil
+	}
+	off := hchan.Fields[i].Offset
+	rec, err := a.g.ObjectRecord(v, int(off)+8)
+	if err != nil || rec.Addr != addr || int64(len(rec.Contents)) < off+int64(a.d.Params.PtrSize) {
+		return nil
+	}
+	t := a.Binary.TypeAt(a.g.Word(rec.Contents, off))
+	if t == nil || uint64(t.Size) != size {
+		return nil
+	}
+	return t
+}

@@ -1,0 +1,198 @@
+package heapdump
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ctxleak/ctxleak/binsym"
+)
+
+// A frame's stack objects (address-taken locals and arguments) are not in
+// its pointer slots: the runtime's stack maps leave them out, and the
+// garbage collector scans such an object only when a pointer it finds on
+// the goroutine's stack (a live slot, or a pointer in another reached stack
+// object) points into it: for example the value of a blocked `ch <- v`,
+// which runtime.chansend keeps reachable through its argument. The frame's
+// bytes are in the dump; Options.StackObjects says where the objects are
+// and which of their words are pointers.
+
+// maxStackObjectWords bounds the words a goroutine's reached stack objects
+// contribute, so that a hostile binary's masks cannot make the build read
+// the file word by word for ever: the runtime's largest stack is 1 GiB.
+const maxStackObjectWords = 1 << 27
+
+// frameObject is a stack object of one of a goroutine's frames, placed.
+type frameObject struct {
+	lo, hi  uint64 // its addresses
+	owner   int    // depth of the frame whose object it is
+	holder  int    // depth of the frame whose memory holds it (owner+1 for an argument)
+	obj     *binsym.StackObject
+	reached bool
+}
+
+// stackSlot is a pointer in a reached stack object: a slot of the root of
+// the frame at depth owner.
+type stackSlot struct {
+	owner int
+	slot  RootSlot
+}
+
+// stackObjectCache keeps the stack objects of each function, by entry.
+type stackObjectCache struct {
+	fn   func(entry uint64) []binsym.StackObject
+	objs map[uint64][]binsym.StackObject
+}
+
+func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
+	if c.fn == nil {
+		return nil
+	}
+	objs, ok := c.objs[entry]
+	if !ok {
+		objs = c.fn(entry)
+		if c.objs == nil {
+			c.objs = map[uint64][]binsym.StackObject{}
+		}
+		c.objs[entry] = objs
+	}
+	return objs
+}
+
+// stackObjectSlots returns the pointer slots of the stack objects of
+// goroutine gi's frames that a pointer on its stack reaches, sorted by the
+// depth of the frame they belong to. budget is what is left of
+// maxStackObjectWords.
+func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, cache *stackObjectCache, budget *int) []stackSlot {
+	if cache.fn == nil {
+		return nil
+	}
+	ps := uint64(g.words.size)
+	lr := g.dump.Params.usesLR()
+	fpBelowVarp := g.dump.Params.GOARCH == "amd64" || g.dump.Params.GOARCH == "arm64" // framepointer_enabled
+	mf := g.dump.Params.minFrameSize()
+	var objs []frameObject
+	for d := range frames {
+		f := &frames[d]
+		rec := cache.of(f.Entry)
+		if len(rec) == 0 {
+			continue
+		}
+		fp := f.SP + f.Size
+		varp := fp
+		if !lr {
+			varp -= ps // the return address
+		}
+		if varp > f.SP && fpBelowVarp {
+			varp -= ps // the saved frame pointer
+		}
+		for k := range rec {
+			o := &rec[k]
+			var lo uint64
+			holder := d
+			if o.Off < 0 {
+				lo = varp - uint64(-o.Off)
+			} else {
+				lo = fp + mf + uint64(o.Off)
+				holder = d + 1
+			}
+			hi := lo + uint64(o.Size)
+			// The object must lie in the bytes of the frame that holds it.
+			if holder >= len(frames) || hi < lo {
+				continue
+			}
+			h := &frames[holder]
+			if lo < h.SP || hi > h.SP+h.Size {
+				continue
+			}
+			objs = append(objs, frameObject{lo: lo, hi: hi, owner: d, holder: holder, obj: o})
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	slices.SortFunc(objs, func(a, b frameObject) int { return cmp.Compare(a.lo, b.lo) })
+	// find returns the object holding addr, or -1.
+	find := func(addr uint64) int {
+		i, _ := slices.BinarySearchFunc(objs, addr, func(o frameObject, a uint64) int {
+			if o.hi <= a {
+				return -1
+			}
+			if o.lo > a {
+				return 1
+			}
+			return 0
+		})
+		if i < len(objs) && objs[i].lo <= addr && addr < objs[i].hi {
+			return i
+		}
+		return -1
+	}
+	var work []int
+	reach := func(v uint64) {
+		if i := find(v); i >= 0 && !objs[i].reached {
+			objs[i].reached = true
+			work = append(work, i)
+		}
+	}
+	for d := range frames {
+		for _, s := range frames[d].Slots {
+			reach(s.Value)
+		}
+	}
+	gr := &g.dump.Goroutines[gi]
+	reach(gr.Panic) // panic records live on the stack
+	for _, d := range g.dump.Defers {
+		if d.G == gr.Addr {
+			reach(d.Fn) // a stack-allocated closure
+		}
+	}
+	var out []stackSlot
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		o := &objs[i]
+		fi := first + o.holder
+		base := o.lo - frames[o.holder].SP
+		n := min(uint64(o.obj.PtrBytes), o.hi-o.lo)
+		if n == 0 || *budget <= 0 {
+			continue
+		}
+		*budget -= int(n / ps)
+		// The object lies in the frame's bytes, which are in the file.
+		mem := make([]byte, n)
+		if m, _ := g.ra.ReadAt(mem, frames[o.holder].contents+int64(base)); uint64(m) != n {
+			continue
+		}
+		for p := range o.obj.Pointers() {
+			if uint64(p)+ps > n {
+				break
+			}
+			v := g.words.word(mem, int64(p))
+			if v == 0 {
+				continue
+			}
+			if find(v) >= 0 {
+				reach(v)
+				continue
+			}
+			out = append(out, stackSlot{owner: o.owner, slot: RootSlot{
+				Frame: fi, Offset: base + uint64(p), Addr: o.lo + uint64(p), Value: v,
+				StackObject: o.obj, StackObjectOffset: base,
+			}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b stackSlot) int {
+		return cmp.Or(cmp.Compare(a.owner, b.owner), cmp.Compare(a.slot.Offset, b.slot.Offset))
+	})
+	return out
+}
+
+// usesLR reports whether the architecture's calls leave the return address
+// in a register rather than on the stack (internal/sys).
+func (p *Params) usesLR() bool {
+	switch p.GOARCH {
+	case "amd64", "386", "wasm":
+		return false
+	}
+	return true
+}
