@@ -216,15 +216,6 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// frame that deferred them, whose SP the record gives.
 	dump := g.dump
 	defers := deferIndex(dump.Defers)
-	// Room for every root and slot at once: growth by append would copy
-	// them, and the copies are garbage as large as what is kept.
-	nSlots, nRoots := len(p.slots)+len(dump.Defers)+len(dump.Goroutines)+2*(len(dump.Finalizers)+len(dump.QueuedFinalizers))+len(dump.OtherRoots), len(dump.Frames)+len(dump.Goroutines)+len(dump.Finalizers)+len(dump.QueuedFinalizers)+len(dump.OtherRoots)
-	for _, s := range dump.Segments {
-		nSlots += len(s.PtrOffsets)
-		nRoots += len(s.PtrOffsets)
-	}
-	g.rootSlots = slices.Grow(g.rootSlots, nSlots)
-	g.roots = slices.Grow(g.roots, nRoots)
 
 	mf := dump.Params.minFrameSize()
 	stackObjs := &stackObjectCache{fn: opts.StackObjects}
