@@ -20,10 +20,11 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	}{holdersSchema, &c})
 }
 
-// MarshalJSON writes the group with its lists as [] when empty.
+// MarshalJSON writes the group with its lists as [] when empty and its
+// names escaped (Escaped).
 func (g Group) MarshalJSON() ([]byte, error) {
 	type group Group
-	c := group(g)
+	c := group(*g.Escaped())
 	c.OtherRoots = nonNil(c.OtherRoots)
 	c.HeldBy = nonNil(c.HeldBy)
 	c.Path = nonNil(c.Path)
@@ -34,10 +35,10 @@ func (g Group) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the object with its allocation stack as [] when the
-// dump has no sample for it.
+// dump has no sample for it, and its names escaped.
 func (o Object) MarshalJSON() ([]byte, error) {
 	type object Object
-	c := object(o)
+	c := object(o.escaped())
 	c.AllocStack = nonNil(c.AllocStack)
 	return json.Marshal(&c)
 }

@@ -30,7 +30,7 @@ func (a *Analysis) shortestPaths(from heapdump.NodeID, targets []heapdump.NodeID
 		want[t] = true
 	}
 	parent[from] = from + 1
-	queue := []heapdump.NodeID{from}
+	queue := append(a.queue(), from)
 	left := len(want)
 	if want[from] {
 		left--
@@ -81,12 +81,20 @@ type reacher struct {
 
 // reachersOfObject returns what keeps object v alive: the root nodes from
 // which it is reachable on paths that do not pass through node avoid (NoNode
-// for none), walking the reverse graph (built on first use) back from v. A
+// for none), walking the reverse graph (built on first use) back from v,
+// depth first: on a long chain of objects its stack stays short. A
 // goroutine's runtime.g ends the walk: when its pprof labels lead to v, the
 // goroutine is what holds v, not the frames and globals that reach every g;
 // when another of its fields does (its M, the M's P and the P's timers), it
 // is the runtime's own structure. The cost is that of the walk: the objects
 // that reach v and their edges.
+//
+// A shared object's reachers are read from the holder sets of the shared
+// holdings (reachersOfShared). Otherwise, without avoid, the walk goes on
+// only from the tops of holdings (see holdingTops), so it reads the reverse
+// edges into those alone (topPreds: fewer than all, half on a list held by
+// two roots); should it come to another object, it walks again with every
+// edge.
 func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	if avoid == heapdump.NoNode && a.shares().isShared(v) {
 		return a.reachersOfShared(v)
@@ -94,35 +102,76 @@ func (a *Analysis) reachersOfObject(v, avoid heapdump.NodeID) []reacher {
 	return a.reachersByReverse(v, avoid)
 }
 
-// reachersByReverse is reachersOfObject by a walk of the whole reverse
-// graph, which it builds on first use.
+// reachersByReverse is reachersOfObject by a walk of the reverse graph:
+// without avoid, from a top of a holding, on the edges into the tops
+// alone; else, or should that walk leave the tops, on every edge.
 func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
-	if a.preds == nil {
-		a.preds = reverse(a.g)
+	if avoid == heapdump.NoNode && a.topOf(v) == v {
+		if out, ok := a.reachers(v, avoid, true); ok {
+			return out
+		}
+	}
+	out, _ := a.reachers(v, avoid, false)
+	return out
+}
+
+// reachers is reachersByReverse on the reverse edges into the tops of
+// holdings (tops) or on all of them. On the first, it reports false, having
+// found nothing, when the walk comes to an object that is not a top.
+func (a *Analysis) reachers(v, avoid heapdump.NodeID, tops bool) ([]reacher, bool) {
+	if a.seen == nil {
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
 	}
-	p, seen := a.preds, a.seen
+	var p *reverseGraph
+	switch {
+	case tops && a.topPreds == nil:
+		a.topPreds = reverse(a.g, func(w heapdump.NodeID) bool { return a.g.IsObject(w) && a.topOf(w) == w })
+		fallthrough
+	case tops:
+		p = a.topPreds
+	default:
+		if a.preds == nil {
+			a.preds = reverse(a.g, nil)
+		}
+		p = a.preds
+	}
+	seen := a.seen
+	// What is marked is cleared for the next call at the end: the nodes
+	// listed in marked, or, once they would outnumber the bitmap's words,
+	// the whole bitmap. The stack of what is left to visit is the one
+	// scratch array of queue, not a slice grown by doubling.
+	var marked []heapdump.NodeID
+	clearAll := false
 	mark := func(w heapdump.NodeID) bool {
 		if seen[w/64]&(1<<(w%64)) != 0 {
 			return false
 		}
 		seen[w/64] |= 1 << (w % 64)
+		if clearAll {
+			return true
+		}
+		if len(marked) >= len(seen) {
+			clearAll, marked = true, nil
+			return true
+		}
+		marked = append(marked, w)
 		return true
 	}
-	marked := []heapdump.NodeID{v}
+	stack := append(a.queue(), v)
 	mark(v)
-	if avoid != heapdump.NoNode && mark(avoid) {
-		marked = append(marked, avoid)
+	if avoid != heapdump.NoNode {
+		mark(avoid)
 	}
-	queue := []heapdump.NodeID{v}
 	var out []reacher
-	for head := 0; head < len(queue); head++ {
-		u := queue[head]
+	ok := true
+walk:
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		for _, w := range p.succ[p.start[u]:p.start[u+1]] {
 			if w == a.g.SuperRoot() || !mark(w) {
 				continue
 			}
-			marked = append(marked, w)
 			switch gi, isG := a.gObject(w); {
 			case !a.g.IsObject(w):
 				out = append(out, reacher{root: w, g: heapdump.NoNode, timer: heapdump.NoNode})
@@ -135,7 +184,7 @@ func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 				// that reach every timer are not its holders.
 				out = append(out, reacher{root: heapdump.NoNode, g: heapdump.NoNode, timer: w})
 			case avoid != heapdump.NoNode:
-				queue = append(queue, w)
+				stack = append(stack, w)
 			default:
 				// Every path to w passes through the top of its holding,
 				// and through the root that holds it, if one does: go
@@ -145,16 +194,19 @@ func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 					break // garbage: no root reaches it
 				}
 				if t == w {
-					queue = append(queue, w)
+					stack = append(stack, w)
 					break
 				}
 				if d := a.Idom(t); !a.g.IsObject(d) && d != a.g.SuperRoot() {
 					t = d
 				}
 				if mark(t) {
-					marked = append(marked, t)
 					if a.g.IsObject(t) {
-						queue = append(queue, t)
+						if tops && a.topOf(t) != t {
+							ok = false
+							break walk
+						}
+						stack = append(stack, t)
 					} else {
 						out = append(out, reacher{root: t, g: heapdump.NoNode, timer: heapdump.NoNode})
 					}
@@ -163,10 +215,27 @@ func (a *Analysis) reachersByReverse(v, avoid heapdump.NodeID) []reacher {
 		}
 	}
 	// Clear what was marked, for the next call.
+	if clearAll {
+		clear(seen)
+	}
 	for _, w := range marked {
 		seen[w/64] &^= 1 << (w % 64)
 	}
-	return out
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+// queue returns the scratch array of the searches' queue or stack, empty,
+// with room for every node: a search adds each node at most once, so
+// appending to it never reallocates, and only the pages it reaches are
+// touched.
+func (a *Analysis) queue() []heapdump.NodeID {
+	if a.scratch == nil {
+		a.scratch = make([]heapdump.NodeID, 0, a.g.NumNodes())
+	}
+	return a.scratch[:0]
 }
 
 // gObject reports whether object v is the runtime.g of a goroutine, and
@@ -223,16 +292,29 @@ type reverseGraph struct {
 	succ  []heapdump.NodeID
 }
 
-// reverse builds the reverse of g.
-func reverse(g *heapdump.Graph) *reverseGraph {
+// reverse builds the reverse of g, with only the edges into the nodes that
+// into accepts (all, for nil).
+func reverse(g *heapdump.Graph, into func(heapdump.NodeID) bool) *reverseGraph {
 	n := g.NumNodes()
+	var keep []uint64 // bitmap of the nodes into accepts
+	if into != nil {
+		keep = make([]uint64, (n+63)/64)
+		for w := range heapdump.NodeID(n) {
+			if into(w) {
+				keep[w/64] |= 1 << (w % 64)
+			}
+		}
+	}
+	kept := func(w heapdump.NodeID) bool { return keep == nil || keep[w/64]&(1<<(w%64)) != 0 }
 	rstart := make([]uint32, n+2)
 	edges := 0
 	for u := range heapdump.NodeID(n) {
 		for _, w := range g.Succ(u) {
-			rstart[w+2]++
+			if kept(w) {
+				rstart[w+2]++
+				edges++
+			}
 		}
-		edges += len(g.Succ(u))
 	}
 	for i := 2; i < len(rstart); i++ {
 		rstart[i] += rstart[i-1]
@@ -240,8 +322,10 @@ func reverse(g *heapdump.Graph) *reverseGraph {
 	rsucc := make([]heapdump.NodeID, edges)
 	for u := range heapdump.NodeID(n) {
 		for _, w := range g.Succ(u) {
-			rsucc[rstart[w+1]] = u
-			rstart[w+1]++
+			if kept(w) {
+				rsucc[rstart[w+1]] = u
+				rstart[w+1]++
+			}
 		}
 	}
 	return &reverseGraph{start: rstart[:n+1], succ: rsucc}

@@ -2,6 +2,7 @@ package heap
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -45,6 +46,7 @@ type shareIndex struct {
 	// holders, signature ids (sigID) for a set of signatures.
 	sets     [][]uint32
 	setIndex map[string]uint32
+	key      []byte // scratch: the key of a set (intern)
 	// sigSets is the set of signatures of each set of holders, but the
 	// runtime's roots, built on demand (sigSet).
 	sigSets map[uint32]uint32
@@ -95,16 +97,19 @@ func (s *shareIndex) intern(ids []uint32, limit int) uint32 {
 	if more {
 		ids = append(ids[:len(ids):len(ids)], moreIDs)
 	}
-	var b strings.Builder
+	// The key is the ids' bytes, built in a scratch buffer: a lookup of
+	// string(key) allocates nothing, only a new set's key is copied.
+	key := s.key[:0]
 	for _, id := range ids {
-		fmt.Fprintf(&b, "%x,", id)
+		key = binary.LittleEndian.AppendUint32(key, id)
 	}
-	if id, ok := s.setIndex[b.String()]; ok {
+	s.key = key
+	if id, ok := s.setIndex[string(key)]; ok {
 		return id
 	}
 	id := uint32(len(s.sets))
 	s.sets = append(s.sets, slices.Clone(ids))
-	s.setIndex[b.String()] = id
+	s.setIndex[string(key)] = id
 	return id
 }
 

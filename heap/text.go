@@ -107,7 +107,8 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	return err
 }
 
-// Text returns the group as WriteText shows it, headed by title.
+// Text returns the group as WriteText shows it, headed by title, with its
+// names escaped (Escaped).
 func (g *Group) Text(title string, st Style) string {
 	var b strings.Builder
 	g.writeText(&b, title, st)
@@ -115,6 +116,7 @@ func (g *Group) Text(title string, st Style) string {
 }
 
 func (g *Group) writeText(b *strings.Builder, title string, st Style) {
+	g = g.Escaped()
 	fmt.Fprintf(b, "%s %s\n", st.Bold(title), g.headline(st))
 	if s := g.Object.AllocSite; s != nil {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
@@ -341,9 +343,11 @@ func (h Holder) lines(ids []uint64, n int) []string {
 	return out
 }
 
-// Short names the holder in a few words: "goroutine 12 frame main.loop",
+// Short names the holder in a few words, its names escaped (Escaped):
+// "goroutine 12 frame main.loop",
 // "global main.cache", "timer main.retry.func1".
 func (h Holder) Short() string {
+	h = h.escaped()
 	switch h.Kind {
 	case heapdump.RootFrame:
 		return fmt.Sprintf("goroutine %d frame %s", h.Goroutine, h.Function)
@@ -370,7 +374,7 @@ func (h Holder) Short() string {
 // with the count and ids of the goroutines when there are several:
 // "3 goroutines (12, 14 and 15) frame main.loop".
 func (g *Group) Short() string {
-	h := g.Root
+	h := g.Root.escaped()
 	if n := g.goroutineCount(); n > 1 {
 		switch h.Kind {
 		case heapdump.RootFrame:

@@ -378,7 +378,7 @@ func (a *Analysis) Paths(v heapdump.NodeID, max int) (paths []RootPath, runtimeR
 		return nil, 0, nil
 	}
 	if a.preds == nil {
-		a.preds = reverse(a.g)
+		a.preds = reverse(a.g, nil)
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
 	}
 	if a.parent == nil {

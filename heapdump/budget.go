@@ -2,20 +2,22 @@ package heapdump
 
 import "unsafe"
 
-// Every record but the objects is kept in memory (Dump), and most of them
-// become root nodes of the graph; objects are indexed by runs (groups). A
-// crafted dump can make such records tiny (an other-root record takes 3
-// bytes, its Root, RootSlot and node over 200; an object of a run of its
-// own 17 bytes, its group over 100), so the parser counts what they will
-// cost and refuses a dump past a budget that grows with the file: memory
-// stays bounded by the file's size whatever the records say. Real dumps
-// stay below it: their frames carry contents, their strings repeat, their
-// runs hold many objects.
+// Every record but the objects' contents is kept in memory (Dump), most of
+// them become root nodes of the graph, every object a node and every
+// pointer an edge, and the caller (package heap) keeps arrays of its own
+// per node and per edge (Options.NodeBytes, EdgeBytes). A crafted dump can
+// make records tiny (an other-root record takes 3 bytes, its Root,
+// RootSlot and node over 200; an object in a run 17 bytes, its node and
+// the analysis's arrays about 50), so the parser counts what the whole run
+// will cost and refuses a dump past a budget that grows with the file:
+// memory stays bounded by the file's size whatever the records say. Real
+// dumps stay below it: their frames carry contents, their strings repeat,
+// their objects hold more than a word.
 
 // sideBudgetBase and sideBudgetPerByte set the budget: base plus perByte
-// times the file size. Dumps of 20,000
-// goroutines 50 frames deep, or 100,000 goroutines, need about 1.4 times
-// their size. Tests lower them.
+// times the file size. Dumps of 20,000 goroutines 50 frames deep, or
+// 100,000 goroutines, need about 1.4 times their size; 10M objects of 80
+// bytes about 0.6 times. Tests lower them.
 var (
 	sideBudgetBase    int64 = 128 << 20
 	sideBudgetPerByte       = 1.5
@@ -25,20 +27,32 @@ var (
 // its Dump entry, the Root and RootSlot it may become, and its node in the
 // graph and in package heap's per-node arrays.
 const (
+	// graphNodeCost and graphEdgeCost are the graph's own arrays: an
+	// object's start index and its edge count while reading; an edge's
+	// node ID (the raw pointers are compacted in place, or read as 8
+	// bytes each first: graphEdgeCost64).
+	graphNodeCost   = 4 + 1
+	graphEdgeCost   = 4
+	graphEdgeCost64 = 8 + 4
+	// nodeCost and edgeCost bound the memory of a root node and of a root
+	// slot's edge, the caller's arrays included (package heap's test
+	// checks that its own fit).
 	nodeCost     = 64
+	edgeCost     = 24
 	rootCost     = int64(unsafe.Sizeof(Root{})) + nodeCost
-	rootSlotCost = int64(unsafe.Sizeof(RootSlot{})) + 8
+	rootSlotCost = int64(unsafe.Sizeof(RootSlot{})) + edgeCost
 	mapEntryCost = 48 // a map entry with its share of buckets
 	stringCost   = int64(unsafe.Sizeof("")) + mapEntryCost
-	// A group with its end and lookup bucket, and the node of an object
-	// that has a group of its own.
-	groupCost = int64(unsafe.Sizeof(group{})+unsafe.Sizeof(entry{})) + 8 + 8 + nodeCost
+	// A group with its end and lookup bucket (its objects' nodes count
+	// apart, in perNode).
+	groupCost = int64(unsafe.Sizeof(group{})+unsafe.Sizeof(entry{})) + 8 + 8
 )
 
 // keepGroups counts the memory of the object groups added since the last
-// call, for the records before the one at off: a group costs about a
-// hundred bytes, which a run of objects of one size shares but a crafted
-// dump can spend on every 17-byte object.
+// call, for the records before the one at off, and checks the budget with
+// the objects and edges read so far: a group costs about a hundred bytes,
+// which a run of objects of one size shares but a crafted dump can spend
+// on every 17-byte object.
 func (p *parser) keepGroups(off int64) error {
 	n := len(p.idx.groups) - p.groups
 	p.groups = len(p.idx.groups)
@@ -46,14 +60,25 @@ func (p *parser) keepGroups(off int64) error {
 }
 
 // keep adds n bytes of estimated memory for the record at recOff and fails
-// once the total passes the budget.
+// once the total, with the objects' nodes and edges, passes the budget.
 func (p *parser) keep(n int64, recOff int64) error {
 	p.kept += n
-	if p.kept > p.keptLimit {
-		return p.r.errorf(recOff, "the records (goroutines, frames, roots, runs of objects...) would take more than %d bytes of memory, the limit for a %d-byte dump",
+	if total := p.total(); total > p.keptLimit {
+		return p.r.errorf(recOff, "the records (objects and pointers, goroutines, frames, roots...) would take more than %d bytes of memory with the analysis, the limit for a %d-byte dump",
 			p.keptLimit, p.r.size)
 	}
 	return nil
+}
+
+// total returns the estimated memory of the whole run for what has been
+// read: the records kept, and a node per object and an edge per pointer
+// with what the caller keeps for them.
+func (p *parser) total() int64 {
+	edges := int64(len(p.edges32)) * p.perEdge
+	if n := int64(len(p.edges64)); n > 0 {
+		edges += n * (p.perEdge - graphEdgeCost + graphEdgeCost64)
+	}
+	return p.kept + int64(p.idx.n)*p.perNode + edges
 }
 
 // sideLimit returns the budget for a file of size bytes.

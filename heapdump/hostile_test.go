@@ -1,6 +1,8 @@
 package heapdump
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -297,4 +299,60 @@ func TestHostileFrameRuns(t *testing.T) {
 	e.U(8).U(fieldKindEol, tagEOF)
 	_, err := readBytes(e.B)
 	wantFormatError(t, err, off, "field offset 8 does not follow the previous one")
+}
+
+// One run of 8-byte objects, each pointing to the next: the run shares one
+// group, so only the objects' nodes and edges cost memory, about three
+// times the file's size once package heap's arrays (NodeBytes, EdgeBytes)
+// are counted. The budget covers the whole run: it takes the dump without
+// the caller's arrays and refuses it with them, having allocated a bounded
+// multiple of the budget.
+func TestHostileObjectRun(t *testing.T) {
+	const count = 50_000
+	e := params64(1 << 30)
+	obj := make([]byte, 8)
+	for i := range count {
+		addr := hostileArena + uint64(i)*8
+		binary.LittleEndian.PutUint64(obj, addr+8)
+		e.U(tagObject, addr).S(obj).Fields([]uint64{0})
+	}
+	e.U(tagEOF)
+	size := int64(len(e.B))
+	withBudget(t, 64<<10, 1.5)
+	limit := sideLimit(size)
+	// The estimate the budget checks, as the parser counts it.
+	total := func(nodeBytes, edgeBytes int64) int64 {
+		return count*(graphNodeCost+nodeBytes) + (count-1)*(graphEdgeCost+edgeBytes)
+	}
+	const nodeBytes, edgeBytes = 45, 16
+	if total(0, 0) > limit/2 || total(nodeBytes, edgeBytes) < 2*limit {
+		t.Fatalf("%d-byte dump, budget %d: the graph alone should take well under it (%d), with the caller's arrays well over (%d)",
+			size, limit, total(0, 0), total(nodeBytes, edgeBytes))
+	}
+
+	g, err := readBytes(e.B)
+	if err != nil {
+		t.Fatalf("without the caller's arrays: %v", err)
+	}
+	if s := g.Stats(); s.Objects != count || s.Edges != count-1 {
+		t.Fatalf("%d objects and %d edges, want %d and %d", s.Objects, s.Edges, count, count-1)
+	}
+
+	var opts = Options{NodeBytes: nodeBytes, EdgeBytes: edgeBytes}
+	n := allocated(func() { _, err = Read(bytes.NewReader(e.B), size, "dump.bin", opts) })
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "would take more than") || fe.Record != recordNames[tagObject] {
+		t.Fatalf("with the caller's arrays: error %v, want the budget's at an object record", err)
+	}
+	// Refused at the object where the estimate passes the budget, give or
+	// take one read-buffer's worth of objects read by the fast path.
+	perObject := (size - 64) / count
+	at := (limit / (graphNodeCost + nodeBytes + graphEdgeCost + edgeBytes)) * perObject
+	if fe.Offset < at-int64(chunk) || fe.Offset > at+int64(chunk) {
+		t.Errorf("refused at offset %d, want about %d (the object at which the estimate passes %d bytes)", fe.Offset, at, limit)
+	}
+	if max := 8*uint64(limit) + 1<<20; n > max {
+		t.Errorf("allocated %d bytes, want at most %d", n, max)
+	}
+	t.Logf("%d-byte dump, budget %d, estimate %d: refused at offset %d, allocated %d bytes", size, limit, total(nodeBytes, edgeBytes), fe.Offset, n)
 }

@@ -38,6 +38,14 @@ type Options struct {
 	// against its binary (and set the binary's load bias) before OutArgs
 	// and GlobalSymbol are asked anything. An error from it ends Read.
 	Prepare func(d *Dump) error
+
+	// NodeBytes and EdgeBytes are the memory the caller will keep for each
+	// node and each edge of the graph once it is built (package heap: its
+	// dominator tree, retained sizes and searches). Read counts them with
+	// its own in the memory budget of the dump, so that a dump is refused
+	// before the whole run, not only the reading, would take more than the
+	// budget: 128 MiB plus 1.5 times the file's size.
+	NodeBytes, EdgeBytes int64
 }
 
 // Load reads the heap dump at path and builds its graph. The file stays open
@@ -78,6 +86,8 @@ func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*G
 	rd := newReader(r, size, name)
 	p := newParser(rd)
 	p.idx.noGaps = noGaps
+	p.perNode = graphNodeCost + max(opts.NodeBytes, 0)
+	p.perEdge = graphEdgeCost + max(opts.EdgeBytes, 0)
 	err := p.run()
 	rd.close()
 	if err != nil {

@@ -104,10 +104,15 @@ type parser struct {
 	curG       int // goroutine whose frames may follow, or -1
 	nextDepth  int
 	stackBytes uint64 // sum of the sizes of curG's frames so far
+	framesFrom int64  // file offset of the first frame record
+	// goroutinesFrom is the file offset of the first goroutine record.
+	goroutinesFrom int64
 
 	recOff    int64   // file offset of the record being read
 	kept      int64   // estimated memory of the records other than objects
-	keptLimit int64   // budget for kept (see budget.go)
+	keptLimit int64   // budget for kept and the objects' nodes and edges (see budget.go)
+	perNode   int64   // estimated memory of an object's node, the reader's arrays included
+	perEdge   int64   // estimated memory of a pointer's edge, the reader's arrays included
 	segSeen   [2]bool // a data, a bss record was read
 	groups    int     // object groups counted in kept
 
@@ -562,8 +567,8 @@ func (p *parser) objectsFast() bool {
 			g := &x.groups[gl-1]
 			next = g.size == n && g.words < 0 && g.count < maxGroupObjects && addr == g.base+uint64(g.slots)*n && !x.sealed
 		}
-		if !next && p.kept+int64(len(x.groups)+1-p.groups)*groupCost > p.keptLimit {
-			break // a new group past the budget: the general path reports it
+		if p.kept+int64(len(x.groups)+1-p.groups)*groupCost+int64(x.n+1)*p.perNode+int64(len(edges))*p.perEdge > p.keptLimit {
+			break // past the budget: the general path reports it
 		}
 		c := i
 		i += int(n)
@@ -643,10 +648,15 @@ func (p *parser) objectsFast() bool {
 // size: pages beyond what is used are never touched, so a generous
 // estimate costs address space, not memory, and saves the copies and page
 // faults of repeated growth.
-func grow[T any](p *parser, s []T, need int) []T {
+func grow[T any](p *parser, s []T, need int) []T { return growFrom(p, s, need, 0) }
+
+// growFrom is grow for an array whose elements come from the part of the
+// file after offset from (the frames, which follow the objects): it
+// extrapolates from the fraction of that part read so far.
+func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 	c := 2*cap(s) + need
-	if done := p.r.off(); done > 1<<20 {
-		est := int(float64(len(s)) * float64(p.r.size) / float64(done) * 1.1)
+	if done := p.r.off() - from; done > 1<<20 {
+		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
 		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
 	t := make([]T, len(s), c)
@@ -814,6 +824,12 @@ func (p *parser) goroutine() error {
 	if err := p.keep(cost, p.recOff); err != nil {
 		return err
 	}
+	if len(p.d.Goroutines) == 0 {
+		p.goroutinesFrom = p.recOff
+	}
+	if len(p.d.Goroutines) == cap(p.d.Goroutines) {
+		p.d.Goroutines = growFrom(p, p.d.Goroutines, 1, p.goroutinesFrom)
+	}
 	p.d.Goroutines = append(p.d.Goroutines, g)
 	p.curG = len(p.d.Goroutines) - 1
 	p.nextDepth = 0
@@ -899,8 +915,11 @@ func (p *parser) frame(recOff int64) error {
 		}
 		p.slots = append(p.slots, Slot{Offset: o, Value: v})
 	}
+	if len(p.d.Frames) == 0 {
+		p.framesFrom = recOff
+	}
 	if len(p.d.Frames) == cap(p.d.Frames) {
-		p.d.Frames = grow(p, p.d.Frames, 1)
+		p.d.Frames = growFrom(p, p.d.Frames, 1, p.framesFrom)
 	}
 	p.d.Frames = append(p.d.Frames, f)
 	p.d.Goroutines[p.curG].NumFrames++

@@ -46,6 +46,46 @@ const DecodeFactor = 4
 // about 500,000 records through, a few seconds of parsing.
 const LegacyDecodeFactor = 2
 
+// The legacy text parser (github.com/google/pprof's) takes about 200 ns
+// per byte of sample lines on an idle machine (4 µs for a one-address
+// record, more with more addresses; comment lines cost next to nothing):
+// 50 times the 10 ns per byte that reading any input in linear time
+// allows. So the sample lines of a legacy text profile are capped by the
+// size of the input as given (the file, the download, compressed or not):
+// 1/legacyLinesPerLimit of the Loader's MaxBytes (2 MiB at the default,
+// half a second of parsing) plus 1/legacyLinesPerInput of the input's
+// size (6 ns per input byte). A smaller MaxBytes does not lower the first
+// part below legacyLinesMin.
+const (
+	legacyLinesPerLimit       = 128
+	legacyLinesPerInput       = 32
+	legacyLinesMin      int64 = DefaultMaxBytes / legacyLinesPerLimit
+)
+
+// legacyLinesLimit is the cap on the bytes of sample lines of a legacy
+// text profile read from input bytes with the given MaxBytes.
+func legacyLinesLimit(input, maxBytes int64) int64 {
+	return max(legacyLinesMin, maxBytes/legacyLinesPerLimit) + input/legacyLinesPerInput
+}
+
+// legacyLines returns the bytes of the sample lines of raw (the lines that
+// do not start with '#'), counting no further than past limit.
+func legacyLines(raw []byte, limit int64) int64 {
+	var n int64
+	for len(raw) > 0 && n <= limit {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i+1], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] != '#' {
+			n += int64(len(line))
+		}
+	}
+	return n
+}
+
 // Limit names one of the caps on reading a profile.
 type Limit string
 
@@ -57,6 +97,10 @@ const (
 	// LimitDecoded caps the memory that decoding a profile takes
 	// (DecodeFactor × Loader.MaxBytes, LegacyDecodeFactor × for text).
 	LimitDecoded Limit = "decoded"
+	// LimitLegacyLines caps the sample lines of a legacy text profile,
+	// which its parser reads slowly (legacyLinesLimit: a fraction of
+	// Loader.MaxBytes plus a fraction of the input's size).
+	LimitLegacyLines Limit = "legacy lines"
 )
 
 // LimitError is a profile refused by a cap: Loader.MaxBytes, or the
@@ -73,13 +117,18 @@ type LimitError struct {
 	Size int64
 	// Max is the cap.
 	Max int64
-	// Factor is Max / MaxBytes for LimitDecoded, 1 for LimitSize.
+	// Factor is Max / MaxBytes for LimitDecoded, 1 for LimitSize, 0 for
+	// LimitLegacyLines.
 	Factor int64
 	// MaxBytes is the Loader's MaxBytes, the setting that raises the cap.
 	MaxBytes int64
 }
 
 func (e *LimitError) Error() string {
+	if e.Limit == LimitLegacyLines {
+		return fmt.Sprintf("this legacy text profile has more than %s of sample lines, which its parser reads too slowly: the limit is %s (1/%d of the profile size limit of %s, at least %s, and 1/%d of the input's size); write the profile as profile.proto (debug=0)",
+			bytesize.Format(e.Max), bytesize.Format(e.Max), legacyLinesPerLimit, bytesize.Format(e.MaxBytes), bytesize.Format(legacyLinesMin), legacyLinesPerInput)
+	}
 	if e.Limit == LimitDecoded {
 		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s)",
 			bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes))
@@ -91,11 +140,17 @@ func (e *LimitError) Error() string {
 }
 
 // checkDecodeCost refuses raw when decoding it would take more than
-// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text).
-func checkDecodeCost(raw []byte, maxBytes int64) error {
+// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text), or when
+// it is legacy text with more sample lines than legacyLinesLimit allows
+// for input bytes (raw's size before decompression).
+func checkDecodeCost(raw []byte, input, maxBytes int64) error {
 	factor := int64(DecodeFactor)
 	cost, ok := protoCost(raw, satMul(maxBytes, factor))
 	if !ok {
+		limit := legacyLinesLimit(input, maxBytes)
+		if n := legacyLines(raw, limit); n > limit {
+			return &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
+		}
 		factor = LegacyDecodeFactor
 		cost = legacyCost(raw, satMul(maxBytes, factor))
 	}

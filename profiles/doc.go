@@ -23,7 +23,10 @@
 // estimates what the decoded profile will take, and refuses one over
 // [DecodeFactor] times MaxBytes ([LegacyDecodeFactor] for the text
 // formats, whose parser is slow): a few bytes per sample decode to about
-// 150. Past either cap the error is a [*LimitError]. Negative values and
+// 150. The text formats' sample lines, which their parser reads at about
+// 200 ns a byte, are also capped by the input's size, so that parsing time
+// stays linear in it ([LimitLegacyLines]: 2 MiB plus 1/32 of the input at
+// the default MaxBytes). Past any cap the error is a [*LimitError]. Negative values and
 // sums over [MaxTotal], which no real heap or goroutine profile has, are
 // refused, so they cannot pass under a gate. Function and file names,
 // label keys and values are escaped where they hold control characters or

@@ -189,6 +189,56 @@ func TestHostileLegacyRecordsFull(t *testing.T) {
 	t.Logf("%d KB gzip: %v; %d MiB allocated", buf.Len()>>10, le, got>>20)
 }
 
+// The legacy text parser takes about 200 ns a byte of sample lines, so
+// they are capped by the input's size: 250,000 one-address records (4.7 MB,
+// 320 MB decoded, under the memory cap) are refused before parsing, plain
+// or gzipped, having allocated little more than the file; comment lines,
+// which parse fast, do not count.
+func TestHostileLegacyLines(t *testing.T) {
+	data := legacyRecords(250_000)
+	name := filepath.Join(t.TempDir(), "heap.txt")
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var le *profiles.LimitError
+	got := allocated(func() { le = loadLimit(t, new(profiles.Loader), name, profiles.LimitLegacyLines) })
+	if limit := uint64(len(data)) + 1<<20; got > limit {
+		t.Errorf("allocated %d KiB for %d KiB of text, over %d KiB", got>>10, len(data)>>10, limit>>10)
+	}
+	if want := int64(2<<20) + int64(len(data))/32; le.Max != want || le.Size <= le.Max || !strings.Contains(le.Error(), "debug=0") {
+		t.Errorf("limit %d (want %d), lines %d: %v", le.Max, want, le.Size, le)
+	}
+
+	// Gzipped, the input is smaller and so is the cap.
+	rec := []byte("1: 1 [1: 1] @ 0x1234\n")
+	zname := writeGzip(t, []byte("heap profile: 1: 1 [1: 1] @ heap/1048576\n"), rec, 5)
+	le = loadLimit(t, new(profiles.Loader), zname, profiles.LimitLegacyLines)
+	if st, err := os.Stat(zname); err != nil || le.Max != int64(2<<20)+st.Size()/32 {
+		t.Errorf("gzip: limit %d: %v", le.Max, err)
+	}
+
+	// Comment lines do not count: 6 MB of them, with 2,000 records.
+	var b bytes.Buffer
+	b.WriteString("heap profile: 1: 1 [1: 1] @ heap/1048576\n")
+	for i := range 2_000 {
+		fmt.Fprintf(&b, "1: 1 [1: 1] @ 0x%x\n", i+1)
+		for range 100 {
+			fmt.Fprintf(&b, "#\t0x%x\tmain.f+0x1\t/src/main.go:%d\n", i+1, i)
+		}
+	}
+	if b.Len() < 5<<20 {
+		t.Fatalf("%d bytes of comments, want over 5 MiB", b.Len())
+	}
+	cname := filepath.Join(t.TempDir(), "comments.txt")
+	if err := os.WriteFile(cname, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := new(profiles.Loader).Load(context.Background(), cname)
+	if err != nil || len(p.Prof.Sample) != 2_000 {
+		t.Fatalf("Load of 2,000 records with 6 MB of comments: %v", err)
+	}
+}
+
 func TestHostileEndlessDownload(t *testing.T) {
 	chunk := bytes.Repeat([]byte{0x1f, 0x8b, 0, 0}, 16<<10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

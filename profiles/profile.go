@@ -98,7 +98,7 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if err := sniff(source, raw); err != nil {
 		return nil, err
 	}
-	if err := checkDecodeCost(raw, maxBytes); err != nil {
+	if err := checkDecodeCost(raw, int64(len(data)), maxBytes); err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
 	if progress != nil {

@@ -154,11 +154,14 @@ func (x *Explainer) explain(dump string, payloads []Addr, syms []binsym.Symbol) 
 }
 
 // detail describes how a payload, explained by g, is held: by g's holder
-// and, when it is shared, by every other root the heap analysis found.
+// and, when it is shared, by every other root the heap analysis found. The
+// names come from the dump's binary, which may be hostile: they are taken
+// escaped (Group.Escaped).
 func detail(g *heap.Group) HolderDetail {
+	g = g.Escaped()
 	d := HolderDetail{Payloads: 1, Shared: g.Shared, RetainedBytes: g.RetainedBytes}
 	for _, s := range g.Path {
-		d.Path = append(d.Path, PathStep{Via: textsafe.Escape(s.Via), Type: textsafe.Escape(s.Type), SizeBytes: s.Size})
+		d.Path = append(d.Path, PathStep{Via: s.Via, Type: s.Type, SizeBytes: s.Size})
 	}
 	d.Roots = []HolderRoot{rootOf(g.Root)}
 	for _, h := range g.OtherRoots {
@@ -167,10 +170,11 @@ func detail(g *heap.Group) HolderDetail {
 	return d
 }
 
-// rootOf converts a holder the heap analysis found for a payload.
+// rootOf converts a holder the heap analysis found for a payload, its
+// names escaped (Group.Escaped).
 func rootOf(h heap.Holder) HolderRoot {
-	r := HolderRoot{Count: 1, Kind: h.Kind, Global: textsafe.Escape(h.Global),
-		CreatedBy: safePosition(h.CreatedBy), Creator: safePosition(h.Creator), Detail: textsafe.Escape(h.Detail)}
+	r := HolderRoot{Count: 1, Kind: h.Kind, Global: h.Global,
+		CreatedBy: h.CreatedBy, Creator: h.Creator, Detail: h.Detail}
 	switch h.Kind {
 	case heapdump.RootFrame, heapdump.RootDefer: // a defer is its frame's
 		r.Kind = heapdump.RootFrame
@@ -190,23 +194,12 @@ func rootOf(h heap.Holder) HolderRoot {
 		r.Detail = ""
 	}
 	if h.Function != "" {
-		r.Position = &binsym.Position{Function: textsafe.Escape(h.Function)}
+		r.Position = &binsym.Position{Function: h.Function}
 		if h.Location != nil && h.Location.File != "" {
-			r.Position.File, r.Position.Line = textsafe.Escape(h.Location.File), h.Location.Line
+			r.Position.File, r.Position.Line = h.Location.File, h.Location.Line
 		}
 	}
 	return r
-}
-
-// safePosition returns a copy of pos with its names escaped (names come
-// from the dump's binary, which may be hostile), or nil.
-func safePosition(pos *binsym.Position) *binsym.Position {
-	if pos == nil {
-		return nil
-	}
-	c := *pos
-	c.Function, c.File = textsafe.Escape(c.Function), textsafe.Escape(c.File)
-	return &c
 }
 
 // addRoot adds r to roots, counting it with an entry of the same shape.

@@ -69,10 +69,10 @@ func (r Report) Summary() string {
 		g, n := heldAlike(v, r.Values[i+1:])
 		if n == 1 {
 			return fmt.Sprintf("%s; %s %q is held by %s",
-				outlived(r.OutlivedCount), textsafe.Escape(v.Type), v.Label, holderName(safeGroup(g)))
+				outlived(r.OutlivedCount), textsafe.Escape(v.Type), v.Label, holderName(g))
 		}
 		return fmt.Sprintf("%s; %d %s %q are held by %s",
-			outlived(r.OutlivedCount), n, textsafe.Escape(v.Type), v.Label, holderName(safeGroup(g)))
+			outlived(r.OutlivedCount), n, textsafe.Escape(v.Type), v.Label, holderName(g))
 	}
 	return outlived(r.OutlivedCount) + "; freed before the dump"
 }
@@ -118,7 +118,7 @@ func outlived(n int) string {
 // holderName is Group.Short with the creation site of a goroutine.
 func holderName(g *heap.Group) string {
 	s := g.Short()
-	if h := g.Root; h.CreatedBy != nil {
+	if h := g.Escaped().Root; h.CreatedBy != nil {
 		s += ", created by " + h.CreatedBy.String()
 	}
 	return s
@@ -138,8 +138,9 @@ func (r Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "\n%s at %s: freed before the dump\n", title, v.Addr)
 			continue
 		}
-		// Names in the text come from the binary and the dump.
-		text := safeGroup(v.Holder).Text(title, heap.PlainStyle{})
+		// Names in the text come from the binary and the dump: Text
+		// escapes them.
+		text := v.Holder.Text(title, heap.PlainStyle{})
 		first, rest, _ := strings.Cut(text, "\n")
 		b.WriteString("\n" + first + "\n")
 		if v.TrackedAt != nil {
@@ -225,9 +226,6 @@ func (w *Watcher) explain(rep *Report, vals []expectation) {
 				if last := &g.Path[len(g.Path)-1]; last.Type == "" && last.Addr == g.Object.Addr {
 					last.Type = typ
 				}
-			}
-			if g != nil {
-				g = safeGroup(g)
 			}
 			rep.Values[i].Holder = g
 		}

@@ -8,7 +8,11 @@
 // no single root holds the payload: the report then searches for the
 // nearest holder and lists the others.
 //
-// Usage: heapgen [-n NODES] [-holders K] -o FILE
+// With -goroutines G, G more goroutines blocked in main.hold each hold a
+// context of their own with a payload of -each bytes (the many-holdings
+// heap of issue 10: 100,000 goroutines each holding 4 KiB).
+//
+// Usage: heapgen [-n NODES] [-holders K] [-goroutines G -each BYTES] -o FILE
 package main
 
 import (
@@ -48,12 +52,14 @@ func run(stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("heapgen", flag.ContinueOnError)
 	n := fs.Int("n", 1_000_000, "number of linked 80-byte nodes")
 	holders := fs.Int("holders", 1, "number of goroutines that hold the payload's context")
+	goroutines := fs.Int("goroutines", 0, "number of further goroutines, each holding a payload of its own")
+	each := fs.Int("each", 4096, "bytes of each further goroutine's payload")
 	out := fs.String("o", "", "write the dump to `file` (created, mode 0600; must not exist)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() != 0 || *n < 0 || *holders < 1 {
-		return errors.New("usage: heapgen [-n NODES] [-holders K] -o FILE")
+	if *out == "" || fs.NArg() != 0 || *n < 0 || *holders < 1 || *goroutines < 0 || *each < 0 {
+		return errors.New("usage: heapgen [-n NODES] [-holders K] [-goroutines G -each BYTES] -o FILE")
 	}
 	f, err := os.OpenFile(*out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -72,7 +78,10 @@ func run(stdout io.Writer, args []string) error {
 	for range *holders {
 		go hold(ctx, release)
 	}
-	waitBlocked("main.hold", *holders)
+	for range *goroutines {
+		go hold(context.WithValue(context.Background(), payloadKey{}, make([]byte, *each)), release)
+	}
+	waitBlocked("main.hold", *holders+*goroutines)
 
 	runtime.GC()
 	t0 := time.Now()
@@ -104,6 +113,10 @@ func waitBlocked(fn string, k int) {
 	buf := make([]byte, 1<<20)
 	for d := 50 * time.Microsecond; ; d *= 2 {
 		n := runtime.Stack(buf, true)
+		if n == len(buf) { // truncated: read all the stacks next time
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
 		blocked := 0
 		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 			if strings.Contains(g, "[chan receive") && strings.Contains(g, fn+"(") {

@@ -2,7 +2,11 @@
 // it found and how long reading and building the graph took. It is the
 // reader half of bench/heapread.sh.
 //
-// Usage: heapread [-cpuprofile FILE] [-memprofile FILE] DUMP
+// With -floor it only decodes every uvarint of every record, front to back,
+// skipping strings and contents (floor.go): the decode floor of issue 10's
+// targets, which ctxleak holders is measured against.
+//
+// Usage: heapread [-floor] [-cpuprofile FILE] [-memprofile FILE] DUMP
 package main
 
 import (
@@ -28,12 +32,22 @@ func main() {
 func run(stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("heapread", flag.ContinueOnError)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile to `file`")
+	floorOnly := fs.Bool("floor", false, "only decode every uvarint of every record (the decode floor)")
 	memprofile := fs.String("memprofile", "", "write a heap profile to `file` after loading")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: heapread [-cpuprofile FILE] [-memprofile FILE] DUMP")
+		return errors.New("usage: heapread [-floor] [-cpuprofile FILE] [-memprofile FILE] DUMP")
+	}
+	if *floorOnly {
+		t0 := time.Now()
+		records, ints, err := floor(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "records %d, uvarints %d\nfloor %.3fs\n", records, ints, time.Since(t0).Seconds())
+		return nil
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
