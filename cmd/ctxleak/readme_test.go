@@ -55,6 +55,8 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzOpen's seed corpus"},
 	{"go test -run '^$' -fuzz FuzzDWARFTypes -fuzztime 10m ./binsym", "",
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzDWARFTypes's seed corpus"},
+	{"go test -run '^$' -fuzz FuzzLocationList -fuzztime 10m ./binsym", "",
+		"ten minutes of fuzzing; .ci/run's second step runs FuzzLocationList's seed corpus"},
 	{"go test -run '^$' -fuzz FuzzParse -fuzztime 10m ./profiles", "",
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzParse's seed corpus"},
 	{"go test -run '^$' -fuzz FuzzEscape -fuzztime 10m ./internal/textsafe", "",
