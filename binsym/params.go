@@ -72,7 +72,7 @@ func (b *Binary) ArgsType(entry uint64) *Type {
 			return nil
 		}
 		ints, floats = ints+n, floats+f
-		al := typeAlign(ft)
+		al := ft.Align()
 		size = (size + al - 1) / al * al
 		fields[i].Offset = size
 		size += ft.Size
@@ -129,9 +129,11 @@ func registers(t *Type) (ints, floats int, ok bool) {
 	return ints, floats, true
 }
 
-// typeAlign estimates the alignment of t: that of the largest scalar it is
-// made of, at most 8. It walks t iteratively, each type once.
-func typeAlign(t *Type) int64 {
+// Align estimates the alignment of t: that of the largest scalar it is
+// made of, at most 8; 1 for a nil type. It walks t iteratively, each type
+// once, so that a type made to contain itself (in a corrupt executable)
+// ends the walk instead of overflowing the stack.
+func (t *Type) Align() int64 {
 	al := int64(1)
 	seen := map[*Type]bool{}
 	stack := []*Type{t}

@@ -495,7 +495,7 @@ func swissGroup(mt *binsym.Type, n int64) *binsym.Type {
 		return nil
 	}
 	k, e := slotPart(mt.Key), slotPart(mt.Elem)
-	ka, ea := alignOf(k), alignOf(e)
+	ka, ea := k.Align(), e.Align()
 	elemOff := roundUp(k.Size, ea)
 	slotAlign := max(ka, ea)
 	slotSize := roundUp(elemOff+e.Size, slotAlign)
@@ -537,40 +537,6 @@ func slotPart(t *binsym.Type) *binsym.Type {
 		return &binsym.Type{Name: "*" + t.Name, Kind: reflect.Pointer, Size: 8, Elem: t}
 	}
 	return t
-}
-
-// alignOf estimates the alignment of t from its kind and fields: the
-// largest alignment of the scalars it is made of. It walks the type
-// iteratively, each type once, so that a type made to contain itself (in
-// a corrupt executable) ends the walk instead of overflowing the stack.
-func alignOf(t *binsym.Type) int64 {
-	al := int64(1)
-	seen := map[*binsym.Type]bool{}
-	stack := []*binsym.Type{t}
-	for len(stack) > 0 && al < 8 {
-		t := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if t == nil || seen[t] {
-			continue
-		}
-		seen[t] = true
-		switch t.Kind {
-		case reflect.Bool, reflect.Int8, reflect.Uint8:
-		case reflect.Int16, reflect.Uint16:
-			al = max(al, 2)
-		case reflect.Int32, reflect.Uint32, reflect.Float32:
-			al = max(al, 4)
-		case reflect.Array:
-			stack = append(stack, t.Elem)
-		case reflect.Struct:
-			for _, f := range t.Fields {
-				stack = append(stack, f.Type)
-			}
-		default:
-			al = 8
-		}
-	}
-	return al
 }
 
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
