@@ -37,6 +37,17 @@ func typingReport(t *testing.T, pattern string) (*Report, string, *pileRun) {
 	return rep, reportText(t, rep), r
 }
 
+// typingGroup is typingReport for a pattern whose report has one group:
+// it returns that group.
+func typingGroup(t *testing.T, pattern string) (*Group, string, *pileRun) {
+	t.Helper()
+	rep, text, r := typingReport(t, pattern)
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
+	}
+	return rep.Groups[0], text, r
+}
+
 // checkRetains fails unless g retains the n items and little more.
 func checkRetains(t *testing.T, g *Group, n int) {
 	t.Helper()
@@ -77,11 +88,7 @@ func TestHoldersStatic(t *testing.T) {
 		{"static-moved", "main.defaultStore", "store", "main.store", ".items"},
 	} {
 		t.Run(tt.pattern, func(t *testing.T) {
-			rep, text, r := typingReport(t, tt.pattern)
-			if len(rep.Groups) != 1 {
-				t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
-			}
-			g := rep.Groups[0]
+			g, text, r := typingGroup(t, tt.pattern)
 			if g.Root.Kind != heapdump.RootGlobal || g.Root.Global != tt.global {
 				t.Errorf("held by %+v, want global %s", g.Root, tt.global)
 			}
@@ -109,11 +116,7 @@ func TestHoldersStatic(t *testing.T) {
 // per-P pools, its private slot or its shared queue's entries.
 func TestHoldersSyncPool(t *testing.T) {
 	t.Parallel()
-	rep, text, r := typingReport(t, "pool")
-	if len(rep.Groups) != 1 {
-		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
-	}
-	g := rep.Groups[0]
+	g, _, r := typingGroup(t, "pool")
 	if g.Root.Global != "main.bufPool" || pathString(g.Path) != ".victim>[1]sync.poolLocal" {
 		t.Errorf("held by %q through %s, want main.bufPool through .victim>[1]sync.poolLocal", g.Root.Global, pathString(g.Path))
 	}
@@ -162,11 +165,7 @@ func TestHoldersCgoHandles(t *testing.T) {
 // Items in a map with integer keys: the slot's value says its key.
 func TestHoldersMapKeys(t *testing.T) {
 	t.Parallel()
-	rep, text, r := typingReport(t, "intmap")
-	if len(rep.Groups) != 1 {
-		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
-	}
-	g := rep.Groups[0]
+	g, _, r := typingGroup(t, "intmap")
 	if g.Root.Global != "main.byID" {
 		t.Errorf("held by %+v, want main.byID", g.Root)
 	}
@@ -294,11 +293,7 @@ var errNoCgo = errors.New("cgo is off")
 // says the finalizer can never run.
 func TestHoldersFinalizerCycle(t *testing.T) {
 	t.Parallel()
-	rep, text, _ := typingReport(t, "finalizer-cycle")
-	if len(rep.Groups) != 1 {
-		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
-	}
-	g := rep.Groups[0]
+	g, text, _ := typingGroup(t, "finalizer-cycle")
 	if g.Root.Kind != heapdump.RootFinalizer || g.Root.Detail != DetailFinalizerCycle || g.Shared {
 		t.Errorf("held by %+v (shared %v), want a finalizer that can never run", g.Root, g.Shared)
 	}
@@ -309,7 +304,7 @@ func TestHoldersFinalizerCycle(t *testing.T) {
 	if want := "(" + DetailFinalizerCycle + ")"; !strings.Contains(text, want) {
 		t.Errorf("no %q in\n%s", want, text)
 	}
-	js, err := json.Marshal(rep)
+	js, err := json.Marshal(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,11 +317,7 @@ func TestHoldersFinalizerCycle(t *testing.T) {
 // holds them, and no finalizer is said never to run.
 func TestHoldersFinalizerClean(t *testing.T) {
 	t.Parallel()
-	rep, text, _ := typingReport(t, "finalizer")
-	if len(rep.Groups) != 1 {
-		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
-	}
-	g := rep.Groups[0]
+	g, text, _ := typingGroup(t, "finalizer")
 	if g.Root.Kind != heapdump.RootGlobal || g.Root.Global != "main.kept" {
 		t.Errorf("held by %+v, want global main.kept", g.Root)
 	}
@@ -345,11 +336,7 @@ func TestHoldersFinalizerClean(t *testing.T) {
 // goes on from its fields.
 func TestHoldersInteriorPointer(t *testing.T) {
 	t.Parallel()
-	rep, text, _ := typingReport(t, "interior")
-	if len(rep.Groups) != 1 {
-		t.Fatalf("%d groups, want 1:\n%s", len(rep.Groups), text)
-	}
-	g := rep.Groups[0]
+	g, text, _ := typingGroup(t, "interior")
 	if g.Root.Kind != heapdump.RootFrame || g.Root.Function != "main.holdField" || g.GoroutineCount != typingN {
 		t.Errorf("held by %+v (%d goroutines), want %d goroutines in main.holdField", g.Root, g.GoroutineCount, typingN)
 	}
