@@ -36,6 +36,22 @@ func holdersAt(t *testing.T, a *Analysis, min uint64) *Report {
 	return rep
 }
 
+// onePileGroup analyses run r with its executable or without, and returns
+// the analysis, its report at 1 MiB and the report's group, failing unless
+// it has exactly one.
+func onePileGroup(t *testing.T, r *pileRun, withBinary bool) (*Analysis, *Report, *Group) {
+	t.Helper()
+	a := r.analyzeWithout(t)
+	if withBinary {
+		a = r.analyze(t)
+	}
+	rep := holdersAt(t, a, 1<<20)
+	if len(rep.Groups) != 1 {
+		t.Fatalf("binary %v: %d groups, want 1:\n%s", withBinary, len(rep.Groups), reportText(t, rep))
+	}
+	return a, rep, rep.Groups[0]
+}
+
 // hasTimer reports whether one of hs is a timer whose function starts with
 // prefix.
 func hasTimer(hs []Holder, prefix *regexp.Regexp) bool {
@@ -59,15 +75,7 @@ func TestHoldersPileOfDefers(t *testing.T) {
 	const n = 2000
 	r := runPile(t, "defers", n)
 	for _, withBinary := range []bool{true, false} {
-		a := r.analyzeWithout(t)
-		if withBinary {
-			a = r.analyze(t)
-		}
-		rep := holdersAt(t, a, 1<<20)
-		if len(rep.Groups) != 1 {
-			t.Fatalf("binary %v: %d groups, want 1:\n%s", withBinary, len(rep.Groups), reportText(t, rep))
-		}
-		g := rep.Groups[0]
+		a, rep, g := onePileGroup(t, r, withBinary)
 		if g.Root.Kind != heapdump.RootDefer || g.Root.Function != "main.loop" || g.Count != n || g.GoroutineCount != 1 {
 			t.Errorf("binary %v: %d held by %+v (%d goroutines), want %d held by defers in main.loop of one goroutine", withBinary, g.Count, g.Root, g.GoroutineCount, n)
 		}
@@ -124,15 +132,7 @@ func TestHoldersPileOfTimers(t *testing.T) {
 	const n = 2000
 	r := runPile(t, "timers", n)
 	for _, withBinary := range []bool{true, false} {
-		a := r.analyzeWithout(t)
-		if withBinary {
-			a = r.analyze(t)
-		}
-		rep := holdersAt(t, a, 1<<20)
-		if len(rep.Groups) != 1 {
-			t.Fatalf("binary %v: %d groups, want 1:\n%s", withBinary, len(rep.Groups), reportText(t, rep))
-		}
-		g := rep.Groups[0]
+		_, rep, g := onePileGroup(t, r, withBinary)
 		if g.Root.Kind != heapdump.RootTimer || g.Count != n || g.Root.RetainedBytes == 0 {
 			t.Errorf("binary %v: %d held by %+v, want %d held by timers that retain something", withBinary, g.Count, g.Root, n)
 		}
@@ -228,15 +228,7 @@ func TestHoldersGlobalArray(t *testing.T) {
 	const n = 40
 	r := runPile(t, "globalarray", n)
 	for _, withBinary := range []bool{true, false} {
-		a := r.analyzeWithout(t)
-		if withBinary {
-			a = r.analyze(t)
-		}
-		rep := holdersAt(t, a, 1<<20)
-		if len(rep.Groups) != 1 {
-			t.Fatalf("binary %v: %d groups, want 1:\n%s", withBinary, len(rep.Groups), reportText(t, rep))
-		}
-		g := rep.Groups[0]
+		_, _, g := onePileGroup(t, r, withBinary)
 		if g.Root.Kind != heapdump.RootGlobal || g.Count != n || g.RetainedBytes != n<<20 || (withBinary && g.Root.Global != "main.buffers") {
 			t.Errorf("binary %v: %d objects retaining %d bytes held by %+v, want %d of 1 MiB held by main.buffers", withBinary, g.Count, g.RetainedBytes, g.Root, n)
 		}
