@@ -94,8 +94,14 @@ func keptPath(dir, exe string, env, args []string) string {
 }
 
 // keep makes kept a hard link to exe, replacing any older file by a
-// rename. Failures only cost the next run a link.
+// rename, unless it is one already (go build found the kept executable up
+// to date). Failures only cost the next run a link.
 func keep(exe, kept string) {
+	if a, err := os.Stat(exe); err == nil {
+		if b, err := os.Stat(kept); err == nil && os.SameFile(a, b) {
+			return
+		}
+	}
 	tmp := fmt.Sprintf("%s.%d.tmp", kept, os.Getpid())
 	os.Remove(tmp)
 	if err := os.Link(exe, tmp); err != nil {
