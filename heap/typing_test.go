@@ -175,18 +175,19 @@ func TestHoldersMapKeys(t *testing.T) {
 	if len(in) < 2 || in[len(in)-2].Type != "main.item" {
 		t.Fatalf("path inside %s, want ... main.item > .buf", pathString(in))
 	}
-	checkKey(t, r.analyze(t), in[len(in)-2], 5000)
+	checkKey(t, r.analyze(t), in[len(in)-2].Key, in[len(in)-2], 5000)
 }
 
-// checkKey checks that step s, a main.item, has the key its id plus
-// keyBase (main.item's id is its first word).
-func checkKey(t *testing.T, a *Analysis, s Step, keyBase int) {
+// checkKey checks that key, the key of the map entry holding item (a
+// main.item step), is the item's id plus keyBase (main.item's id is its
+// first word), and returns it.
+func checkKey(t *testing.T, a *Analysis, key string, item Step, keyBase int) int {
 	t.Helper()
-	key, err := strconv.Atoi(s.Key)
+	k, err := strconv.Atoi(key)
 	if err != nil {
-		t.Fatalf("key %q of %s: %v", s.Key, s.Type, err)
+		t.Fatalf("key %q of the entry of %s: %v", key, item.Type, err)
 	}
-	addr, err := strconv.ParseUint(s.Addr, 0, 64)
+	addr, err := strconv.ParseUint(item.Addr, 0, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +196,10 @@ func checkKey(t *testing.T, a *Analysis, s Step, keyBase int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id := int(rec.Word(0)); key != id+keyBase {
-		t.Errorf("key %d for item %d, want %d", key, id, id+keyBase)
+	if id := int(rec.Word(0)); k != id+keyBase {
+		t.Errorf("key %d for item %d, want %d", k, id, id+keyBase)
 	}
+	return k
 }
 
 // checkTrie checks the report of a program that keeps typingN items in the
@@ -218,23 +220,8 @@ func checkTrie(t *testing.T, rep *Report, text string, a *Analysis, global strin
 	if len(in) < 3 || in[len(in)-3].Type != entry || in[len(in)-2].Via != ".value" || in[len(in)-2].Type != "main.item" {
 		t.Fatalf("path inside %s, want ... %s > .value main.item > .buf", pathString(in), entry)
 	}
-	// The key is the item's: main.item's id is its first word.
-	key, err := strconv.Atoi(in[len(in)-3].Key)
-	if err != nil {
-		t.Fatalf("entry key %q: %v", in[len(in)-3].Key, err)
-	}
-	addr, err := strconv.ParseUint(in[len(in)-2].Addr, 0, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ := a.g.Find(addr)
-	rec, err := a.g.ObjectRecord(v, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id := int(rec.Word(0)); key != id+keyBase {
-		t.Errorf("entry key %d for item %d, want %d", key, id, id+keyBase)
-	}
+	// The key is the item's.
+	key := checkKey(t, a, in[len(in)-3].Key, in[len(in)-2], keyBase)
 	if want := fmt.Sprintf("%s (key %d)", entry, key); !strings.Contains(text, want) {
 		t.Errorf("no %q in\n%s", want, text)
 	}
