@@ -52,12 +52,7 @@ func TestAnalyzeLiveAgreesWithLoad(t *testing.T) {
 // and a map share hundreds of nodes.
 func TestHoldersTopIsAPrefix(t *testing.T) {
 	d := progDump(t, "-small")
-	bin := openShared(t, d.exe)
-	a, err := Analyze(d.path, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := d.analyze(t)
 	for i := range a.g.NumRoots() {
 		r := heapdump.NodeID(a.g.NumObjects() + i)
 		if got, want := a.isRuntimeGlobalRoot(r), isRuntimeGlobal(a.holder(r)); got != want {
@@ -107,12 +102,7 @@ func TestHoldersTopIsAPrefix(t *testing.T) {
 func TestHoldingTops(t *testing.T) {
 	for _, args := range [][]string{{"-small"}, {"-small", "-gc=false"}} {
 		d := progDump(t, args...)
-		bin := openShared(t, d.exe)
-		a, err := Analyze(d.path, bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
+		a := d.analyze(t)
 		shared := 0
 		for v := range heapdump.NodeID(a.g.NumObjects()) {
 			top := a.topOf(v)
@@ -152,12 +142,7 @@ func TestHoldingTops(t *testing.T) {
 // alone. Both must type the first object of every group the same way.
 func TestHoldersTypesPathsAsExplain(t *testing.T) {
 	d := progDump(t, "-small")
-	bin := openShared(t, d.exe)
-	a, err := Analyze(d.path, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := d.analyze(t)
 	rep, err := a.Holders(MinSize(1))
 	if err != nil {
 		t.Fatal(err)

@@ -12,13 +12,8 @@ import (
 // and the tree's child lists, the arrays it holds fit those figures.
 func TestAnalysisArraysFitTheBudget(t *testing.T) {
 	d := progDump(t, "-small")
-	bin := openShared(t, d.exe)
-	a, err := Analyze(d.path, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if lo := a.opts.loadOptions(d.path, bin); lo.NodeBytes != analysisNodeBytes || lo.EdgeBytes != analysisEdgeBytes {
+	a := d.analyze(t)
+	if lo := a.opts.loadOptions(d.path, a.Binary); lo.NodeBytes != analysisNodeBytes || lo.EdgeBytes != analysisEdgeBytes {
 		t.Fatalf("the reader is told %d bytes a node and %d an edge, want %d and %d", lo.NodeBytes, lo.EdgeBytes, analysisNodeBytes, analysisEdgeBytes)
 	}
 	rep, err := a.Holders(MinSize(1), Top(0))

@@ -23,6 +23,18 @@ type testDump struct {
 	d    *dumptest.Dump
 }
 
+// analyze analyses the dump with its executable (opened once per test
+// binary) and closes the analysis when the test ends.
+func (d *testDump) analyze(t testing.TB) *Analysis {
+	t.Helper()
+	a, err := Analyze(d.path, openShared(t, d.exe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
 // progDump runs dumpprog with args once per test binary and returns its dump.
 func progDump(t testing.TB, args ...string) *testDump {
 	t.Helper()

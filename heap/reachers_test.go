@@ -12,11 +12,7 @@ import (
 // list, a slice and a map share hundreds of nodes, or says it cannot.
 func TestReachersOnTopsAgree(t *testing.T) {
 	d := progDump(t, "-small")
-	a, err := Analyze(d.path, openShared(t, d.exe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := d.analyze(t)
 	key := func(rs []reacher) []heapdump.NodeID {
 		var k []heapdump.NodeID
 		for _, r := range rs {

@@ -85,11 +85,7 @@ func TestDomChildren(t *testing.T) {
 // edges from a root to the object, typed from the executable.
 func TestPaths(t *testing.T) {
 	d := progDump(t, "-small")
-	a, err := Analyze(d.path, openShared(t, d.exe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := d.analyze(t)
 	for _, c := range []struct {
 		name, kind, holder, typ string
 	}{
