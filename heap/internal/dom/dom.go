@@ -129,6 +129,8 @@ type Tree struct {
 	// calls to Retained and RetainedObjects as their results.
 	spare        atomic.Pointer[[]uint64]
 	spareObjects atomic.Pointer[[]uint32]
+	// rootKids is what KeepRootKids kept, until TakeRootKids.
+	rootKids atomic.Pointer[RootKids]
 }
 
 // Len returns the number of nodes of the graph, reachable or not.

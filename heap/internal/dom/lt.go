@@ -24,7 +24,11 @@ import (
 // step to step and then by the results of New, Retained and RetainedObjects,
 // and 4 bytes a non-tree edge (12 when there are more non-tree edges than
 // nodes).
-func New[N ~uint32](g Input[N], root N) (*Tree, error) {
+func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
+	keep := false
+	for _, o := range opts {
+		keep = keep || o == KeepRootKids
+	}
 	if err := check(g, root); err != nil {
 		return nil, err
 	}
@@ -53,6 +57,11 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 	}
 	order := e[:r:r]
 	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
+	var parent []uint32 // of each target of non-tree edges, for KeepRootKids
+	if keep {
+		parent = make([]uint32, hasIn.count())
+	}
+	pg := len(parent)
 
 	// Step 2: in reverse preorder, compute the semidominator of w, put w in
 	// the bucket of its semidominator, link w to its parent, and give every
@@ -71,6 +80,10 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 	k := in.n - 1
 	for w := uint32(r - 1); w >= 1; w-- {
 		s := anc[w] // the parent is a predecessor numbered before w
+		if keep && hasIn.has(w) {
+			pg--
+			parent[pg] = s
+		}
 		for more := hasIn.has(w); more; k-- {
 			x := in.at(k)
 			more = x&mark == 0
@@ -100,7 +113,6 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 		}
 		lab[p] = None
 	}
-	in = edges{}
 
 	// Step 3: in preorder, a relative dominator that is not the
 	// semidominator has the same immediate dominator as the node.
@@ -110,6 +122,12 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 			idom[w] = idom[idom[w]]
 		}
 	}
+
+	var kids *RootKids
+	if keep {
+		kids = rootKids(n, idom, order, &in, hasIn, parent)
+	}
+	in, parent = edges{}, nil
 
 	// Step 4: back from numbers to nodes.
 	out := a
@@ -123,6 +141,7 @@ func New[N ~uint32](g Input[N], root N) (*Tree, error) {
 	t := &Tree{root: uint32(root), idom: out, order: order}
 	t.spare.Store(&cd)
 	t.spareObjects.Store(&b)
+	t.rootKids.Store(kids)
 	return t, nil
 }
 
@@ -339,3 +358,12 @@ func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 
 func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
 func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
+
+// count returns the number of elements of s.
+func (s bitset) count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}

@@ -1,0 +1,124 @@
+package dom
+
+import "math/bits"
+
+// Option changes what New computes beyond the tree.
+type Option uint8
+
+// KeepRootKids has New keep the predecessors of the nodes the root
+// immediately dominates (Tree.TakeRootKids). In a heap graph whose root
+// links to the GC roots, those nodes are the roots and the objects no
+// single root holds, and their predecessors are all the edges that cross
+// from one holding into another. New has them at hand: they are the tree
+// edges and the non-tree edges it sorts by target anyway. It costs 4 bytes
+// a node with non-tree edges into it while New runs, and 8 bytes a kept
+// node plus 4 a kept edge until the caller lets go.
+const KeepRootKids Option = 1
+
+// RootKids are the nodes a tree's root immediately dominates, in increasing
+// order, each with its predecessors: the nodes with an edge into it, the
+// parent of New's depth-first search first, without self edges, duplicates
+// kept.
+type RootKids struct {
+	kids  bitset   // by node
+	cum   []uint32 // cum[i] counts the kids below node 64*i
+	start []uint32 // by rank, one more
+	preds []uint32
+}
+
+// Len returns the number of nodes the root immediately dominates.
+func (k *RootKids) Len() int { return len(k.start) - 1 }
+
+// Rank returns the rank of node v among the kids, in increasing order, and
+// whether v is one.
+func (k *RootKids) Rank(v uint32) (int, bool) {
+	if int(v/64) >= len(k.kids) || !k.kids.has(v) {
+		return 0, false
+	}
+	return int(k.cum[v/64]) + bits.OnesCount64(k.kids[v/64]&(1<<(v%64)-1)), true
+}
+
+// Preds returns the predecessors of the kid of rank i. The caller must not
+// modify them.
+func (k *RootKids) Preds(i int) []uint32 { return k.preds[k.start[i]:k.start[i+1]] }
+
+// TakeRootKids returns what KeepRootKids kept, once: later calls, and calls
+// on a tree computed without it, return nil.
+func (t *Tree) TakeRootKids() *RootKids { return t.rootKids.Swap(nil) }
+
+// rootKids collects the kids of the root, number 0, from New's arrays:
+// idom by number, order the node of each number, parent the search parent
+// of each target of non-tree edges, in order, and in those edges, grouped by
+// target (see edges). n is the number of nodes of the graph.
+func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent []uint32) *RootKids {
+	r := len(order)
+	k := &RootKids{kids: newBitset(n), cum: make([]uint32, (n+63)/64+1)}
+	for w := 1; w < r; w++ {
+		if idom[w] == 0 {
+			k.kids.set(order[w])
+		}
+	}
+	for i, word := range k.kids {
+		k.cum[i+1] = k.cum[i] + uint32(bits.OnesCount64(word))
+	}
+	kids := int(k.cum[len(k.kids)])
+	k.start = make([]uint32, kids+2)
+	// Count each kid's predecessors in start[rank+2]: its parent, and its
+	// group of non-tree edges.
+	groups := func(f func(w uint32, first, end int)) {
+		at, w := 0, uint32(0)
+		for at < in.n {
+			for w++; !hasIn.has(w); w++ {
+			}
+			end := at + 1
+			for end < in.n && in.at(end)&mark == 0 {
+				end++
+			}
+			f(w, at, end)
+			at = end
+		}
+	}
+	rank := func(w uint32) int { i, _ := k.Rank(order[w]); return i }
+	for w := 1; w < r; w++ {
+		if idom[w] == 0 {
+			k.start[rank(uint32(w))+2]++
+		}
+	}
+	groups(func(w uint32, first, end int) {
+		if idom[w] == 0 {
+			k.start[rank(w)+2] += uint32(end - first)
+		}
+	})
+	for i := 2; i < len(k.start); i++ {
+		k.start[i] += k.start[i-1]
+	}
+	// Place them at start[rank+1]++, which leaves start[rank+1] where the
+	// next kid's begin. Parents go first: a kid without non-tree edges into
+	// it hangs from the root, the others' parents were kept in order.
+	k.preds = make([]uint32, k.start[kids+1])
+	g := 0
+	for w := 1; w < r; w++ {
+		p := uint32(0)
+		if hasIn.has(uint32(w)) {
+			p = parent[g]
+			g++
+		}
+		if idom[w] == 0 {
+			i := rank(uint32(w)) + 1
+			k.preds[k.start[i]] = order[p]
+			k.start[i]++
+		}
+	}
+	groups(func(w uint32, first, end int) {
+		if idom[w] != 0 {
+			return
+		}
+		i := rank(w) + 1
+		for j := first; j < end; j++ {
+			k.preds[k.start[i]] = order[in.at(j)&^mark]
+			k.start[i]++
+		}
+	})
+	k.start = k.start[:kids+1]
+	return k
+}

@@ -1,0 +1,74 @@
+package dom_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/heap/internal/dom"
+)
+
+// TestRootKids checks KeepRootKids on random graphs: the kids are exactly
+// the nodes whose immediate dominator is the root, and each kid's
+// predecessors are every edge into it from a reachable node but itself,
+// with the search's parent, a predecessor, first.
+func TestRootKids(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	iters := 500
+	if longTests() {
+		iters = 30000
+	}
+	for i := range iters {
+		g, root := randomGraph(rng)
+		tr, err := dom.New(g, root, dom.KeepRootKids)
+		if err != nil {
+			t.Fatalf("graph %d: %v", i, err)
+		}
+		k := tr.TakeRootKids()
+		if k == nil || tr.TakeRootKids() != nil {
+			t.Fatalf("graph %d: TakeRootKids gave %v, then not nil", i, k)
+		}
+		rank := 0
+		for v := range uint32(g.Len()) {
+			r, ok := k.Rank(v)
+			want := v != root && tr.Idom(v) == root
+			if ok != want {
+				t.Fatalf("graph %d: Rank(%d) says kid %v, idom %d of root %d", i, v, ok, tr.Idom(v), root)
+			}
+			if !ok {
+				continue
+			}
+			if r != rank {
+				t.Fatalf("graph %d: Rank(%d) = %d, want %d", i, v, r, rank)
+			}
+			rank++
+			var preds []uint32
+			for u := range uint32(g.Len()) {
+				for _, w := range g.Succs(u) {
+					if w == v && u != v && tr.Reachable(u) {
+						preds = append(preds, u)
+					}
+				}
+			}
+			got := slices.Clone(k.Preds(r))
+			if len(got) == 0 || !slices.Contains(preds, got[0]) {
+				t.Fatalf("graph %d: kid %d: preds %v, want the parent first of %v", i, v, got, preds)
+			}
+			slices.Sort(got)
+			slices.Sort(preds)
+			if !slices.Equal(got, preds) {
+				t.Fatalf("graph %d: kid %d: preds %v, want %v", i, v, got, preds)
+			}
+		}
+		if rank != k.Len() {
+			t.Fatalf("graph %d: Len() = %d, want %d", i, k.Len(), rank)
+		}
+	}
+	tr, err := dom.New(build(2, [][2]uint32{{0, 1}}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.TakeRootKids() != nil {
+		t.Error("TakeRootKids without KeepRootKids is not nil")
+	}
+}
