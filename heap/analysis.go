@@ -56,6 +56,9 @@ type Analysis struct {
 	sigNames []string // by id
 	// typedKeys are the typed keys of runtime-held large objects (holdKey).
 	typedKeys []string
+	// rootKids are the nodes the super-root immediately dominates and
+	// their predecessors, until shares takes them.
+	rootKids *dom.RootKids
 	// shareIdx holds the shared tops, their sets of holder signatures
 	// and predecessors (shares), built on demand.
 	shareIdx *shareIndex
@@ -134,7 +137,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	if o.progress != nil {
 		o.progress(Progress{Phase: PhaseDominators})
 	}
-	tree, err := dom.New(domInput{g}, g.SuperRoot())
+	tree, err := dom.New(domInput{g}, g.SuperRoot(), dom.KeepRootKids)
 	if err != nil {
 		return nil, fmt.Errorf("%s: dominators: %w", g.Name(), err)
 	}
@@ -145,6 +148,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		opts:   o,
 		tree:   tree,
 	}
+	a.rootKids = tree.TakeRootKids()
 	// The dominator tree says what is live: the graph need not be
 	// searched for it again.
 	var total uint64

@@ -40,8 +40,7 @@ func TestAnalysisArraysFitTheBudget(t *testing.T) {
 		"tops' reverse": words(cap(a.topPreds.start), 4) + words(cap(a.topPreds.succ), 4),
 		"bitmaps":       words(cap(a.seen)+cap(a.gNodes)+cap(a.kidsSorted), 8),
 		"child list":    words(cap(a.kids.Start), 4) + words(cap(a.kids.Succ), 4),
-		"shared": words(cap(a.shareIdx.open), 8) + words(cap(a.shareIdx.cum)+cap(a.shareIdx.set)+cap(a.shareIdx.predStart), 4) +
-			words(cap(a.shareIdx.preds), 4),
+		"shared":        words(cap(a.shareIdx.open), 8) + words(cap(a.shareIdx.set), 4) + int64(a.shareIdx.kids.Bytes()),
 	}
 	var total int64
 	for _, n := range held {

@@ -1,13 +1,13 @@
 package heap
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
+	"iter"
 	"slices"
 	"strings"
 
+	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heapdump"
 )
 
@@ -15,16 +15,15 @@ import (
 // immediately dominates: shared tops. Each is keyed by the set of holder
 // signatures that reach it (global main.left and global main.right), so
 // that 500 buffers two globals share form one group. The sets are found in
-// time linear in the graph: one pass over the edges finds those into
-// shared tops (the only edges that cross from one holding to another:
-// every other object is dominated by the top of its holding, so all its
-// predecessors are inside), and the sets of holders flow along them, each
-// set growing at most maxSetHolders+1 times. A set names the holders
-// themselves (root nodes, and goroutines' runtime.g for what their g
-// holds), so that a shared group's other roots are read from it; the key
-// is made of their signatures. Only when a set was cut are the other roots
-// found by a walk back, through an index of the edges into shared tops
-// built on first use.
+// time linear in the edges into shared tops, which the dominator
+// computation kept (dom.KeepRootKids): they are the only edges that cross
+// from one holding to another, since every other object is dominated by
+// the top of its holding, so all its predecessors are inside. The sets of
+// holders flow along them, each set growing at most maxSetHolders+1 times.
+// A set names the holders themselves (root nodes, and goroutines'
+// runtime.g for what their g holds), so that a shared group's other roots
+// are read from it; the key is made of their signatures. Only when a set
+// was cut are the other roots found by a walk back through those edges.
 
 // maxSetHolders is how many holders a shared top's set keeps: past it,
 // the set keeps the first maxSetHolders and says that there are more.
@@ -35,10 +34,13 @@ const moreIDs = ^uint32(0)
 
 // shareIndex is what Analysis.shares computes.
 type shareIndex struct {
-	// open marks the shared tops; cum[i] counts those in open[:i], so that
-	// rank gives each a dense number.
+	// open marks the shared tops, the kids of the super-root that are
+	// objects but a runtime.g.
 	open []uint64
-	cum  []uint32
+	// kids are the nodes the super-root immediately dominates, which rank
+	// numbers densely, with their predecessors (predsOf), dropped once the
+	// sets are made when none was cut.
+	kids *dom.RootKids
 	// set is the id of each shared top's set of holders, by rank: an
 	// index in sets, 0 for the empty set.
 	set []uint32
@@ -58,10 +60,6 @@ type shareIndex struct {
 	// sharedSlot looked up last (heapdump.Graph.SizeRun).
 	runFirst, runEnd heapdump.NodeID
 	runSize          uint64
-	// The predecessors of the shared top of rank k, outside its holding,
-	// are preds[predStart[k]:predStart[k+1]], built on first use.
-	predStart []uint32
-	preds     []heapdump.NodeID
 	// timers maps a timer's code pointer to the timer that stands in for
 	// all that run it (timerStandIn).
 	timers map[uint64]heapdump.NodeID
@@ -74,7 +72,8 @@ func (s *shareIndex) isShared(v heapdump.NodeID) bool {
 
 // rank returns the dense number of shared top v.
 func (s *shareIndex) rank(v heapdump.NodeID) uint32 {
-	return s.cum[v/64] + uint32(bits.OnesCount64(s.open[v/64]&(1<<(v%64)-1)))
+	k, _ := s.kids.Rank(uint32(v))
+	return uint32(k)
 }
 
 // setOf returns the id of the set of holders of shared top v.
@@ -168,55 +167,52 @@ func (a *Analysis) shares() *shareIndex {
 	if a.shareIdx != nil {
 		return a.shareIdx
 	}
-	n := a.g.NumNodes()
-	sr := a.g.SuperRoot()
+	kids := a.rootKids
+	a.rootKids = nil
 	s := &shareIndex{
-		open:     make([]uint64, (n+63)/64),
+		open:     make([]uint64, (a.g.NumNodes()+63)/64),
+		kids:     kids,
 		setIndex: map[string]uint32{},
 		sigSets:  map[uint32]uint32{},
 		sets:     [][]uint32{nil},
+		set:      make([]uint32, kids.Len()),
 	}
 	a.shareIdx = s
 	// The shared tops: every object the super-root immediately
 	// dominates, but a runtime.g, which is the runtime's.
-	for v := range heapdump.NodeID(a.g.NumObjects()) {
-		if a.Idom(v) == sr {
-			if _, isG := a.gObject(v); !isG {
-				s.open[v/64] |= 1 << (v % 64)
-			}
+	for _, u := range kids.All() {
+		v := heapdump.NodeID(u)
+		if _, isG := a.gObject(v); a.g.IsObject(v) && !isG {
+			s.open[v/64] |= 1 << (v % 64)
 		}
 	}
-	s.cum = make([]uint32, len(s.open)+1)
-	for i, w := range s.open {
-		s.cum[i+1] = s.cum[i] + uint32(bits.OnesCount64(w))
-	}
-	tops := int(s.cum[len(s.open)])
-	s.set = make([]uint32, tops)
-	if tops == 0 {
-		return s
-	}
-	// The edges into shared tops from outside their holdings: one from
-	// another shared holding goes into flow (source rank above 32 bits,
-	// target's below), one from elsewhere into seeds (target rank above,
-	// holder below). Both are sorted before use, so that the sets are
-	// read and written in order, not at random.
-	flow, seeds := make([]uint64, 0, tops), make([]uint64, 0, tops)
-	a.edgesIntoShared(func(u, w heapdump.NodeID, src heapdump.NodeID) {
-		k := s.rank(w)
-		if src != heapdump.NoNode {
-			flow = append(flow, uint64(s.rank(src))<<32|uint64(k))
-		} else if h := a.holderOf(u, w); h != heapdump.NoNode {
-			seeds = append(seeds, uint64(k)<<32|uint64(s.timerStandIn(a, h)))
-		}
-	})
-	sortByHigh(seeds, uint32(tops))
+	// The edges into each shared top from outside its holding: one from
+	// another shared holding flows (source rank above 32 bits, target's
+	// below), any other seeds the top's set with its holder.
+	var flow chunks // flow edges, source rank above 32 bits, target's below
 	var run, prev []uint32
 	prevID := uint32(0)
-	for i := 0; i < len(seeds); {
-		k := seeds[i] >> 32
+	for k, u := range kids.All() {
+		w := heapdump.NodeID(u)
+		if !s.isShared(w) {
+			continue
+		}
 		run = run[:0]
-		for ; i < len(seeds) && seeds[i]>>32 == k; i++ {
-			run = append(run, uint32(seeds[i]))
+		for _, p := range kids.Preds(k) {
+			u := heapdump.NodeID(p)
+			src, shared := a.sharedSource(u)
+			switch {
+			case shared && src == w: // from inside its own holding
+			case shared:
+				flow.add(uint64(s.rank(src))<<32 | uint64(k))
+			default:
+				if h := a.holderOf(u, w); h != heapdump.NoNode {
+					run = append(run, uint32(s.timerStandIn(a, h)))
+				}
+			}
+		}
+		if len(run) == 0 {
+			continue
 		}
 		if len(run) > maxSetHolders {
 			slices.Sort(run)
@@ -233,122 +229,70 @@ func (a *Analysis) shares() *shareIndex {
 		}
 		s.set[k] = prevID
 	}
-	seeds = nil
-	sortByHigh(flow, uint32(tops))
-	fwdStart := make([]uint32, tops+1)
-	fwd := make([]uint32, len(flow))
-	for i, e := range flow {
+	// The flow edges by source: counted at fwdStart[source+2], summed,
+	// placed at fwdStart[source+1]++, which leaves fwdStart[source+1]
+	// where the next source's begin.
+	tops := len(s.set)
+	fwdStart := make([]uint32, tops+2)
+	for e := range flow.all() {
+		fwdStart[e>>32+2]++
+	}
+	for k := 2; k < len(fwdStart); k++ {
+		fwdStart[k] += fwdStart[k-1]
+	}
+	fwd := make([]uint32, flow.n)
+	for e := range flow.all() {
+		fwd[fwdStart[e>>32+1]] = uint32(e)
 		fwdStart[e>>32+1]++
-		fwd[i] = uint32(e)
 	}
-	for k := range tops {
-		fwdStart[k+1] += fwdStart[k]
-	}
-	flow = nil
+	fwdStart = fwdStart[:tops+1]
+	flow = chunks{}
 	// Let the sets flow: a shared top whose set grew passes it on. Each
 	// set grows at most maxSetHolders+1 times, so the work is linear.
-	work := make([]uint32, 0, tops)
-	for k := range uint32(tops) {
-		if s.set[k] != 0 && fwdStart[k] < fwdStart[k+1] {
-			work = append(work, k)
+	// Each top with a set starts a walk, depth first, so that the stack
+	// holds only the tops whose set just grew.
+	var work []uint32
+	for k0 := range uint32(tops) {
+		if s.set[k0] == 0 || fwdStart[k0] == fwdStart[k0+1] {
+			continue
 		}
-	}
-	for len(work) > 0 {
-		k := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
-			if u := s.union(s.set[to], s.set[k]); u != s.set[to] {
-				s.set[to] = u
-				work = append(work, to)
+		work = append(work[:0], k0)
+		for len(work) > 0 {
+			k := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
+				if u := s.union(s.set[to], s.set[k]); u != s.set[to] {
+					s.set[to] = u
+					work = append(work, to)
+				}
 			}
 		}
+	}
+	// The predecessors are kept for the walks back from sets that were
+	// cut (reachersOfShared), and only then.
+	if !slices.ContainsFunc(s.sets, func(ids []uint32) bool {
+		return len(ids) > 0 && ids[len(ids)-1] == moreIDs
+	}) {
+		kids.DropPreds()
 	}
 	return s
 }
 
-// edgesIntoShared calls f for every edge u->w into a shared top w from
-// outside w's holding, with the shared top whose holding u is in, or
-// NoNode.
-func (a *Analysis) edgesIntoShared(f func(u, w, src heapdump.NodeID)) {
-	s := a.shareIdx
-	sr := a.g.SuperRoot()
-	for u := range heapdump.NodeID(a.g.NumNodes()) {
-		if u == sr || !a.reachable(u) {
-			continue
-		}
-		src, shared, known := heapdump.NoNode, false, false
-		for _, w := range a.g.Succ(u) {
-			if !s.isShared(w) || w == u {
-				continue
-			}
-			if !known {
-				src, shared, known = heapdump.NoNode, false, true
-				if t, ok := a.sharedSource(u); ok {
-					src, shared = t, true
-				}
-			}
-			if shared && src == w {
-				continue // from inside its own holding
-			}
-			f(u, w, src)
-		}
-	}
-}
-
-// predsOf returns the predecessors of shared top v outside its holding,
-// indexing them all on first use.
+// predsOf returns the predecessors of shared top v outside its holding.
 func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
 	s := a.shares()
-	if s.predStart == nil {
-		tops := len(s.set)
-		var in []uint64
-		a.edgesIntoShared(func(u, w, _ heapdump.NodeID) {
-			in = append(in, uint64(s.rank(w))<<32|uint64(u))
-		})
-		sortByHigh(in, uint32(tops))
-		s.predStart = make([]uint32, tops+1)
-		s.preds = make([]heapdump.NodeID, len(in))
-		for i, e := range in {
-			s.predStart[e>>32+1]++
-			s.preds[i] = heapdump.NodeID(e)
-		}
-		for k := range tops {
-			s.predStart[k+1] += s.predStart[k]
+	k, ok := s.kids.Rank(uint32(v))
+	if !ok {
+		return nil
+	}
+	var out []heapdump.NodeID
+	for _, p := range s.kids.Preds(k) {
+		u := heapdump.NodeID(p)
+		if src, shared := a.sharedSource(u); !shared || src != v {
+			out = append(out, u)
 		}
 	}
-	k := s.rank(v)
-	return s.preds[s.predStart[k]:s.predStart[k+1]]
-}
-
-// sortByHigh sorts x by its high 32 bits, which are below limit, keeping
-// the order of equal ones: a least significant digit radix sort in two
-// passes of up to 11 bits each (few enough buckets to write each in
-// order), more for more bits.
-func sortByHigh(x []uint64, limit uint32) {
-	if slices.IsSortedFunc(x, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) }) {
-		return // edges from nodes in order often are
-	}
-	digit := min(11, max(1, (bits.Len32(limit)+1)/2))
-	src, dst := x, make([]uint64, len(x))
-	for shift := 32; shift < 32+bits.Len32(limit); shift += digit {
-		mask := uint64(1)<<digit - 1
-		count := make([]int, 1<<digit+1)
-		for _, e := range src {
-			count[(e>>shift)&mask+1]++
-		}
-		for i := 1; i < len(count); i++ {
-			count[i] += count[i-1]
-		}
-		for _, e := range src {
-			d := (e >> shift) & mask
-			dst[count[d]] = e
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if len(x) > 0 && &src[0] != &x[0] {
-		copy(x, src)
-	}
+	return out
 }
 
 // sharedSource returns the shared top whose holding node u is in, if it
@@ -594,4 +538,35 @@ func (a *Analysis) sharedSlot(t heapdump.NodeID) uint64 {
 		s.runFirst, s.runEnd, s.runSize = a.g.SizeRun(t)
 	}
 	return s.runSize
+}
+
+// chunks is a list of words that grows a chunk at a time, without copying
+// or slack: the flow edges, whose number is known only at the end.
+type chunks struct {
+	full [][]uint64
+	n    int
+}
+
+const chunkWords = 1 << 16
+
+func (c *chunks) add(x uint64) {
+	if c.n%chunkWords == 0 {
+		c.full = append(c.full, make([]uint64, 0, chunkWords))
+	}
+	last := &c.full[len(c.full)-1]
+	*last = append(*last, x)
+	c.n++
+}
+
+// all yields the words in the order added.
+func (c *chunks) all() iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		for _, ch := range c.full {
+			for _, x := range ch {
+				if !yield(x) {
+					return
+				}
+			}
+		}
+	}
 }

@@ -57,7 +57,7 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	}
 	order := e[:r:r]
 	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
-	var parent []uint32 // of each target of non-tree edges, for KeepRootKids
+	var parent []uint32              // of each target of non-tree edges, for KeepRootKids
 	if keep {
 		parent = make([]uint32, hasIn.count())
 	}

@@ -1,6 +1,9 @@
 package dom
 
-import "math/bits"
+import (
+	"iter"
+	"math/bits"
+)
 
 // Option changes what New computes beyond the tree.
 type Option uint8
@@ -27,7 +30,7 @@ type RootKids struct {
 }
 
 // Len returns the number of nodes the root immediately dominates.
-func (k *RootKids) Len() int { return len(k.start) - 1 }
+func (k *RootKids) Len() int { return int(k.cum[len(k.cum)-1]) }
 
 // Rank returns the rank of node v among the kids, in increasing order, and
 // whether v is one.
@@ -38,9 +41,17 @@ func (k *RootKids) Rank(v uint32) (int, bool) {
 	return int(k.cum[v/64]) + bits.OnesCount64(k.kids[v/64]&(1<<(v%64)-1)), true
 }
 
-// Preds returns the predecessors of the kid of rank i. The caller must not
-// modify them.
-func (k *RootKids) Preds(i int) []uint32 { return k.preds[k.start[i]:k.start[i+1]] }
+// Preds returns the predecessors of the kid of rank i, none after
+// DropPreds. The caller must not modify them.
+func (k *RootKids) Preds(i int) []uint32 {
+	if k.start == nil {
+		return nil
+	}
+	return k.preds[k.start[i]:k.start[i+1]]
+}
+
+// DropPreds lets go of the predecessors, keeping the kids and their ranks.
+func (k *RootKids) DropPreds() { k.start, k.preds = nil, nil }
 
 // TakeRootKids returns what KeepRootKids kept, once: later calls, and calls
 // on a tree computed without it, return nil.
@@ -121,4 +132,26 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent []uin
 	})
 	k.start = k.start[:kids+1]
 	return k
+}
+
+// All yields the kids in increasing order, each with its rank.
+func (k *RootKids) All() iter.Seq2[int, uint32] {
+	return func(yield func(int, uint32) bool) {
+		i := 0
+		for wi, word := range k.kids {
+			for word != 0 {
+				v := uint32(wi*64 + bits.TrailingZeros64(word))
+				word &= word - 1
+				if !yield(i, v) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
+// Bytes returns the memory k holds.
+func (k *RootKids) Bytes() int {
+	return 8*cap(k.kids) + 4*(cap(k.cum)+cap(k.start)+cap(k.preds))
 }

@@ -60,7 +60,14 @@ func TestRootKids(t *testing.T) {
 				t.Fatalf("graph %d: kid %d: preds %v, want %v", i, v, got, preds)
 			}
 		}
-		if rank != k.Len() {
+		all := 0
+		for r, v := range k.All() {
+			if got, ok := k.Rank(v); !ok || got != r || r != all {
+				t.Fatalf("graph %d: All yields %d at rank %d, Rank says %d %v", i, v, r, got, ok)
+			}
+			all++
+		}
+		if rank != k.Len() || all != rank {
 			t.Fatalf("graph %d: Len() = %d, want %d", i, k.Len(), rank)
 		}
 	}
