@@ -3,7 +3,6 @@ package heap
 import (
 	"encoding/binary"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 
@@ -28,6 +27,10 @@ import (
 // maxSetHolders is how many holders a shared top's set keeps: past it,
 // the set keeps the first maxSetHolders and says that there are more.
 const maxSetHolders = 16
+
+// fromShared marks a shared top's predecessor that shares rewrote to the
+// top of the shared holding it is in (node ids are below 1<<31).
+const fromShared = 1 << 31
 
 // moreIDs ends a set that was cut.
 const moreIDs = ^uint32(0)
@@ -187,9 +190,14 @@ func (a *Analysis) shares() *shareIndex {
 		}
 	}
 	// The edges into each shared top from outside its holding: one from
-	// another shared holding flows (source rank above 32 bits, target's
-	// below), any other seeds the top's set with its holder.
-	var flow chunks // flow edges, source rank above 32 bits, target's below
+	// another shared holding flows, and its predecessor is rewritten in
+	// place to that holding's top, marked fromShared (its own, for an
+	// edge from inside its holding); any other seeds the top's set with
+	// its holder.
+	// The flow edges are counted by source rank at fwdStart[rank+2] (see
+	// below).
+	tops := len(s.set)
+	fwdStart := make([]uint32, tops+2)
 	var run, prev []uint32
 	prevID := uint32(0)
 	for k, u := range kids.All() {
@@ -198,17 +206,16 @@ func (a *Analysis) shares() *shareIndex {
 			continue
 		}
 		run = run[:0]
-		for _, p := range kids.Preds(k) {
+		preds := kids.Preds(k)
+		for i, p := range preds {
 			u := heapdump.NodeID(p)
-			src, shared := a.sharedSource(u)
-			switch {
-			case shared && src == w: // from inside its own holding
-			case shared:
-				flow.add(uint64(s.rank(src))<<32 | uint64(k))
-			default:
-				if h := a.holderOf(u, w); h != heapdump.NoNode {
-					run = append(run, uint32(s.timerStandIn(a, h)))
+			if src, shared := a.sharedSource(u); shared {
+				preds[i] = uint32(src) | fromShared
+				if src != w {
+					fwdStart[s.rank(src)+2]++
 				}
+			} else if h := a.holderOf(u, w); h != heapdump.NoNode {
+				run = append(run, uint32(s.timerStandIn(a, h)))
 			}
 		}
 		if len(run) == 0 {
@@ -232,21 +239,23 @@ func (a *Analysis) shares() *shareIndex {
 	// The flow edges by source: counted at fwdStart[source+2], summed,
 	// placed at fwdStart[source+1]++, which leaves fwdStart[source+1]
 	// where the next source's begin.
-	tops := len(s.set)
-	fwdStart := make([]uint32, tops+2)
-	for e := range flow.all() {
-		fwdStart[e>>32+2]++
-	}
 	for k := 2; k < len(fwdStart); k++ {
 		fwdStart[k] += fwdStart[k-1]
 	}
-	fwd := make([]uint32, flow.n)
-	for e := range flow.all() {
-		fwd[fwdStart[e>>32+1]] = uint32(e)
-		fwdStart[e>>32+1]++
+	fwd := make([]uint32, fwdStart[tops+1])
+	for k, u := range kids.All() {
+		if !s.isShared(heapdump.NodeID(u)) {
+			continue
+		}
+		for _, p := range kids.Preds(k) {
+			if p&fromShared != 0 && p&^fromShared != u {
+				src := s.rank(heapdump.NodeID(p &^ fromShared))
+				fwd[fwdStart[src+1]] = uint32(k)
+				fwdStart[src+1]++
+			}
+		}
 	}
 	fwdStart = fwdStart[:tops+1]
-	flow = chunks{}
 	// Let the sets flow: a shared top whose set grew passes it on. Each
 	// set grows at most maxSetHolders+1 times, so the work is linear.
 	// Each top with a set starts a walk, depth first, so that the stack
@@ -278,7 +287,8 @@ func (a *Analysis) shares() *shareIndex {
 	return s
 }
 
-// predsOf returns the predecessors of shared top v outside its holding.
+// predsOf returns the predecessors of shared top v outside its holding,
+// those in another shared holding as the top of that holding.
 func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
 	s := a.shares()
 	k, ok := s.kids.Rank(uint32(v))
@@ -287,9 +297,8 @@ func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
 	}
 	var out []heapdump.NodeID
 	for _, p := range s.kids.Preds(k) {
-		u := heapdump.NodeID(p)
-		if src, shared := a.sharedSource(u); !shared || src != v {
-			out = append(out, u)
+		if p != uint32(v)|fromShared { // not from inside its holding
+			out = append(out, heapdump.NodeID(p&^fromShared))
 		}
 	}
 	return out
@@ -538,35 +547,4 @@ func (a *Analysis) sharedSlot(t heapdump.NodeID) uint64 {
 		s.runFirst, s.runEnd, s.runSize = a.g.SizeRun(t)
 	}
 	return s.runSize
-}
-
-// chunks is a list of words that grows a chunk at a time, without copying
-// or slack: the flow edges, whose number is known only at the end.
-type chunks struct {
-	full [][]uint64
-	n    int
-}
-
-const chunkWords = 1 << 16
-
-func (c *chunks) add(x uint64) {
-	if c.n%chunkWords == 0 {
-		c.full = append(c.full, make([]uint64, 0, chunkWords))
-	}
-	last := &c.full[len(c.full)-1]
-	*last = append(*last, x)
-	c.n++
-}
-
-// all yields the words in the order added.
-func (c *chunks) all() iter.Seq[uint64] {
-	return func(yield func(uint64) bool) {
-		for _, ch := range c.full {
-			for _, x := range ch {
-				if !yield(x) {
-					return
-				}
-			}
-		}
-	}
 }

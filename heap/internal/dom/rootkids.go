@@ -42,7 +42,8 @@ func (k *RootKids) Rank(v uint32) (int, bool) {
 }
 
 // Preds returns the predecessors of the kid of rank i, none after
-// DropPreds. The caller must not modify them.
+// DropPreds. They are k's own: the caller that took k from the tree may
+// rewrite them in place.
 func (k *RootKids) Preds(i int) []uint32 {
 	if k.start == nil {
 		return nil
