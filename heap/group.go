@@ -373,8 +373,11 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	keys := map[heapdump.NodeID]topKey{} // of the tops of large objects
 	// large[li] is the first large object from v on.
 	li := 0
+	tops := a.holdingTops()
 	for v := range n {
-		if a.topOf(v) != v {
+		// A holding's top: tops says itself, or for a shared holding its
+		// first root (topOf).
+		if t := tops[v]; t != v && (t == heapdump.NoNode || a.g.IsObject(t)) {
 			continue
 		}
 		for li < len(large) && large[li] < v {
@@ -387,9 +390,12 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		if !user {
 			continue
 		}
-		r := a.retained[v]
-		b := r - min(r, inLarge[v])
-		if inLarge[v] > 0 {
+		r, in := a.retained[v], uint64(0)
+		if len(inLarge) > 0 {
+			in = inLarge[v]
+		}
+		b := r - min(r, in)
+		if in > 0 {
 			keys[v] = topKey{key, gid, hasG}
 		}
 		if li < len(large) && large[li] == v {

@@ -543,6 +543,7 @@ func FuzzDominators(f *testing.F) {
 	f.Add([]byte{0, 12, 3, 3, 3, 0, 1, 1, 2, 2, 0, 5, 6, 6, 5, 7, 8, 8, 9, 9, 10, 10, 11, 11, 7})
 	f.Add([]byte{1, 3, 0, 0, 1, 2, 3, 1, 2, 0})
 	f.Add([]byte{1, 2, 1, 0, 3, 1, 0, 1, 1})
+	f.Add([]byte{2, 6, 0, 0, 1, 0, 2, 1, 3, 2, 3, 3, 4, 4, 3, 1, 5, 5, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 3 {
 			return
@@ -573,7 +574,11 @@ func FuzzDominators(f *testing.F) {
 				g.Succ = append(g.Succ, uint32(b))
 			}
 		}
-		tr, err := dom.New(g, root)
+		var opts []dom.Option
+		if data[0]&2 != 0 {
+			opts = append(opts, dom.KeepRootKids)
+		}
+		tr, err := dom.New(g, root, opts...)
 		if err != nil {
 			if data[0]&1 == 0 {
 				t.Fatalf("well-formed graph: %v", err)
@@ -581,5 +586,8 @@ func FuzzDominators(f *testing.F) {
 			return
 		}
 		check(t, g, root, tr)
+		if len(opts) > 0 {
+			checkRootKids(t, 0, g, root, tr)
+		}
 	})
 }

@@ -24,52 +24,7 @@ func TestRootKids(t *testing.T) {
 		if err != nil {
 			t.Fatalf("graph %d: %v", i, err)
 		}
-		k := tr.TakeRootKids()
-		if k == nil || tr.TakeRootKids() != nil {
-			t.Fatalf("graph %d: TakeRootKids gave %v, then not nil", i, k)
-		}
-		rank := 0
-		for v := range uint32(g.Len()) {
-			r, ok := k.Rank(v)
-			want := v != root && tr.Idom(v) == root
-			if ok != want {
-				t.Fatalf("graph %d: Rank(%d) says kid %v, idom %d of root %d", i, v, ok, tr.Idom(v), root)
-			}
-			if !ok {
-				continue
-			}
-			if r != rank {
-				t.Fatalf("graph %d: Rank(%d) = %d, want %d", i, v, r, rank)
-			}
-			rank++
-			var preds []uint32
-			for u := range uint32(g.Len()) {
-				for _, w := range g.Succs(u) {
-					if w == v && u != v && tr.Reachable(u) {
-						preds = append(preds, u)
-					}
-				}
-			}
-			got := slices.Clone(k.Preds(r))
-			if len(got) == 0 || !slices.Contains(preds, got[0]) {
-				t.Fatalf("graph %d: kid %d: preds %v, want the parent first of %v", i, v, got, preds)
-			}
-			slices.Sort(got)
-			slices.Sort(preds)
-			if !slices.Equal(got, preds) {
-				t.Fatalf("graph %d: kid %d: preds %v, want %v", i, v, got, preds)
-			}
-		}
-		all := 0
-		for r, v := range k.All() {
-			if got, ok := k.Rank(v); !ok || got != r || r != all {
-				t.Fatalf("graph %d: All yields %d at rank %d, Rank says %d %v", i, v, r, got, ok)
-			}
-			all++
-		}
-		if rank != k.Len() || all != rank {
-			t.Fatalf("graph %d: Len() = %d, want %d", i, k.Len(), rank)
-		}
+		checkRootKids(t, i, g, root, tr)
 	}
 	tr, err := dom.New(build(2, [][2]uint32{{0, 1}}), 0)
 	if err != nil {
@@ -77,5 +32,57 @@ func TestRootKids(t *testing.T) {
 	}
 	if tr.TakeRootKids() != nil {
 		t.Error("TakeRootKids without KeepRootKids is not nil")
+	}
+}
+
+// checkRootKids checks what KeepRootKids kept for tree tr of graph g
+// (number i of a test) against every edge of g.
+func checkRootKids(t *testing.T, i int, g dom.Graph, root uint32, tr *dom.Tree) {
+	t.Helper()
+	k := tr.TakeRootKids()
+	if k == nil || tr.TakeRootKids() != nil {
+		t.Fatalf("graph %d: TakeRootKids gave %v, then not nil", i, k)
+	}
+	rank := 0
+	for v := range uint32(g.Len()) {
+		r, ok := k.Rank(v)
+		want := v != root && tr.Idom(v) == root
+		if ok != want {
+			t.Fatalf("graph %d: Rank(%d) says kid %v, idom %d of root %d", i, v, ok, tr.Idom(v), root)
+		}
+		if !ok {
+			continue
+		}
+		if r != rank {
+			t.Fatalf("graph %d: Rank(%d) = %d, want %d", i, v, r, rank)
+		}
+		rank++
+		var preds []uint32
+		for u := range uint32(g.Len()) {
+			for _, w := range g.Succs(u) {
+				if w == v && u != v && tr.Reachable(u) {
+					preds = append(preds, u)
+				}
+			}
+		}
+		got := slices.Clone(k.Preds(r))
+		if len(got) == 0 || !slices.Contains(preds, got[0]) {
+			t.Fatalf("graph %d: kid %d: preds %v, want the parent first of %v", i, v, got, preds)
+		}
+		slices.Sort(got)
+		slices.Sort(preds)
+		if !slices.Equal(got, preds) {
+			t.Fatalf("graph %d: kid %d: preds %v, want %v", i, v, got, preds)
+		}
+	}
+	all := 0
+	for r, v := range k.All() {
+		if got, ok := k.Rank(v); !ok || got != r || r != all {
+			t.Fatalf("graph %d: All yields %d at rank %d, Rank says %d %v", i, v, r, got, ok)
+		}
+		all++
+	}
+	if rank != k.Len() || all != rank {
+		t.Fatalf("graph %d: Len() = %d, want %d", i, k.Len(), rank)
 	}
 }
