@@ -121,21 +121,44 @@ func (s *shareIndex) cut(x uint32) bool {
 	return len(ids) > 0 && ids[len(ids)-1] == moreIDs
 }
 
-// union returns the id of the union of sets of holders x and y.
+// union returns the id of the union of sets of holders x and y, or x
+// when x was cut: a cut set keeps the holders it had when it was cut,
+// and says there are more, so that no set changes more than
+// maxSetHolders+1 times (the walk back of reachersOfShared finds them
+// all).
 func (s *shareIndex) union(x, y uint32) uint32 {
 	switch {
-	case x == y || y == 0:
+	case x == y || y == 0 || s.cut(x):
 		return x
 	case x == 0:
 		return y
 	case x == s.lastA && y == s.lastB:
 		return s.lastU
+	case subset(s.sets[y], s.sets[x]):
+		return x
 	}
 	u := slices.Concat(s.sets[x], s.sets[y])
 	slices.Sort(u)
 	id := s.intern(u, maxSetHolders)
 	s.lastA, s.lastB, s.lastU = x, y, id
 	return id
+}
+
+// subset reports whether sorted set a is inside sorted set b.
+func subset(a, b []uint32) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j == len(b) || b[j] != x {
+			return false
+		}
+	}
+	return true
 }
 
 // timerStandIn returns h, or when h is a timer the first timer seen that
@@ -256,24 +279,39 @@ func (a *Analysis) shares() *shareIndex {
 		}
 	}
 	fwdStart = fwdStart[:tops+1]
-	// Let the sets flow: a shared top whose set grew passes it on. Each
-	// set grows at most maxSetHolders+1 times, so the work is linear.
-	// Each top with a set starts a walk, depth first, so that the stack
-	// holds only the tops whose set just grew.
-	var work []uint32
-	for k0 := range uint32(tops) {
-		if s.set[k0] == 0 || fwdStart[k0] == fwdStart[k0+1] {
-			continue
+	// Let the sets flow: a shared top whose set changed passes it on. A
+	// set changes at most maxSetHolders+1 times (a cut set takes no
+	// more, see union), so the work is linear. The tops wait in a queue,
+	// each at most once at a time, so that a top many others flow into
+	// passes its set on once they all have, not once per change.
+	queue := make([]uint32, 0, tops) // a ring of tops; queued marks them
+	queued := make([]uint64, (tops+63)/64)
+	head, n := 0, 0
+	push := func(k uint32) {
+		if queued[k/64]&(1<<(k%64)) != 0 || fwdStart[k] == fwdStart[k+1] {
+			return
 		}
-		work = append(work[:0], k0)
-		for len(work) > 0 {
-			k := work[len(work)-1]
-			work = work[:len(work)-1]
-			for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
-				if u := s.union(s.set[to], s.set[k]); u != s.set[to] {
-					s.set[to] = u
-					work = append(work, to)
-				}
+		queued[k/64] |= 1 << (k % 64)
+		if len(queue) < tops {
+			queue = append(queue, k)
+		} else {
+			queue[(head+n)%tops] = k
+		}
+		n++
+	}
+	for k := range uint32(tops) {
+		if s.set[k] != 0 {
+			push(k)
+		}
+	}
+	for n > 0 {
+		k := queue[head]
+		head, n = (head+1)%tops, n-1
+		queued[k/64] &^= 1 << (k % 64)
+		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
+			if u := s.union(s.set[to], s.set[k]); u != s.set[to] {
+				s.set[to] = u
+				push(to)
 			}
 		}
 	}
