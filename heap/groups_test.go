@@ -69,7 +69,19 @@ func TestSharedSetsMatchReverseWalk(t *testing.T) {
 		s := a.shares()
 		checked := 0
 		for v := range heapdump.NodeID(a.g.NumObjects()) {
-			if !s.isShared(v) || s.cut(s.setOf(v)) {
+			if !s.isShared(v) {
+				continue
+			}
+			if set := s.sets[s.setOf(v)]; s.cut(s.setOf(v)) {
+				// A cut set names some of the holders, each a true one.
+				all := a.reachersByReverse(v, heapdump.NoNode)
+				for _, h := range set[:len(set)-1] {
+					if !slices.ContainsFunc(all, func(r reacher) bool {
+						return r.root == heapdump.NodeID(h) || r.g == heapdump.NodeID(h) || r.timer == heapdump.NodeID(h)
+					}) {
+						t.Fatalf("%s: shared object %d: cut set %v names %d, not among %v", pattern, v, set, h, all)
+					}
+				}
 				continue
 			}
 			roots := func(rs []reacher) []heapdump.NodeID {
