@@ -125,7 +125,7 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 
 	var kids *RootKids
 	if keep {
-		kids = rootKids(n, idom, order, &in, hasIn, parent)
+		kids = rootKids(n, idom, order, &in, hasIn, parent, semi) // semi is free after Step 3
 	}
 	in, parent = edges{}, nil
 

@@ -61,8 +61,9 @@ func (t *Tree) TakeRootKids() *RootKids { return t.rootKids.Swap(nil) }
 // rootKids collects the kids of the root, number 0, from New's arrays:
 // idom by number, order the node of each number, parent the search parent
 // of each target of non-tree edges, in order, and in those edges, grouped by
-// target (see edges). n is the number of nodes of the graph.
-func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent []uint32) *RootKids {
+// target (see edges). n is the number of nodes of the graph; rank is work
+// memory of at least len(order) words.
+func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank []uint32) *RootKids {
 	r := len(order)
 	k := &RootKids{kids: newBitset(n), cum: make([]uint32, (n+63)/64+1)}
 	for w := 1; w < r; w++ {
@@ -74,9 +75,19 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent []uin
 		k.cum[i+1] = k.cum[i] + uint32(bits.OnesCount64(word))
 	}
 	kids := int(k.cum[len(k.kids)])
+	// The rank of each kid by number, None for the other numbers, and
+	// each kid's predecessors counted in start[rank+2]: its parent, and
+	// its group of non-tree edges.
 	k.start = make([]uint32, kids+2)
-	// Count each kid's predecessors in start[rank+2]: its parent, and its
-	// group of non-tree edges.
+	rank = rank[:r]
+	for w := 1; w < r; w++ {
+		rank[w] = None
+		if idom[w] == 0 {
+			i, _ := k.Rank(order[w])
+			rank[w] = uint32(i)
+			k.start[i+2]++
+		}
+	}
 	groups := func(f func(w uint32, first, end int)) {
 		at, w := 0, uint32(0)
 		for at < in.n {
@@ -90,15 +101,9 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent []uin
 			at = end
 		}
 	}
-	rank := func(w uint32) int { i, _ := k.Rank(order[w]); return i }
-	for w := 1; w < r; w++ {
-		if idom[w] == 0 {
-			k.start[rank(uint32(w))+2]++
-		}
-	}
 	groups(func(w uint32, first, end int) {
-		if idom[w] == 0 {
-			k.start[rank(w)+2] += uint32(end - first)
+		if i := rank[w]; i != None {
+			k.start[i+2] += uint32(end - first)
 		}
 	})
 	for i := 2; i < len(k.start); i++ {
@@ -115,20 +120,19 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent []uin
 			p = parent[g]
 			g++
 		}
-		if idom[w] == 0 {
-			i := rank(uint32(w)) + 1
-			k.preds[k.start[i]] = order[p]
-			k.start[i]++
+		if i := rank[w]; i != None {
+			k.preds[k.start[i+1]] = order[p]
+			k.start[i+1]++
 		}
 	}
 	groups(func(w uint32, first, end int) {
-		if idom[w] != 0 {
+		i := rank[w]
+		if i == None {
 			return
 		}
-		i := rank(w) + 1
 		for j := first; j < end; j++ {
-			k.preds[k.start[i]] = order[in.at(j)&^mark]
-			k.start[i]++
+			k.preds[k.start[i+1]] = order[in.at(j)&^mark]
+			k.start[i+1]++
 		}
 	})
 	k.start = k.start[:kids+1]
