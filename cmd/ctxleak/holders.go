@@ -128,6 +128,7 @@ Ctrl-C stops the server (exit 130).`,
 }
 
 func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error {
+	tuneGCForDumps()
 	if err := checkInputs("", dump); err != nil {
 		return err
 	}
