@@ -281,38 +281,40 @@ func (a *Analysis) shares() *shareIndex {
 	fwdStart = fwdStart[:tops+1]
 	// Let the sets flow: a shared top whose set changed passes it on. A
 	// set changes at most maxSetHolders+1 times (a cut set takes no
-	// more, see union), so the work is linear. The tops wait in a queue,
-	// each at most once at a time, so that a top many others flow into
-	// passes its set on once they all have, not once per change.
-	queue := make([]uint32, 0, tops) // a ring of tops; queued marks them
+	// more, see union), so the work is linear. First every top with a set
+	// passes it on, in rank order; a top whose set changes after its turn
+	// waits in a queue, at most once at a time, so that a top many others
+	// flow into passes its set on once they all have, not once per change.
+	var queue []uint32
+	head := 0
 	queued := make([]uint64, (tops+63)/64)
-	head, n := 0, 0
-	push := func(k uint32) {
-		if queued[k/64]&(1<<(k%64)) != 0 || fwdStart[k] == fwdStart[k+1] {
-			return
+	pass := func(k uint32, first bool) {
+		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
+			u := s.union(s.set[to], s.set[k])
+			if u == s.set[to] {
+				continue
+			}
+			s.set[to] = u
+			if (first && to > k) || queued[to/64]&(1<<(to%64)) != 0 {
+				continue // its turn is to come
+			}
+			queued[to/64] |= 1 << (to % 64)
+			queue = append(queue, to)
 		}
-		queued[k/64] |= 1 << (k % 64)
-		if len(queue) < tops {
-			queue = append(queue, k)
-		} else {
-			queue[(head+n)%tops] = k
-		}
-		n++
 	}
 	for k := range uint32(tops) {
 		if s.set[k] != 0 {
-			push(k)
+			pass(k, true)
 		}
 	}
-	for n > 0 {
+	for head < len(queue) {
 		k := queue[head]
-		head, n = (head+1)%tops, n-1
+		head++
 		queued[k/64] &^= 1 << (k % 64)
-		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
-			if u := s.union(s.set[to], s.set[k]); u != s.set[to] {
-				s.set[to] = u
-				push(to)
-			}
+		pass(k, false)
+		if head > 1<<12 && 2*head > len(queue) {
+			queue = queue[:copy(queue, queue[head:])]
+			head = 0
 		}
 	}
 	// The predecessors are kept for the walks back from sets that were
