@@ -43,8 +43,10 @@ type Analysis struct {
 	seen     []uint64 // bitmap of reachersOfObject, clear between calls
 	gNodes   []uint64 // bitmap of the objects that are goroutines' runtime.g, built on demand
 	// labelsOff is the offset of runtime.g's labels field, -1 when
-	// unknown, 0 until looked up.
+	// unknown, 0 until looked up; labels is what the labels of each
+	// runtime.g looked at point into, NoNode for nothing.
 	labelsOff int64
+	labels    map[heapdump.NodeID]heapdump.NodeID
 	types     typer
 	// tops is the top object of every node's holding, or a shared one's
 	// first root (holdingTops);

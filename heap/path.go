@@ -277,12 +277,20 @@ func (a *Analysis) labelsPoint(g, u heapdump.NodeID) bool {
 	if a.labelsOff < 0 {
 		return false
 	}
-	rec, err := a.g.ObjectRecord(g, int(a.labelsOff+ps))
-	if err != nil {
-		return false
+	if w, ok := a.labels[g]; ok {
+		return w == u
 	}
-	w, ok := a.g.Find(a.g.Word(rec.Contents, a.labelsOff))
-	return ok && w == u
+	w := heapdump.NoNode
+	if rec, err := a.g.ObjectRecord(g, int(a.labelsOff+ps)); err == nil {
+		if v, ok := a.g.Find(a.g.Word(rec.Contents, a.labelsOff)); ok {
+			w = v
+		}
+	}
+	if a.labels == nil {
+		a.labels = map[heapdump.NodeID]heapdump.NodeID{}
+	}
+	a.labels[g] = w
+	return w == u
 }
 
 // reverseGraph is a graph with every edge reversed, in compressed sparse
