@@ -3,6 +3,7 @@ package dom
 import (
 	"fmt"
 	"math/bits"
+	"sync"
 	"unsafe"
 )
 
@@ -123,11 +124,14 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 		}
 	}
 
+	// The kids of the root, if kept, are collected on another core while
+	// Step 4 runs: it writes only a, which rootKids does not read, and
+	// rootKids writes only semi, free after Step 3, and its own arrays.
 	var kids *RootKids
+	var wg sync.WaitGroup
 	if keep {
-		kids = rootKids(n, idom, order, &in, hasIn, parent, semi) // semi is free after Step 3
+		wg.Go(func() { kids = rootKids(n, idom, order, &in, hasIn, parent, semi) })
 	}
-	in, parent = edges{}, nil
 
 	// Step 4: back from numbers to nodes.
 	out := a
@@ -137,6 +141,8 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	for i, v := range order {
 		out[v] = order[idom[i]]
 	}
+	wg.Wait()
+	in, parent = edges{}, nil
 
 	t := &Tree{root: uint32(root), idom: out, order: order}
 	t.spare.Store(&cd)
