@@ -47,6 +47,7 @@ type Analysis struct {
 	// runtime.g looked at point into, NoNode for nothing.
 	labelsOff int64
 	labels    map[heapdump.NodeID]heapdump.NodeID
+	labelsMu  sync.Mutex // labelsPoint's, which shares calls on two cores
 	types     typer
 	// tops is the top object of every node's holding, or a shared one's
 	// first root (holdingTops);
@@ -159,8 +160,8 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	// The holdings' tops and the shared holdings' sets, which every
 	// report needs, need only the tree: compute them on the other core
 	// while this one adds up the retained sizes. Both goroutines read
-	// gObject's index, built first.
-	a.gObject(0)
+	// the lazy indexes of prepareConcurrent, built first.
+	a.prepareConcurrent()
 	pre := make(chan struct{})
 	go func() {
 		defer close(pre)
@@ -297,6 +298,15 @@ func (a *Analysis) holdingRoot(v heapdump.NodeID) (root, top heapdump.NodeID) {
 		top = heapdump.NodeID(u)
 	}
 	return a.g.SuperRoot(), top
+}
+
+// prepareConcurrent builds the lazy indexes that goroutines of the
+// analysis read at once: gObject's and goroutineAt's.
+func (a *Analysis) prepareConcurrent() {
+	if a.g.NumObjects() > 0 {
+		a.gObject(0)
+	}
+	a.goroutineAt(0)
 }
 
 // goroutineAt returns the goroutine whose runtime.g is at addr.

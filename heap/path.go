@@ -261,6 +261,8 @@ func (a *Analysis) gObject(v heapdump.NodeID) (int, bool) {
 // labelsPoint reports whether the pprof labels of the runtime.g object g
 // point into object u. It needs the executable for runtime.g's layout.
 func (a *Analysis) labelsPoint(g, u heapdump.NodeID) bool {
+	a.labelsMu.Lock()
+	defer a.labelsMu.Unlock()
 	if a.labelsOff == 0 {
 		a.labelsOff = -1
 		if a.Binary != nil {

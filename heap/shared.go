@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -212,37 +214,42 @@ func (a *Analysis) shares() *shareIndex {
 			s.open[v/64] |= 1 << (v % 64)
 		}
 	}
-	// The edges into each shared top from outside its holding: one from
-	// another shared holding flows, and its predecessor is rewritten in
-	// place to that holding's top, marked fromShared (its own, for an
-	// edge from inside its holding); any other seeds the top's set with
-	// its holder.
-	// The flow edges are counted by source rank at fwdStart[rank+2] (see
-	// below).
+	// The edges into each shared top from outside its holding, on both
+	// cores, half the tops each (classifySeeds): one from another shared
+	// holding flows, any other seeds the top's set with its holder. The
+	// seeds are interned after, in rank order, so that the ids of sets and
+	// the timers standing in for others do not depend on which core ran
+	// first.
 	tops := len(s.set)
 	fwdStart := make([]uint32, tops+2)
+	a.prepareConcurrent()
+	a.holdingTops()
+	var several [2][]seedRun
+	var wg sync.WaitGroup
+	for part := range 2 {
+		lo, hi := part*tops/2, (part+1)*tops/2
+		wg.Go(func() { several[part] = a.classifySeeds(s, lo, hi, fwdStart) })
+	}
+	wg.Wait()
 	var run, prev []uint32
 	prevID := uint32(0)
-	for k, u := range kids.All() {
-		w := heapdump.NodeID(u)
-		if !s.isShared(w) {
-			continue
-		}
+	for k := range s.set {
 		run = run[:0]
-		preds := kids.Preds(k)
-		for i, p := range preds {
-			u := heapdump.NodeID(p)
-			if src, shared := a.sharedSource(u); shared {
-				preds[i] = uint32(src) | fromShared
-				if src != w {
-					fwdStart[s.rank(src)+2]++
-				}
-			} else if h := a.holderOf(u, w); h != heapdump.NoNode {
-				run = append(run, uint32(s.timerStandIn(a, h)))
-			}
+		if len(several[0]) == 0 {
+			several[0], several[1] = several[1], nil
+		}
+		switch rest := several[0]; {
+		case s.set[k]&oneHolder != 0:
+			run = append(run, s.set[k]&^oneHolder)
+		case len(rest) > 0 && rest[0].k == k:
+			run = append(run, rest[0].holders...)
+			several[0] = rest[1:]
 		}
 		if len(run) == 0 {
 			continue
+		}
+		for i, h := range run {
+			run[i] = uint32(s.timerStandIn(a, heapdump.NodeID(h)))
 		}
 		if len(run) > maxSetHolders {
 			slices.Sort(run)
@@ -325,6 +332,56 @@ func (a *Analysis) shares() *shareIndex {
 		kids.DropPreds()
 	}
 	return s
+}
+
+// oneHolder marks a shared top's entry in shareIndex.set that classifySeeds
+// left as its one holder, a node id, rather than a set id.
+const oneHolder = 1 << 31
+
+// seedRun is a shared top of rank k that classifySeeds found several
+// holders for.
+type seedRun struct {
+	k       int
+	holders []uint32
+}
+
+// classifySeeds reads the predecessors of the shared tops of ranks lo to hi-1.
+// One in another shared holding is rewritten in place to that holding's
+// top, marked fromShared (its own top, for an edge from inside its
+// holding), and counted at fwdStart[rank of that top+2], atomically: the
+// other half of the tops counts in the same array. The holders of the
+// others are a top's seeds: its entry in s.set becomes its one holder,
+// marked oneHolder, and a top of several is returned, in rank order.
+func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) []seedRun {
+	var several []seedRun
+	var run []uint32
+	for k, u := range s.kids.Ranks(lo, hi) {
+		w := heapdump.NodeID(u)
+		if !s.isShared(w) {
+			continue
+		}
+		run = run[:0]
+		preds := s.kids.Preds(k)
+		for i, p := range preds {
+			u := heapdump.NodeID(p)
+			if src, shared := a.sharedSource(u); shared {
+				preds[i] = uint32(src) | fromShared
+				if src != w {
+					atomic.AddUint32(&fwdStart[s.rank(src)+2], 1)
+				}
+			} else if h := a.holderOf(u, w); h != heapdump.NoNode {
+				run = append(run, uint32(h))
+			}
+		}
+		switch len(run) {
+		case 0:
+		case 1:
+			s.set[k] = run[0] | oneHolder
+		default:
+			several = append(several, seedRun{k, slices.Clone(run)})
+		}
+	}
+	return several
 }
 
 // predsOf returns the predecessors of shared top v outside its holding,

@@ -3,6 +3,7 @@ package dom
 import (
 	"iter"
 	"math/bits"
+	"sort"
 )
 
 // Option changes what New computes beyond the tree.
@@ -140,17 +141,26 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank
 }
 
 // All yields the kids in increasing order, each with its rank.
-func (k *RootKids) All() iter.Seq2[int, uint32] {
+func (k *RootKids) All() iter.Seq2[int, uint32] { return k.Ranks(0, k.Len()) }
+
+// Ranks yields the kids of ranks lo to hi-1, in increasing order, each
+// with its rank.
+func (k *RootKids) Ranks(lo, hi int) iter.Seq2[int, uint32] {
 	return func(yield func(int, uint32) bool) {
-		i := 0
-		for wi, word := range k.kids {
-			for word != 0 {
+		// The word that holds rank lo: the last whose kids below it are
+		// at most lo.
+		wi := max(0, sort.Search(len(k.kids), func(i int) bool { return int(k.cum[i+1]) > lo }))
+		if wi >= len(k.kids) {
+			return
+		}
+		i := int(k.cum[wi])
+		for ; wi < len(k.kids) && i < hi; wi++ {
+			for word := k.kids[wi]; word != 0 && i < hi; i++ {
 				v := uint32(wi*64 + bits.TrailingZeros64(word))
 				word &= word - 1
-				if !yield(i, v) {
+				if i >= lo && !yield(i, v) {
 					return
 				}
-				i++
 			}
 		}
 	}

@@ -82,6 +82,20 @@ func checkRootKids(t *testing.T, i int, g dom.Graph, root uint32, tr *dom.Tree) 
 		}
 		all++
 	}
+	for lo := 0; lo <= k.Len(); lo++ {
+		for hi := lo; hi <= k.Len(); hi++ {
+			want := lo
+			for r, v := range k.Ranks(lo, hi) {
+				if got, ok := k.Rank(v); !ok || got != r || r != want {
+					t.Fatalf("graph %d: Ranks(%d, %d) yields %d at rank %d, Rank says %d %v, want rank %d", i, lo, hi, v, r, got, ok, want)
+				}
+				want++
+			}
+			if want != hi {
+				t.Fatalf("graph %d: Ranks(%d, %d) stops at rank %d", i, lo, hi, want)
+			}
+		}
+	}
 	if rank != k.Len() || all != rank {
 		t.Fatalf("graph %d: Len() = %d, want %d", i, k.Len(), rank)
 	}
