@@ -208,9 +208,10 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 // tops of holdings, the searches' parent array and queue and the reverse
 // graph's start index and that of its edges into the tops of holdings, 4
 // bytes each; the tree's child lists, 8; the shared holdings' sets and
-// predecessor index, 8; the bitmaps, 1. Per edge: the dominator
-// computation's non-tree edges, 12 at most, the two reverse graphs' and
-// the shared holdings' predecessors, 4 each.
+// the index of their predecessors, 8; the bitmaps, 1. Per edge: the
+// dominator computation's non-tree edges, 12 at most (the shared
+// holdings' flow edges and queue, built after those are let go, take less);
+// the two reverse graphs' and the shared holdings' predecessors, 4 each.
 const (
 	analysisNodeBytes = 20 + 5*4 + 8 + 8 + 1
 	analysisEdgeBytes = 12 + 3*4

@@ -20,14 +20,15 @@ import (
 // computation kept (dom.KeepRootKids): they are the only edges that cross
 // from one holding to another, since every other object is dominated by
 // the top of its holding, so all its predecessors are inside. The sets of
-// holders flow along them, each set growing at most maxSetHolders+1 times.
+// holders flow along them, each set changing at most maxSetHolders+1
+// times (a cut set takes no more holders).
 // A set names the holders themselves (root nodes, and goroutines'
 // runtime.g for what their g holds), so that a shared group's other roots
 // are read from it; the key is made of their signatures. Only when a set
 // was cut are the other roots found by a walk back through those edges.
 
 // maxSetHolders is how many holders a shared top's set keeps: past it,
-// the set keeps the first maxSetHolders and says that there are more.
+// the set keeps maxSetHolders of them and says that there are more.
 const maxSetHolders = 16
 
 // fromShared marks a shared top's predecessor that shares rewrote to the
