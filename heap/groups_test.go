@@ -196,3 +196,20 @@ func TestHoldersPendingTimeouts(t *testing.T) {
 		t.Errorf("no context.timerCtx step with its site in %s", js)
 	}
 }
+
+// Sets flow between shared tops in linear time: goroutines blocked on
+// one channel make a chain of shared tops (the sudogs of its wait queue)
+// whose sets, past maxSetHolders, are cut, and each set changes at most
+// maxSetHolders+1 times however many flow into it.
+func TestSharedSetsFlowInLinearTime(t *testing.T) {
+	t.Parallel()
+	a := runPile(t, "stackobj", 5000).analyze(t)
+	s := a.shares()
+	if s.flows < 5000 {
+		t.Fatalf("%d flow edges between shared tops, want the wait queue's 5000 or more", s.flows)
+	}
+	if limit := (maxSetHolders + 2) * s.flows; s.unions > limit {
+		t.Errorf("%d unions for %d flow edges, more than %d", s.unions, s.flows, limit)
+	}
+	t.Logf("%d shared tops, %d flow edges, %d unions", len(s.set), s.flows, s.unions)
+}

@@ -69,6 +69,11 @@ type shareIndex struct {
 	// timers maps a timer's code pointer to the timer that stands in for
 	// all that run it (timerStandIn).
 	timers map[uint64]heapdump.NodeID
+	// flows counts the flow edges between shared tops, and unions the
+	// unions they made the sets take: each set changes at most
+	// maxSetHolders+1 times and passes on at each change, so unions stay
+	// within (maxSetHolders+2) times flows (tests check it).
+	flows, unions int
 }
 
 // isShared reports whether object v is a shared top.
@@ -296,8 +301,10 @@ func (a *Analysis) shares() *shareIndex {
 	var queue []uint32
 	head := 0
 	queued := make([]uint64, (tops+63)/64)
+	s.flows = len(fwd)
 	pass := func(k uint32, first bool) {
 		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
+			s.unions++
 			u := s.union(s.set[to], s.set[k])
 			if u == s.set[to] {
 				continue
