@@ -22,7 +22,25 @@ type Static struct {
 	// static, 0 when none follows it in its section. StaticType gives
 	// the exact size.
 	Size uint64
+	// Path is, for a static inside a static (`var x = &T{u: &U{...}}`
+	// puts both T and U there), the fields of the outer values that lead
+	// to it from Global's value: ".u". It is empty for a static Global
+	// points to itself.
+	Path string
+	// From is the run-time address of the word that points to the value
+	// when the program starts: Global's data word, or the field of the
+	// outer static.
+	From uint64
+
+	t *Type // the type of a static inside a static, from its outer's field
 }
+
+// maxNestedStatics bounds the statics found inside statics, and
+// maxStaticDepth how deep they nest.
+const (
+	maxNestedStatics = 1 << 12
+	maxStaticDepth   = 4
+)
 
 // Statics returns the values the linker allocated statically that a
 // global variable of the executable points to (see Static), by address.
@@ -54,8 +72,18 @@ func (b *Binary) Statics() []Static {
 		if g.size == 16 && !b.namesType(t, b.linkWord(g.addr)) {
 			continue
 		}
-		out = append(out, Static{Global: g.name, Addr: b.toRun(v)})
+		out = append(out, Static{Global: g.name, Addr: b.toRun(v), From: b.toRun(g.addr + g.size - 8)})
 	}
+	b.sizeStatics(t, out)
+	if nested := b.nestedStatics(t, out); len(nested) > 0 {
+		out = append(out, nested...)
+		b.sizeStatics(t, out)
+	}
+	return out
+}
+
+// sizeStatics sorts statics by address and sets their Size bounds.
+func (b *Binary) sizeStatics(t *symtab, out []Static) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Addr != out[j].Addr {
 			return out[i].Addr < out[j].Addr
@@ -73,7 +101,88 @@ func (b *Binary) Statics() []Static {
 			s.Size = out[i+1].Addr - s.Addr
 		}
 	}
+}
+
+// nestedStatics returns the statics that the pointer fields of statics
+// point to (`var x = &T{u: &U{}}`: U is in the data segment too), and those
+// inside them, up to maxStaticDepth deep. It needs DWARF for the outer
+// values' types.
+func (b *Binary) nestedStatics(t *symtab, top []Static) []Static {
+	seen := make(map[uint64]bool, len(top))
+	for _, s := range top {
+		seen[b.toLink(s.Addr)] = true
+	}
+	type outer struct {
+		s   Static
+		typ *Type
+	}
+	var queue []outer
+	for _, s := range top {
+		if st := b.StaticType(s); st != nil {
+			queue = append(queue, outer{s, st})
+		}
+	}
+	var out []Static
+	for depth := 0; depth < maxStaticDepth && len(queue) > 0; depth++ {
+		var next []outer
+		for _, o := range queue {
+			for _, f := range pointerFields(o.typ, 0, "", 0) {
+				if len(out) >= maxNestedStatics {
+					return out
+				}
+				at := b.toLink(o.s.Addr) + uint64(f.off)
+				v := b.linkWord(at)
+				if v == 0 || seen[v] || !b.writable(v) {
+					continue
+				}
+				if _, named := containing(t.global, v); named {
+					continue
+				}
+				seen[v] = true
+				ns := Static{Global: o.s.Global, Addr: b.toRun(v), Path: o.s.Path + f.path, From: b.toRun(at), t: f.elem}
+				out = append(out, ns)
+				next = append(next, outer{ns, f.elem})
+			}
+		}
+		queue = next
+	}
 	return out
+}
+
+// staticField is a pointer field of a static's type: its offset, its
+// field path (".cfg", ".a.b") and the type it points to.
+type staticField struct {
+	off  int64
+	path string
+	elem *Type
+}
+
+// pointerFields returns the pointer fields of t with a known, sized element
+// type, at most a few levels of embedded structs and arrays deep, from
+// offset base.
+func pointerFields(t *Type, base int64, path string, depth int) []staticField {
+	if t == nil || depth > 3 {
+		return nil
+	}
+	switch t.Kind {
+	case reflect.Pointer:
+		if t.Elem != nil && t.Elem.Size > 0 && t.Elem.Kind != reflect.Pointer {
+			return []staticField{{off: base, path: path, elem: t.Elem}}
+		}
+	case reflect.Struct:
+		var out []staticField
+		for _, f := range t.Fields {
+			if f.Offset < 0 || (t.Size > 0 && f.Offset >= t.Size) {
+				continue
+			}
+			out = append(out, pointerFields(f.Type, base+f.Offset, path+"."+f.Name, depth+1)...)
+			if len(out) > 64 {
+				return out[:64]
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // StaticType returns the type of static s: the element type of its
@@ -92,6 +201,8 @@ func (b *Binary) StaticType(s Static) *Type {
 	g := t.all[i]
 	var st *Type
 	switch gt := b.GlobalType(g.name); {
+	case s.t != nil:
+		st = s.t
 	case gt != nil && gt.Kind == reflect.Pointer:
 		st = gt.Elem
 	case (gt == nil || gt.Kind == reflect.Interface) && g.size == 16:
