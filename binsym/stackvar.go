@@ -26,8 +26,9 @@ const (
 
 // A StackVar is a named local or argument of a function.
 type StackVar struct {
-	Name string
-	Type *Type // nil when DWARF does not say
+	Name  string
+	Type  *Type // nil when DWARF does not say
+	Param bool  // an argument or a result, not a local
 }
 
 // StackObjectVar returns the variable that stack object o of the function

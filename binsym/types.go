@@ -240,15 +240,16 @@ type typeIndex struct {
 	global map[string]dwarf.Offset // global variable name -> its type
 	funcs  map[uint64]dwarf.Offset // link entry -> subprogram
 
-	mu       sync.Mutex
-	r        *dwarf.Reader
-	built    map[dwarf.Offset]*Type
-	closures map[uint64]*Type
-	vars     map[stackVarKey]stackVarFound // StackObjectVar's answers
-	pending  []*Type
-	todo     []typeWork // types created and not yet filled, for build
-	budget   int        // entries read may still decode (see read)
-	err      error      // first error decoding a type
+	mu        sync.Mutex
+	r         *dwarf.Reader
+	built     map[dwarf.Offset]*Type
+	closures  map[uint64]*Type
+	vars      map[stackVarKey]stackVarFound // StackObjectVar's answers
+	frameVars map[frameVarKey]frameVarFound // FrameVar's answers
+	pending   []*Type
+	todo      []typeWork // types created and not yet filled, for build
+	budget    int        // entries read may still decode (see read)
+	err       error      // first error decoding a type
 
 	// bySize holds the named struct types by size, built on first use
 	// (containing.go).

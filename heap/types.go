@@ -277,6 +277,11 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		if arg {
 			c.t, c.off = t.argsType(root, o)
 		}
+		if !unsure && !arg {
+			if tt, ok := t.frameVar(c, slot, rec, interior); ok {
+				return tt, nil
+			}
+		}
 		tt := t.target(c, rec, interior)
 		switch {
 		case unsure:
@@ -328,6 +333,33 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 	default:
 		return target{via: slot.Field}, nil
 	}
+}
+
+// frameVar types rec, which the slot of a frame's own memory points to,
+// from the variable DWARF puts in that slot at the frame's PC: "local
+// conn", "argument pc" (spilled to the frame), "local ctx.data".
+func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.ObjectRecord, interior int64) (target, bool) {
+	a := t.a
+	if a.Binary == nil || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) {
+		return target{}, false
+	}
+	f := &a.d.Frames[slot.Frame]
+	v, in, ok := a.Binary.FrameVar(f.Entry, f.PC, int64(slot.Offset)-int64(f.Size))
+	if !ok {
+		return target{}, false
+	}
+	c.t, c.off = v.Type, in
+	tt := t.target(c, rec, interior)
+	path := tt.via
+	if v.Type == nil && in != 0 {
+		path = fmt.Sprintf("+%d", in)
+	}
+	kind := "local"
+	if v.Param {
+		kind = "argument"
+	}
+	tt.via = fmt.Sprintf("%s %s%s", kind, v.Name, path)
+	return tt, true
 }
 
 // finalizerTarget types the object of a finalizer or queued finalizer
