@@ -2,7 +2,9 @@ package heap
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -40,7 +42,11 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 	if sent := a.sentType(root, slot); sent != nil {
 		c.t = sent
 		tt := t.target(c, rec, interior)
-		tt.via = fmt.Sprintf("value sent %s%s (stack object at +%d)", typeName(sent), tt.via, slot.StackObjectOffset)
+		what := "value sent"
+		if strings.HasSuffix(sent.Name, "]runtime.scase") {
+			what = "cases of the select"
+		}
+		tt.via = fmt.Sprintf("%s %s%s (stack object at +%d)", what, typeName(sent), tt.via, slot.StackObjectOffset)
 		return tt
 	}
 	tt := t.target(c, rec, interior)
@@ -90,6 +96,11 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 			}
 			continue
 		}
+		if arg0 == objAddr {
+			if t := a.selectCases(size); t != nil {
+				return t // the cases themselves
+			}
+		}
 		// The cases lie in the selecting frame: read them up to its end.
 		f := &a.d.Frames[fi]
 		if arg0 < f.SP || arg0 >= f.SP+f.Size {
@@ -102,6 +113,17 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 		}
 	}
 	return nil
+}
+
+// selectCases returns the type of a select's cases, [n]runtime.scase of
+// size bytes, or nil when the executable does not describe runtime.scase.
+func (a *Analysis) selectCases(size uint64) *binsym.Type {
+	sc := a.Binary.TypeByName("runtime.scase")
+	if sc == nil || sc.Size <= 0 || size%uint64(sc.Size) != 0 {
+		return nil
+	}
+	n := int64(size / uint64(sc.Size))
+	return &binsym.Type{Name: fmt.Sprintf("[%d]runtime.scase", n), Kind: reflect.Array, Size: int64(size), Elem: sc, Len: n}
 }
 
 // chanElemType returns the element type of the channel whose runtime.hchan
