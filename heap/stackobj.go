@@ -39,6 +39,25 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 		return tt
 	}
 	c.off = inObj
+	if ct := a.stackClosure(c, slot, inObj); ct != nil {
+		// A closure the frame made on its stack: a deferred call's
+		// (deferwrap, whose captured variables DWARF does not list), or
+		// a func value that does not escape.
+		what := "closure"
+		if len(ct.Fields) > 1 {
+			c.t = ct
+		}
+		if strings.Contains(ct.Name, ".deferwrap") {
+			what = "deferred call"
+		}
+		tt := t.target(c, rec, interior)
+		path := tt.via
+		if c.t == nil {
+			path = fmt.Sprintf(" +%d", inObj)
+		}
+		tt.via = fmt.Sprintf("%s %s%s (stack object at +%d)", what, ct.Name, path, slot.StackObjectOffset)
+		return tt
+	}
 	if sent := a.sentType(root, slot); sent != nil {
 		c.t = sent
 		tt := t.target(c, rec, interior)
@@ -55,6 +74,33 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 		tt.via += fmt.Sprintf(" +%d", inObj)
 	}
 	return tt
+}
+
+// stackClosure returns the type of the unnamed stack object of slot (of
+// which the slot is inObj bytes in) when it is a closure: its first word is
+// the entry of a function whose captured variables fit in it (with no
+// fields past the code pointer when DWARF does not list them). It returns
+// nil otherwise.
+func (a *Analysis) stackClosure(c container, slot heapdump.RootSlot, inObj int64) *binsym.Type {
+	if a.Binary == nil || inObj <= 0 || slot.StackObject.Size < 16 {
+		return nil
+	}
+	code := c.word(-inObj)
+	if code == 0 {
+		return nil
+	}
+	if _, heap := a.g.Find(code); heap {
+		return nil
+	}
+	fn, ok := a.Binary.Func(code)
+	if !ok || fn.Entry != code {
+		return nil
+	}
+	ct := a.Binary.ClosureType(code)
+	if ct == nil || ct.Size > int64(slot.StackObject.Size) {
+		return nil
+	}
+	return ct
 }
 
 // sentType returns the type of the stack object of slot when it is the

@@ -20,8 +20,9 @@ package main
 //   - rw-parent N: N goroutines in main.watchParent blocked in a select on
 //     the Done channel of a parent context that never ends;
 //   - rw-blocked N: N goroutines each in main.condWait (sync.Cond.Wait),
-//     main.mutexWait (sync.Mutex.Lock), main.selectForever (select {}),
-//     main.sleepLong (time.Sleep), holding their context;
+//     main.mutexWait (sync.Mutex.Lock), main.selectForever (select {},
+//     with a deferred call that uses the context), main.sleepLong
+//     (time.Sleep), holding their context;
 //   - rw-signal N: N signal.NotifyContext contexts over a cancellable
 //     request context, never stopped: os/signal's goroutine holds each;
 //   - rw-chanbuf N: N requests in the buffered channel main.queue, never
@@ -295,13 +296,13 @@ func mutexWait(ctx context.Context, ready chan<- struct{}) {
 	stuckMu.Unlock()
 }
 
+// selectForever blocks for ever; only its deferred call uses ctx.
+//
 //go:noinline
 func selectForever(ctx context.Context, ready chan<- struct{}) {
+	defer used(ctx)
 	ready <- struct{}{}
-	if ctx != nil {
-		select {}
-	}
-	used(ctx)
+	select {}
 }
 
 //go:noinline
