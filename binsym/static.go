@@ -245,3 +245,14 @@ func (b *Binary) writable(a uint64) bool {
 	}
 	return false
 }
+
+// ReadData reads n bytes at the run-time address addr from the file:
+// read-only data such as the bytes of a string literal. It fails for an
+// address in no section, in a section with no file contents (bss), and for
+// n past the section's end.
+func (b *Binary) ReadData(addr uint64, n int) ([]byte, bool) {
+	if n < 0 || n > 1<<20 {
+		return nil, false
+	}
+	return b.readLink(b.toLink(addr), n)
+}

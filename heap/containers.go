@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -172,6 +173,14 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 			}
 		}
 		dyn := a.Binary.TypeAt(typeAddr)
+		if dyn != nil && dyn.Kind == reflect.String {
+			data, ok1 := t.readWord(dw)
+			n, ok2 := t.readWord(dw + uint64(a.d.Params.PtrSize))
+			if !ok1 || !ok2 {
+				return ""
+			}
+			return t.stringKey(data, n)
+		}
 		if dyn == nil || !isInteger(dyn) || dyn.Size > 8 {
 			return ""
 		}
@@ -181,6 +190,14 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 		}
 		return formatInteger(dyn, v)
 	}
+	if kt.Kind == reflect.String {
+		data, ok1 := word(0)
+		n, ok2 := word(int64(a.d.Params.PtrSize))
+		if !ok1 || !ok2 {
+			return ""
+		}
+		return t.stringKey(data, n)
+	}
 	if !isInteger(kt) || kt.Size > 8 {
 		return ""
 	}
@@ -189,6 +206,49 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 		return ""
 	}
 	return formatInteger(kt, v)
+}
+
+// maxKeyBytes is the most bytes of a string key a path shows.
+const maxKeyBytes = 64
+
+// stringKey writes out the string of n bytes at data, quoted, its first
+// maxKeyBytes bytes and "..." past them: in a heap object, or in the
+// executable's read-only data (a literal). It returns "" when the bytes
+// cannot be read.
+func (t *typer) stringKey(data, n uint64) string {
+	a := t.a
+	if n > 1<<40 {
+		return ""
+	}
+	k := min(n, maxKeyBytes)
+	var b []byte
+	if v, ok := a.g.Find(data); ok {
+		rec, err := a.g.ObjectRecord(v, 0)
+		if err != nil || data < rec.Addr || data-rec.Addr+k > uint64(len(rec.Contents)) {
+			return ""
+		}
+		b = rec.Contents[data-rec.Addr : data-rec.Addr+k]
+	} else if seg := a.segmentAt(data); seg != nil {
+		if data-seg.Addr+k > uint64(len(seg.Contents)) {
+			return ""
+		}
+		b = seg.Contents[data-seg.Addr : data-seg.Addr+k]
+	} else if a.Binary != nil {
+		var ok bool
+		if b, ok = a.Binary.ReadData(data, int(k)); !ok {
+			return ""
+		}
+	} else {
+		return ""
+	}
+	for k < n && len(b) > 0 && !utf8.Valid(b) {
+		b = b[:len(b)-1] // cut in the middle of a character
+	}
+	q := strconv.Quote(string(b))
+	if k < n {
+		q += "..."
+	}
+	return q
 }
 
 // readWord reads the word at addr: in a heap object, in the data or bss

@@ -56,7 +56,12 @@ package main
 //   - rw-timerchan N: N goroutines in main.waitTimer blocked in a select on
 //     a time.Timer's channel (an hour) and their context's Done;
 //   - rw-sqlwait N: N goroutines waiting for the one connection of a
-//     database/sql pool (its wait queue), each with a request context.
+//     database/sql pool (its wait queue), each with a request context;
+//   - rw-globals, rw-goroutines, rw-net N: several of the above in one
+//     program (see combined);
+//   - rw-clean N: the same shapes let go of before the dump: tickers
+//     stopped, timers stopped, rows and bodies closed, handlers returned,
+//     maps and slices emptied, pools drained by two GCs.
 
 import (
 	"bytes"
@@ -80,7 +85,25 @@ import (
 	"weak"
 )
 
+// The combined patterns build several of the others in one program, for
+// tests that check many holders in one dump: rw-globals, rw-goroutines and
+// rw-net; rw-clean builds the same shapes and lets go of them.
+var combined = map[string][]string{
+	"rw-globals": {"rw-chanbuf", "rw-callbacks", "rw-ctxmap", "rw-nested", "rw-once", "rw-unique", "rw-weak",
+		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-bufpool", "rw-jsonpool", "rw-cleanup", "rw-afterfunc"},
+	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows"},
+	"rw-net":        {"rw-handler", "rw-body"},
+}
+
 func init() {
+	for name, parts := range combined {
+		patterns[name] = func(n int, res *result) {
+			for _, p := range parts {
+				patterns[p](n, res)
+			}
+		}
+	}
+	patterns["rw-clean"] = cleanReal
 	patterns["rw-ticker"] = func(n int, _ *result) { goN(n, "main.tick", "[select", tick) }
 	patterns["rw-afterfunc"] = func(n int, _ *result) {
 		for i := range n {
@@ -99,7 +122,7 @@ func init() {
 		workers = &wg
 	}
 	patterns["rw-parent"] = func(n int, _ *result) {
-		longLived, stopAll = context.WithCancel(context.Background())
+		serverCtx, stopServer = context.WithCancel(context.Background())
 		goN(n, "main.watchParent", "[select", watchParent)
 	}
 	patterns["rw-blocked"] = func(n int, _ *result) {
@@ -110,9 +133,8 @@ func init() {
 		goN(n, "main.sleepLong", "[sleep", sleepLong)
 	}
 	patterns["rw-signal"] = func(n int, _ *result) {
-		longLived, stopAll = context.WithCancel(context.Background())
 		for i := range n {
-			ctx, cancel := context.WithCancel(context.WithValue(longLived, ctxKey{}, make([]byte, itemSize)))
+			ctx, cancel := context.WithCancel(reqCtx(i))
 			_, stop := signal.NotifyContext(ctx, os.Interrupt)
 			drop(cancel) // neither is ever called: the leak under test
 			drop(stop)
@@ -251,6 +273,12 @@ func tick(ctx context.Context, ready chan<- struct{}) {
 
 var workers *sync.WaitGroup
 
+// serverCtx is a parent context that never ends before the dump.
+var (
+	serverCtx  context.Context
+	stopServer context.CancelFunc
+)
+
 // groupWorker is a task of a group whose Wait is never called.
 //
 //go:noinline
@@ -267,7 +295,7 @@ func groupWorker(ctx context.Context, wg *sync.WaitGroup, ready chan<- struct{})
 func watchParent(ctx context.Context, ready chan<- struct{}) {
 	ready <- struct{}{}
 	select {
-	case <-longLived.Done():
+	case <-serverCtx.Done():
 		used(ctx)
 	case <-release:
 	}
@@ -468,9 +496,8 @@ var openedRows []*sql.Rows
 
 func sqlRows(n int, _ *result) {
 	db, _ = sql.Open("piles", "")
-	longLived, stopAll = context.WithCancel(context.Background())
 	for i := range n {
-		ctx, cancel := context.WithCancel(context.WithValue(longLived, ctxKey{}, make([]byte, itemSize)))
+		ctx, cancel := context.WithCancel(reqCtx(i))
 		drop(cancel)
 		openedRows = append(openedRows, openRows(ctx))
 		_ = i
@@ -489,15 +516,12 @@ func sqlWait(n int, _ *result) {
 		panic(err)
 	}
 	openedRows = append(openedRows, busy)
-	longLived, stopAll = context.WithCancel(context.Background())
 	for i := range n {
 		go func() {
-			ctx := context.WithValue(longLived, ctxKey{}, make([]byte, itemSize))
-			rows, err := db.QueryContext(ctx, "select n")
+			rows, err := db.QueryContext(reqCtx(i), "select n")
 			if err == nil {
 				rows.Close()
 			}
-			_ = i
 		}()
 	}
 	waitBlocked("database/sql.(*DB).conn", "[select", n)
@@ -555,4 +579,44 @@ func bodies(n int, _ *result) {
 		drop(resp) // its body is never closed
 	}
 	waitBlocked("net/http.(*persistConn).writeLoop", "[select", n)
+}
+
+// cleanReal builds the shapes of the other patterns and lets go of them.
+func cleanReal(n int, _ *result) {
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	for i := range n {
+		ctx := reqCtx(i)
+		t := time.AfterFunc(time.Hour, func() { used(ctx) })
+		t.Stop()
+		go func() { // a ticker stopped, a goroutine that returns
+			tk := time.NewTicker(time.Hour)
+			tk.Stop()
+			ready <- struct{}{}
+			<-done
+		}()
+		<-ready
+		hooks = append(hooks, func() { used(ctx) })
+		bufs.Put(bytes.NewBuffer(make([]byte, 0, itemSize)))
+	}
+	hooks = nil
+	db, _ = sql.Open("piles", "")
+	for i := range n / 10 {
+		ctx, cancel := context.WithCancel(reqCtx(i))
+		rows := openRows(ctx)
+		rows.Close()
+		cancel()
+	}
+	url := serveLocal(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	for i := range n / 10 {
+		req, _ := http.NewRequestWithContext(reqCtx(i), "GET", url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	close(done)
+	runtime.GC() // the pool's buffers go to its victim cache
+	runtime.GC() // and are dropped
 }
