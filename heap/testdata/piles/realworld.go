@@ -78,6 +78,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -90,7 +91,8 @@ import (
 // rw-net; rw-clean builds the same shapes and lets go of them.
 var combined = map[string][]string{
 	"rw-globals": {"rw-chanbuf", "rw-callbacks", "rw-ctxmap", "rw-nested", "rw-once", "rw-unique", "rw-weak",
-		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-bufpool", "rw-jsonpool", "rw-cleanup", "rw-afterfunc"},
+		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-cleanup", "rw-afterfunc",
+		"rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
 	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows"},
 	"rw-net":        {"rw-handler", "rw-body"},
 }
@@ -98,6 +100,9 @@ var combined = map[string][]string{
 func init() {
 	for name, parts := range combined {
 		patterns[name] = func(n int, res *result) {
+			// No GC until the dump's: one moves the pools' items to their
+			// victim caches, a second would drop them.
+			debug.SetGCPercent(-1)
 			for _, p := range parts {
 				patterns[p](n, res)
 			}

@@ -1,0 +1,252 @@
+package heap
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// The real-world tests run the combined patterns of
+// testdata/piles/realworld.go, reproductions of retention bugs real Go
+// projects reported, several to a program and a dump, and check that each
+// holder is named, its path typed and what it retains counted. Each
+// reproduction holds rwN contexts or items of about 4 KiB.
+
+const rwN = 100
+
+// rwReport runs the combined pattern and returns its report at a MinSize
+// half of what one reproduction holds, and its text.
+func rwReport(t *testing.T, pattern string) (*Report, string) {
+	t.Helper()
+	rep, err := runPile(t, pattern, rwN).analyze(t).Holders(MinSize(rwN * typingItem / 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, reportText(t, rep)
+}
+
+// rwWant is what one reproduction's group must be.
+type rwWant struct {
+	kind heapdump.RootKind
+	// holder matches the group's Root.Function or Root.Global.
+	holder string
+	// path is the group's path (pathString); inside is in pathString of
+	// its Inside; key is the key of a step of Inside.
+	path, inside, key string
+	// count is the objects of the group (1 when 0); perGoroutine says one
+	// goroutine holds each.
+	count        int
+	perGoroutine bool
+	// min and max bound the bytes the group retains.
+	min, max uint64
+	// untyped allows steps without a type (see realworld.go: a
+	// compiler's temporary in net/http's frames).
+	untyped bool
+}
+
+// rwGroups returns the groups of rep held by w's holder.
+func rwGroups(rep *Report, w rwWant) []*Group {
+	re := regexp.MustCompile("^(?:" + w.holder + ")$")
+	var out []*Group
+	for _, g := range rep.Groups {
+		if g.Root.Kind == w.kind && (re.MatchString(g.Root.Function) || re.MatchString(g.Root.Global)) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// checkRW checks each reproduction's group in rep.
+func checkRW(t *testing.T, rep *Report, text string, wants []rwWant) {
+	t.Helper()
+	for _, w := range wants {
+		t.Run(strings.NewReplacer("/", "_", " ", "_").Replace(w.holder+"_"+w.path), func(t *testing.T) {
+			var g *Group
+			for _, c := range rwGroups(rep, w) {
+				if w.path == "" || pathString(c.Path) == w.path {
+					g = c
+				}
+			}
+			if g == nil {
+				t.Fatalf("no group held by %s %s with path %q:\n%s", w.kind, w.holder, w.path, text)
+			}
+			count := max(w.count, 1)
+			if g.Count != count {
+				t.Errorf("%d objects, want %d", g.Count, count)
+			}
+			if w.perGoroutine && g.GoroutineCount != count {
+				t.Errorf("%d goroutines, want %d", g.GoroutineCount, count)
+			}
+			if g.RetainedBytes < w.min || g.RetainedBytes > w.max {
+				t.Errorf("retains %d bytes, want %d to %d", g.RetainedBytes, w.min, w.max)
+			}
+			if w.inside != "" && !strings.Contains(pathString(g.Inside), w.inside) {
+				t.Errorf("inside %s, want %s in it", pathString(g.Inside), w.inside)
+			}
+			if w.key != "" && !hasKey(g.Inside, w.key) {
+				t.Errorf("no key %s… in %+v", w.key, g.Inside)
+			}
+			if !w.untyped {
+				checkTyped(t, g.Path)
+				checkTyped(t, g.Inside)
+			}
+		})
+	}
+}
+
+// hasKey reports whether a step's key starts with prefix.
+func hasKey(steps []Step, prefix string) bool {
+	for _, s := range steps {
+		if strings.HasPrefix(s.Key, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// each bounds what rwN reproductions of about 4 KiB and extra bytes each
+// retain.
+func each(extra uint64) (uint64, uint64) {
+	return rwN * typingItem, rwN * (typingItem + extra)
+}
+
+// Globals, containers, statics, closures and timers of one program.
+func TestHoldersRealWorldGlobals(t *testing.T) {
+	t.Parallel()
+	rep, text := rwReport(t, "rw-globals")
+	lo, hi := each(700)
+	g := func(holder, path, inside string) rwWant {
+		return rwWant{kind: heapdump.RootGlobal, holder: regexp.QuoteMeta(holder), path: path, inside: inside, min: lo, max: hi}
+	}
+	wants := []rwWant{
+		g("main.queue", "(the variable)>hchan<*main.request>", ".buf>[]*main.request [0]>main.request .ctx>context.valueCtx"),
+		g("main.hooks", "(the variable)>[]func()", "[0]>closure main.addHook.func1 .ctx>context.valueCtx"),
+		g("main.onEvent", "(the variable)>[]func()", "[0]>closure main.(*server).handle-fm .receiver>main.server .ctx>context.valueCtx"),
+		g("main.loggers", "(the variable)>[]*log/slog.Logger", ".attrs>[]log/slog.Attr [0].Value.any>context.valueCtx"),
+		g("main.handles", "(the variable)>[]unique.Handle[main.itemKey]", "[0].value>main.itemKey .it>main.item"),
+		g("main.current", "(the variable)>[]interface {}", "[0]>main.item .buf>[]uint8"),
+		g("main.registry", ".items>[]*main.item", "[0]>main.item .buf>[]uint8"),
+		g("main.loadItems", "", ".result>[]*main.item"),
+		g("main.bufs", ".victim>[1]sync.poolLocal", ">bytes.Buffer .buf>[]uint8"),
+	}
+	byName := g("main.byName", "(the variable)>map[string]context.Context", ".elem>context.valueCtx")
+	byName.key = `"tenant-`
+	cache := g("main.itemCache", "(the variable)>main.genCache[string,*main.item]", ".elem>main.item")
+	cache.key = `"item-`
+	wants = append(wants, byName, cache)
+	// At most 64 slots, each holding an item and a context.
+	slots := rwWant{kind: heapdump.RootGlobal, holder: `main\.slots`, count: 64, min: 64 * typingItem, max: 64 * (typingItem + 700)}
+	ctxSlot, itemSlot := slots, slots
+	ctxSlot.path, itemSlot.path = "[0].ctx>context.valueCtx", "[0].it>main.item"
+	// One buffer of what encoding/json wrote: rwN strings of 4 KiB, in a
+	// buffer that grew by doubling.
+	jsonPool := rwWant{kind: heapdump.RootGlobal, holder: `encoding/json\.encodeStatePool`,
+		path: ".victim>[1]sync.poolLocal [0].poolLocalInternal.private>encoding/json.encodeState .Buffer.buf>[]uint8",
+		min: rwN * typingItem, max: 2 * rwN * (typingItem + 8)}
+	timers := rwWant{kind: heapdump.RootTimer, holder: `main\.init\.\d+\.func\d+\.1`, inside: ".ctx>context.valueCtx", count: rwN, min: lo, max: hi}
+	wants = append(wants, ctxSlot, itemSlot, jsonPool, timers)
+	checkRW(t, rep, text, wants)
+
+	t.Run("text", func(t *testing.T) {
+		for _, want := range []string{
+			"held by global main.registry (the main.config its value's .cfg points to, allocated statically in the data segment)",
+			fmt.Sprintf(" %d timers that will run main.init.", rwN),
+			`(key "tenant-`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("no %q in\n%s", want, text)
+			}
+		}
+	})
+	t.Run("weak pointers hold nothing", func(t *testing.T) {
+		for _, g := range rep.Groups {
+			if g.Root.Global == "main.weakItems" {
+				t.Errorf("weak pointers reported as a holder:\n%s", g.Text("", PlainStyle{}))
+			}
+		}
+	})
+	// AddCleanup's arguments are not in the dump's roots: say so.
+	t.Run("cleanups", func(t *testing.T) {
+		for _, u := range rep.Unknown {
+			if u.Reason == CleanupClosures {
+				if !strings.Contains(u.Text, "cleanups registered with runtime.AddCleanup have not run") {
+					t.Errorf("cleanup warning %q", u.Text)
+				}
+				return
+			}
+		}
+		t.Errorf("no cleanup_closures warning among %+v", rep.Unknown)
+	})
+}
+
+// Goroutines blocked in all the ways real leaks block, and the goroutines
+// the standard library starts for a context (database/sql's rows,
+// os/signal.NotifyContext).
+func TestHoldersRealWorldGoroutines(t *testing.T) {
+	t.Parallel()
+	rep, text := rwReport(t, "rw-goroutines")
+	lo, hi := each(700)
+	var wants []rwWant
+	for _, fn := range []string{"main.tick", "main.groupWorker", "main.watchParent", "main.condWait",
+		"main.mutexWait", "main.sleepLong", "main.waitTimer"} {
+		wants = append(wants, rwWant{kind: heapdump.RootFrame, holder: regexp.QuoteMeta(fn), path: "argument>context.valueCtx",
+			inside: ".val>[]uint8", count: rwN, perGoroutine: true, min: lo, max: hi})
+	}
+	lo2, hi2 := each(1024)
+	wants = append(wants,
+		rwWant{kind: heapdump.RootFrame, holder: `main\.selectForever`, path: "deferred call main.selectForever.deferwrap1 +16 (stack object at +24)>context.valueCtx",
+			count: rwN, perGoroutine: true, min: lo, max: hi},
+		rwWant{kind: heapdump.RootFrame, holder: `os/signal\.NotifyContext\.func1`, path: "local c>os/signal.signalCtx",
+			inside: ".Context>context.valueCtx", count: rwN, perGoroutine: true, min: lo2, max: hi2},
+		rwWant{kind: heapdump.RootFrame, holder: `database/sql\.\(\*Rows\)\.awaitDone`, path: "argument>context.cancelCtx",
+			inside: ".Context>context.valueCtx", count: rwN, perGoroutine: true, min: lo2, max: hi2},
+	)
+	checkRW(t, rep, text, wants)
+	for _, want := range []string{
+		fmt.Sprintf(" %d goroutines in main.tick (created at main.goN piles/realworld.go:", rwN),
+		fmt.Sprintf(" %d goroutines in database/sql.(*Rows).awaitDone (created at database/sql.(*Rows).initContextClose sql/sql.go:", rwN),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+}
+
+// net/http on 127.0.0.1: handlers blocked holding their request, and
+// response bodies never closed, whose connections' goroutines hold the
+// request contexts.
+func TestHoldersRealWorldNet(t *testing.T) {
+	t.Parallel()
+	rep, text := rwReport(t, "rw-net")
+	lo, hi := each(700)
+	checkRW(t, rep, text, []rwWant{
+		{kind: heapdump.RootFrame, holder: `main\.slowHandler`, path: "local>context.valueCtx", inside: ".val>[]uint8",
+			count: rwN, perGoroutine: true, min: lo, max: hi},
+	})
+	// Each context of a request whose body is never closed: the
+	// connection's readLoop and the transport's idle pool both reach it.
+	var found bool
+	for _, g := range rep.Groups {
+		if g.Root.Function == "net/http.(*persistConn).readLoop" && g.Object.Type == "context.valueCtx" {
+			found = true
+			if g.Count != rwN || g.RetainedBytes < lo || g.RetainedBytes > hi {
+				t.Errorf("%d contexts retaining %d bytes, want %d retaining %d to %d", g.Count, g.RetainedBytes, rwN, lo, hi)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no group of the contexts net/http.(*persistConn).readLoop holds:\n%s", text)
+	}
+}
+
+// The same shapes, let go of before the dump: no holder.
+func TestHoldersRealWorldClean(t *testing.T) {
+	t.Parallel()
+	rep, text := rwReport(t, "rw-clean")
+	if len(rep.Groups) != 0 {
+		t.Errorf("%d groups in a clean program:\n%s", len(rep.Groups), text)
+	}
+}
