@@ -145,7 +145,7 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 	// buffer that grew by doubling.
 	jsonPool := rwWant{kind: heapdump.RootGlobal, holder: `encoding/json\.encodeStatePool`,
 		path: ".victim>[1]sync.poolLocal [0].poolLocalInternal.private>encoding/json.encodeState .Buffer.buf>[]uint8",
-		min: rwN * typingItem, max: 2 * rwN * (typingItem + 8)}
+		min:  rwN * typingItem, max: 2 * rwN * (typingItem + 8)}
 	timers := rwWant{kind: heapdump.RootTimer, holder: `main\.init\.\d+\.func\d+\.1`, inside: ".ctx>context.valueCtx", count: rwN, min: lo, max: hi}
 	wants = append(wants, ctxSlot, itemSlot, jsonPool, timers)
 	checkRW(t, rep, text, wants)
