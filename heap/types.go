@@ -293,6 +293,12 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		}
 		if tt.t == nil {
 			tt.via += fmt.Sprintf(" at +%d", o)
+			if other, ok := t.fromOtherFrames(r, rec); ok {
+				// A compiler's temporary: the type of a named variable
+				// of another frame that points to the same object.
+				other.via = tt.via
+				return other, nil
+			}
 		}
 		return tt, nil
 	case root.Kind == heapdump.RootGlobal:
@@ -360,6 +366,57 @@ func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.Obje
 	}
 	tt.via = fmt.Sprintf("%s %s%s", kind, v.Name, path)
 	return tt, true
+}
+
+// maxOtherSlots bounds the slots fromOtherFrames types.
+const maxOtherSlots = 64
+
+// fromOtherFrames types rec from the frame slots of roots other than r
+// that point to its start and that DWARF names or that are arguments, the
+// largest type that fits rec: a compiler's temporary (which DWARF does not
+// name) often holds what another goroutine's variable does, a connection
+// its reading and writing goroutines share. It reads the root slots, not
+// the graph's edges.
+func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (target, bool) {
+	a := t.a
+	if a.Binary == nil {
+		return target{}, false
+	}
+	var best target
+	tried := 0
+	first := heapdump.NodeID(a.g.NumObjects())
+	for v := first; int(v-first) < a.g.NumRoots() && tried < maxOtherSlots; v++ {
+		root := a.g.Root(v)
+		if v == r || root == nil || root.Kind != heapdump.RootFrame {
+			continue
+		}
+		for _, slot := range a.g.RootSlots(v) {
+			if slot.Value != rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
+				continue
+			}
+			tried++
+			o := int64(slot.Offset)
+			c := container{
+				off:   o,
+				word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
+				isPtr: func(d int64) bool { return d == 0 },
+			}
+			var tt target
+			if slot.Frame != root.Frame {
+				if root.Unsure {
+					continue
+				}
+				c.t, c.off = t.argsType(root, o)
+				tt = t.target(c, rec, 0)
+			} else if ft, ok := t.frameVar(c, slot, rec, 0); ok {
+				tt = ft
+			}
+			if tt.t != nil && tt.t.Size <= int64(rec.Size) && (best.t == nil || tt.t.Size > best.t.Size) {
+				best = tt
+			}
+		}
+	}
+	return best, best.t != nil
 }
 
 // finalizerTarget types the object of a finalizer or queued finalizer
