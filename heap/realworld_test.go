@@ -240,6 +240,31 @@ func TestHoldersRealWorldNet(t *testing.T) {
 	if !found {
 		t.Errorf("no group of the contexts net/http.(*persistConn).readLoop holds:\n%s", text)
 	}
+	// The connection itself, which readLoop holds in a compiler's
+	// temporary: typed from writeLoop's receiver.
+	found = false
+	for _, g := range rep.Groups {
+		if g.Root.Function == "net/http.(*persistConn).readLoop" && g.Object.Type == "net/http.persistConn" {
+			found = true
+			checkTyped(t, g.Path)
+		}
+	}
+	if !found {
+		t.Errorf("no group of the net/http.persistConn net/http.(*persistConn).readLoop holds:\n%s", text)
+	}
+}
+
+// Goroutines parked in a C call (a cgo program) hold their contexts.
+func TestHoldersRealWorldCgo(t *testing.T) {
+	t.Parallel()
+	a, _ := runCgoPile(t, "rw-cgo", rwN)
+	rep, err := a.Holders(MinSize(rwN * typingItem / 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := each(700)
+	checkRW(t, rep, reportText(t, rep), []rwWant{{kind: heapdump.RootFrame, holder: `main\.cgoWait`,
+		path: "argument>context.valueCtx", count: rwN, perGoroutine: true, min: lo, max: hi}})
 }
 
 // The same shapes, let go of before the dump: no holder.
