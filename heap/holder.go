@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp"
@@ -567,6 +568,14 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 			}
 		}
 	}
+	if h.Function == "" {
+		if s := a.staticTimerFunc(t); s != nil {
+			h.Function, h.Location = s.Function, s
+			if s.Function == "time.sendTime" {
+				h.Detail = DetailChanTimer
+			}
+		}
+	}
 	if b, ok := a.g.AllocSite(t); ok {
 		if s := firstSite(b.Stack, isTimerMachinery); s != nil {
 			c := *s // not a pointer into the dump's records
@@ -574,6 +583,46 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 		}
 	}
 	return h
+}
+
+// DetailChanTimer is the Detail of a timer holder that sends the time on a
+// channel when it fires (time.NewTimer, time.After, time.NewTicker).
+const DetailChanTimer = "a timer in the runtime's timer heap that sends on a channel"
+
+// maxTimerWords bounds the words of a timer object staticTimerFunc reads.
+const maxTimerWords = 32
+
+// staticTimerFunc returns the function timer t will call when that is a
+// static func value (time.sendTime for a timer of a channel, whose
+// argument is the channel), which the graph has no edge to: the first word
+// of the timer's object that points outside the heap to a word holding a
+// function's entry. It returns nil without the executable or such a word.
+func (a *Analysis) staticTimerFunc(t heapdump.NodeID) *binsym.Position {
+	if a.Binary == nil {
+		return nil
+	}
+	ps := int(a.d.Params.PtrSize)
+	rec, err := a.g.ObjectRecord(t, maxTimerWords*ps)
+	if err != nil || ps != 8 {
+		return nil
+	}
+	for off := 0; off+ps <= len(rec.Contents); off += ps {
+		w := a.g.Word(rec.Contents, int64(off))
+		if w == 0 {
+			continue
+		}
+		if _, inHeap := a.g.Find(w); inHeap {
+			continue
+		}
+		b, ok := a.Binary.ReadData(w, ps)
+		if !ok {
+			continue
+		}
+		if s := a.funcSite(binary.LittleEndian.Uint64(b)); s != nil {
+			return s
+		}
+	}
+	return nil
 }
 
 // isTimerMachinery reports whether a function of a timer's allocation stack

@@ -187,7 +187,12 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 // os/signal.NotifyContext).
 func TestHoldersRealWorldGoroutines(t *testing.T) {
 	t.Parallel()
-	rep, text := rwReport(t, "rw-goroutines")
+	a := runPile(t, "rw-goroutines", rwN).analyze(t)
+	rep, err := a.Holders(MinSize(rwN * typingItem / 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := reportText(t, rep)
 	lo, hi := each(700)
 	var wants []rwWant
 	for _, fn := range []string{"main.tick", "main.groupWorker", "main.watchParent", "main.condWait",
@@ -205,6 +210,18 @@ func TestHoldersRealWorldGoroutines(t *testing.T) {
 			inside: ".Context>context.valueCtx", count: rwN, perGoroutine: true, min: lo2, max: hi2},
 	)
 	checkRW(t, rep, text, wants)
+	// The timers of main.tick's tickers and main.waitTimer's timers, which
+	// signal channels: named by time.sendTime and where they were made.
+	made := map[string]int{}
+	for _, tm := range a.g.Timers() {
+		h := a.timerHolder(tm)
+		if h.Function == "time.sendTime" && h.Detail == DetailChanTimer && h.Creator != nil {
+			made[h.Creator.Function]++
+		}
+	}
+	if made["main.tick"] != rwN || made["main.waitTimer"] != rwN {
+		t.Errorf("timers of channels by creator %v, want %d of main.tick and of main.waitTimer", made, rwN)
+	}
 	for _, want := range []string{
 		fmt.Sprintf(" %d goroutines in main.tick (created at main.goN piles/realworld.go:", rwN),
 		fmt.Sprintf(" %d goroutines in database/sql.(*Rows).awaitDone (created at database/sql.(*Rows).initContextClose sql/sql.go:", rwN),
