@@ -422,7 +422,7 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 		h.Kind = heapdump.RootFrame
 		f := &a.d.Frames[root.Frame]
 		h.Function = f.Func
-		h.Location = a.callSite(f.Func, f.PC)
+		h.Location = a.frameLine(f.Func, f.PC)
 		if root.Unsure && root.Frame > 0 {
 			h.Unsure = true
 			h.Callee = a.d.Frames[root.Frame-1].Func
@@ -583,6 +583,25 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 		}
 	}
 	return h
+}
+
+// frameLine returns the source position of a frame of function fn at pc
+// (a return address): the line of fn itself, where the call is that code
+// inlined into fn made (main.wait's call of sync.(*Mutex).Lock, not
+// sync/mutex.go).
+func (a *Analysis) frameLine(fn string, pc uint64) *binsym.Position {
+	p := a.callSite(fn, pc)
+	if p == nil {
+		return nil
+	}
+	cs, ok := a.Binary.CallSite(pc)
+	if !ok {
+		return p
+	}
+	if fs := a.Binary.Frames(cs.PC); len(fs) > 1 && fs[len(fs)-1].Function == fn {
+		return &binsym.Position{Function: fn, File: fs[len(fs)-1].File, Line: fs[len(fs)-1].Line}
+	}
+	return p
 }
 
 // DetailChanTimer is the Detail of a timer holder that sends the time on a

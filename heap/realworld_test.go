@@ -2,6 +2,7 @@ package heap
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,6 +77,12 @@ func checkRW(t *testing.T, rep *Report, text string, wants []rwWant) {
 			count := max(w.count, 1)
 			if g.Count != count {
 				t.Errorf("%d objects, want %d", g.Count, count)
+			}
+			if g.Root.Kind == heapdump.RootFrame && strings.HasPrefix(g.Root.Function, "main.") &&
+				(g.Root.Location == nil || !strings.HasPrefix(filepath.Base(g.Root.Location.File), "realworld")) {
+				// The line in the function itself, not in code inlined
+				// into it (sync.(*Mutex).Lock).
+				t.Errorf("holder at %+v, want a line of piles/realworld*.go", g.Root.Location)
 			}
 			if w.perGoroutine && g.GoroutineCount != count {
 				t.Errorf("%d goroutines, want %d", g.GoroutineCount, count)
