@@ -192,6 +192,7 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 		}
 		prev = rec
 	}
+	t.inferBack(steps)
 	return steps, nil
 }
 

@@ -584,6 +584,7 @@ func bodies(n int, _ *result) {
 		drop(resp) // its body is never closed
 	}
 	waitBlocked("net/http.(*persistConn).writeLoop", "[select", n)
+	waitBlocked("net/http.(*persistConn).readLoop", "[select", n)
 }
 
 // cleanReal builds the shapes of the other patterns and lets go of them.
