@@ -217,6 +217,11 @@ func TestHoldersRealWorldGoroutines(t *testing.T) {
 			inside: ".Context>context.valueCtx", count: rwN, perGoroutine: true, min: lo2, max: hi2},
 	)
 	checkRW(t, rep, text, wants)
+	// The wait queue of a connection pool: the goroutines waiting for the
+	// pool's one connection, each reaching its context from three frames.
+	pool := rwWant{kind: heapdump.RootFrame, holder: `database/sql\.\(\*DB\)\.conn`, path: "argument>context.valueCtx",
+		count: rwN, min: lo, max: hi}
+	checkRW(t, rep, text, []rwWant{pool})
 	// The timers of main.tick's tickers and main.waitTimer's timers, which
 	// signal channels: named by time.sendTime and where they were made.
 	made := map[string]int{}

@@ -93,7 +93,7 @@ var combined = map[string][]string{
 	"rw-globals": {"rw-chanbuf", "rw-callbacks", "rw-ctxmap", "rw-nested", "rw-once", "rw-unique", "rw-weak",
 		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-cleanup", "rw-afterfunc",
 		"rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
-	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows"},
+	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows", "rw-sqlwait"},
 	"rw-net":        {"rw-handler", "rw-body"},
 }
 
