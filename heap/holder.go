@@ -138,7 +138,8 @@ type Step struct {
 	// "closure main.f.func1" for a func value.
 	Type string `json:"type"`
 	// Key is the key of the map entry the object is, when it is an
-	// integer: a runtime/cgo handle's number, an int key of a sync.Map.
+	// integer (a runtime/cgo handle's number, an int key of a sync.Map)
+	// or a string, quoted, its first 64 bytes ("\"tenant-7\"").
 	Key           string `json:"key,omitempty"`
 	Addr          string `json:"addr"`
 	Size          uint64 `json:"size_bytes"`
