@@ -20,10 +20,13 @@ import (
 // a report, and most dumps are written after a GC, with little dead.
 
 // maxDeadChecked bounds the dead objects cleanupUnknown reads;
-// cleanupDeadMin is the least of dead bytes it looks into.
+// cleanupDeadMin is the least of dead bytes it looks into;
+// cleanupClosureSize is the size of an adapter closure (a code pointer and
+// the generic function's dictionary), the only size it reads.
 const (
-	maxDeadChecked = 1 << 20
-	cleanupDeadMin = 256 << 10
+	maxDeadChecked     = 1 << 16
+	cleanupDeadMin     = 256 << 10
+	cleanupClosureSize = 16
 )
 
 // cleanupFuncPrefix starts the name of runtime.AddCleanup's closures.
@@ -51,10 +54,10 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 		if a.Reachable(v) {
 			continue
 		}
-		checked++
-		if g.Size(v) < 16 {
+		if g.Size(v) != cleanupClosureSize {
 			continue
 		}
+		checked++
 		rec, err := g.ObjectRecord(v, 8)
 		if err != nil || len(rec.Contents) < 8 {
 			continue

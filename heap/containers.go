@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"encoding/binary"
 	"reflect"
 	"strconv"
 	"strings"
@@ -223,11 +224,16 @@ func (t *typer) stringKey(data, n uint64) string {
 	k := min(n, maxKeyBytes)
 	var b []byte
 	if v, ok := a.g.Find(data); ok {
-		rec, err := a.g.ObjectRecord(v, 0)
-		if err != nil || data < rec.Addr || data-rec.Addr+k > uint64(len(rec.Contents)) {
+		// Read the key's words only: it may lie deep in a large object.
+		rec, err := a.g.ObjectRecord(v, 8)
+		if err != nil || data < rec.Addr || data-rec.Addr+k > rec.Size {
 			return ""
 		}
-		b = rec.Contents[data-rec.Addr : data-rec.Addr+k]
+		start := data - rec.Addr
+		for off := start &^ 7; off < start+k; off += 8 {
+			b = binary.LittleEndian.AppendUint64(b, rec.Word(int64(off)))
+		}
+		b = b[start&7 : start&7+k]
 	} else if seg := a.segmentAt(data); seg != nil {
 		if data-seg.Addr+k > uint64(len(seg.Contents)) {
 			return ""

@@ -52,6 +52,9 @@ type typer struct {
 	// binsym.ContainingType returned (interior.go), by their arguments.
 	args       map[uint64]*binsym.Type
 	containing map[string]*binsym.Type
+	// otherBudget is what is left of the root slots fromOtherFrames may
+	// read, 0 until its first call, negative once spent.
+	otherBudget int
 }
 
 // memoStep is a typed object on a path and its record, whole.
@@ -369,8 +372,14 @@ func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.Obje
 	return tt, true
 }
 
-// maxOtherSlots bounds the slots fromOtherFrames types.
-const maxOtherSlots = 64
+// maxOtherSlots bounds the slots fromOtherFrames types for one object,
+// and maxOtherBudget the root slots its calls read in all, for one
+// analysis: each call reads every frame's slots, and a report types a few
+// paths.
+const (
+	maxOtherSlots  = 64
+	maxOtherBudget = 1 << 24
+)
 
 // fromOtherFrames types rec from the frame slots of roots other than r
 // that point to its start and that DWARF names or that are arguments, the
@@ -383,15 +392,20 @@ func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (
 	if a.Binary == nil {
 		return target{}, false
 	}
+	if t.otherBudget == 0 {
+		t.otherBudget = maxOtherBudget
+	}
 	var best target
 	tried := 0
 	first := heapdump.NodeID(a.g.NumObjects())
-	for v := first; int(v-first) < a.g.NumRoots() && tried < maxOtherSlots; v++ {
+	for v := first; int(v-first) < a.g.NumRoots() && tried < maxOtherSlots && t.otherBudget > 0; v++ {
 		root := a.g.Root(v)
 		if v == r || root == nil || root.Kind != heapdump.RootFrame {
 			continue
 		}
-		for _, slot := range a.g.RootSlots(v) {
+		slots := a.g.RootSlots(v)
+		t.otherBudget -= 1 + len(slots)
+		for _, slot := range slots {
 			if slot.Value != rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
 				continue
 			}
@@ -416,6 +430,9 @@ func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (
 				best = tt
 			}
 		}
+	}
+	if t.otherBudget <= 0 {
+		t.otherBudget = -1 // spent: 0 would start it again
 	}
 	return best, best.t != nil
 }
