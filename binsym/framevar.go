@@ -130,8 +130,8 @@ func (x *typeIndex) frameVar(b *Binary, off dwarf.Offset, entry, pc uint64, cfaO
 				size = t.Size
 			}
 		}
-		if in, ok := pieceAt(cd.expr, cfaOff, size); ok {
-			return frameVarFound{v: StackVar{Name: name, Type: t, Param: cd.e.Tag == dwarf.TagFormalParameter}, in: in, ok: true}
+		if in, ps, ok := pieces(cd.expr, cfaOff, size); ok {
+			return frameVarFound{v: StackVar{Name: name, Type: t, Param: cd.e.Tag == dwarf.TagFormalParameter, Pieces: ps}, in: in, ok: true}
 		}
 	}
 	return frameVarFound{}
@@ -293,8 +293,16 @@ func locList5At(data []byte, off, entry, pc uint64) ([]byte, bool) {
 // a sequence of locations each followed by DW_OP_piece, or one location
 // for a variable of size bytes (-1 when unknown: one word).
 func pieceAt(expr []byte, cfaOff, size int64) (int64, bool) {
+	in, _, ok := pieces(expr, cfaOff, size)
+	return in, ok
+}
+
+// pieces is pieceAt that also returns where each piece of the variable is.
+func pieces(expr []byte, cfaOff, size int64) (int64, []VarPiece, bool) {
+	var ps []VarPiece
 	var in int64 // the offset in the variable of the piece being read
 	at, onStack := int64(0), false
+	found, foundIn := false, int64(0)
 	for p := expr; len(p) > 0; {
 		op := p[0]
 		p = p[1:]
@@ -302,7 +310,7 @@ func pieceAt(expr []byte, cfaOff, size int64) (int64, bool) {
 		case op == opFbreg:
 			v, n := sleb(p)
 			if n == 0 {
-				return 0, false
+				return 0, nil, false
 			}
 			p = p[n:]
 			at, onStack = v, true
@@ -313,33 +321,37 @@ func pieceAt(expr []byte, cfaOff, size int64) (int64, bool) {
 		case op == opRegx:
 			_, n := binary.Uvarint(p)
 			if n <= 0 {
-				return 0, false
+				return 0, nil, false
 			}
 			p = p[n:]
 			onStack = false
 		case op == opPiece:
 			v, n := binary.Uvarint(p)
-			if n <= 0 || v > 1<<20 {
-				return 0, false
+			if n <= 0 || v > 1<<20 || len(ps) >= 64 {
+				return 0, nil, false
 			}
 			p = p[n:]
-			if onStack && at <= cfaOff && cfaOff < at+int64(v) {
-				return in + cfaOff - at, true
+			ps = append(ps, VarPiece{Offset: in, Size: int64(v), CFAOff: at, OnStack: onStack})
+			if onStack && !found && at <= cfaOff && cfaOff < at+int64(v) {
+				found, foundIn = true, in+cfaOff-at
 			}
 			in += int64(v)
 			onStack = false
 		default:
-			return 0, false // an expression more than a place
+			return 0, nil, false // an expression more than a place
 		}
 	}
-	if !onStack || in != 0 {
-		return 0, false
+	if len(ps) > 0 {
+		return foundIn, ps, found
+	}
+	if !onStack {
+		return 0, nil, false
 	}
 	if size <= 0 {
 		size = 8
 	}
 	if at <= cfaOff && cfaOff < at+size {
-		return cfaOff - at, true
+		return cfaOff - at, []VarPiece{{Offset: 0, Size: size, CFAOff: at, OnStack: true}}, true
 	}
-	return 0, false
+	return 0, nil, false
 }

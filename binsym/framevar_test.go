@@ -59,6 +59,20 @@ func TestPieceAt(t *testing.T) {
 	}
 }
 
+// The pieces of an interface whose type word and data word lie apart.
+func TestPieces(t *testing.T) {
+	expr := []byte{opFbreg, 0x98, 0x7f, opPiece, 8, opFbreg, 0xb0, 0x7f, opPiece, 8} // -104, then -80
+	in, ps, ok := pieces(expr, -80, 16)
+	want := []VarPiece{{Offset: 0, Size: 8, CFAOff: -104, OnStack: true}, {Offset: 8, Size: 8, CFAOff: -80, OnStack: true}}
+	if !ok || in != 8 || len(ps) != 2 || ps[0] != want[0] || ps[1] != want[1] {
+		t.Errorf("pieces = %d, %+v, %v; want 8, %+v", in, ps, ok, want)
+	}
+	_, ps, ok = pieces([]byte{0x50, opPiece, 8, opFbreg, 0xb0, 0x7f, opPiece, 8}, -80, 16)
+	if !ok || len(ps) != 2 || ps[0].OnStack || !ps[1].OnStack {
+		t.Errorf("register then stack: %+v, %v", ps, ok)
+	}
+}
+
 func TestLocList5At(t *testing.T) {
 	const entry = 0x1000
 	list := []byte{

@@ -143,7 +143,9 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 	byName.key = `"tenant-`
 	cache := g("main.itemCache", "(the variable)>main.genCache[string,*main.item]", ".elem>main.item")
 	cache.key = `"item-`
-	wants = append(wants, byName, cache)
+	tenants := g("main.tenants", "", ".value>context.valueCtx")
+	tenants.key = `"tenant-`
+	wants = append(wants, byName, cache, tenants)
 	// At most 64 slots, each holding an item and a context.
 	slots := rwWant{kind: heapdump.RootGlobal, holder: `main\.slots`, count: 64, min: 64 * typingItem, max: 64 * (typingItem + 700)}
 	ctxSlot, itemSlot := slots, slots
@@ -221,7 +223,11 @@ func TestHoldersRealWorldGoroutines(t *testing.T) {
 	// pool's one connection, each reaching its context from three frames.
 	pool := rwWant{kind: heapdump.RootFrame, holder: `database/sql\.\(\*DB\)\.conn`, path: "argument>context.valueCtx",
 		count: rwN, min: lo, max: hi}
-	checkRW(t, rep, text, []rwWant{pool})
+	// WithCancel over a custom Context with a Done channel of its own: the
+	// context package's goroutine that waits on it.
+	custom := rwWant{kind: heapdump.RootFrame, holder: `context\.\(\*cancelCtx\)\.propagateCancel\.func2`,
+		path: "local parent>main.doneCtx", inside: ".Context>context.valueCtx", count: rwN, perGoroutine: true, min: lo, max: hi}
+	checkRW(t, rep, text, []rwWant{pool, custom})
 	// The timers of main.tick's tickers and main.waitTimer's timers, which
 	// signal channels: named by time.sendTime and where they were made.
 	made := map[string]int{}

@@ -359,6 +359,28 @@ func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.Obje
 		return target{}, false
 	}
 	c.t, c.off = v.Type, in
+	// The words around the slot are those of the variable's pieces, which
+	// may lie apart: an interface's type word in another slot, or in a
+	// register (then unknown).
+	frameOff := func(d int64) (int64, bool) {
+		x := in + d
+		for _, p := range v.Pieces {
+			if p.Offset <= x && x < p.Offset+p.Size {
+				return p.CFAOff + x - p.Offset + int64(f.Size), p.OnStack
+			}
+		}
+		return 0, false
+	}
+	c.word = func(d int64) uint64 {
+		if o, ok := frameOff(d); ok {
+			return a.g.FrameWord(slot.Frame, o)
+		}
+		return 0
+	}
+	c.isPtr = func(d int64) bool {
+		o, ok := frameOff(d)
+		return ok && slices.ContainsFunc(f.Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o })
+	}
 	tt := t.target(c, rec, interior)
 	path := tt.via
 	if v.Type == nil && in != 0 {

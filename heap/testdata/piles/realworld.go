@@ -57,6 +57,11 @@ package main
 //     a time.Timer's channel (an hour) and their context's Done;
 //   - rw-sqlwait N: N goroutines waiting for the one connection of a
 //     database/sql pool (its wait queue), each with a request context;
+//   - rw-customctx N: N contexts made by context.WithCancel over a custom
+//     Context whose Done channel is its own, never cancelled: the
+//     goroutine the context package starts to wait on it holds each;
+//   - rw-syncmapstr N: N contexts in the sync.Map main.tenants, keyed by
+//     strings;
 //   - rw-globals, rw-goroutines, rw-net N: several of the above in one
 //     program (see combined);
 //   - rw-clean N: the same shapes let go of before the dump: tickers
@@ -92,8 +97,8 @@ import (
 var combined = map[string][]string{
 	"rw-globals": {"rw-chanbuf", "rw-callbacks", "rw-ctxmap", "rw-nested", "rw-once", "rw-unique", "rw-weak",
 		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-cleanup", "rw-afterfunc",
-		"rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
-	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows", "rw-sqlwait"},
+		"rw-syncmapstr", "rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
+	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows", "rw-sqlwait", "rw-customctx"},
 	"rw-net":        {"rw-handler", "rw-body"},
 }
 
@@ -242,7 +247,30 @@ func init() {
 		}
 	}
 	patterns["rw-timerchan"] = func(n int, _ *result) { goN(n, "main.waitTimer", "[select", waitTimer) }
+	patterns["rw-customctx"] = func(n int, _ *result) {
+		for i := range n {
+			_, cancel := context.WithCancel(&doneCtx{Context: reqCtx(i), done: make(chan struct{})})
+			drop(cancel) // never called, and the custom parent never done
+		}
+		waitBlocked("context.(*cancelCtx).propagateCancel.func2", "[select", n)
+	}
+	patterns["rw-syncmapstr"] = func(n int, _ *result) {
+		for i := range n {
+			tenants.Store(fmt.Sprintf("tenant-%d", i), reqCtx(i))
+		}
+	}
 }
+
+// doneCtx is a Context with a Done channel of its own, which the context
+// package cannot hook into: WithCancel starts a goroutine that waits on it.
+type doneCtx struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c *doneCtx) Done() <-chan struct{} { return c.done }
+
+var tenants sync.Map
 
 // reqCtx is a request context carrying a value of itemSize bytes.
 func reqCtx(i int) context.Context {
