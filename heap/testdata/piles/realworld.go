@@ -62,6 +62,10 @@ package main
 //     goroutine the context package starts to wait on it holds each;
 //   - rw-syncmapstr N: N contexts in the sync.Map main.tenants, keyed by
 //     strings;
+//   - rw-errgroup N: N errgroup-like groups under the long-lived context
+//     main.appCtx, whose Wait (and so cancel) is never called, their tasks
+//     done: appCtx's children map holds each group's context;
+//   - rw-nilchan N: N goroutines in main.nilRecv, blocked on a nil channel;
 //   - rw-globals, rw-goroutines, rw-net N: several of the above in one
 //     program (see combined);
 //   - rw-clean N: the same shapes let go of before the dump: tickers
@@ -97,8 +101,8 @@ import (
 var combined = map[string][]string{
 	"rw-globals": {"rw-chanbuf", "rw-callbacks", "rw-ctxmap", "rw-nested", "rw-once", "rw-unique", "rw-weak",
 		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-cleanup", "rw-afterfunc",
-		"rw-syncmapstr", "rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
-	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows", "rw-sqlwait", "rw-customctx"},
+		"rw-syncmapstr", "rw-errgroup", "rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
+	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows", "rw-sqlwait", "rw-customctx", "rw-nilchan"},
 	"rw-net":        {"rw-handler", "rw-body"},
 }
 
@@ -254,6 +258,23 @@ func init() {
 		}
 		waitBlocked("context.(*cancelCtx).propagateCancel.func2", "[select", n)
 	}
+	patterns["rw-errgroup"] = func(n int, _ *result) {
+		// errgroup.WithContext under a long-lived context, its Wait never
+		// called: the group's cancel is never called either, so the
+		// parent's children map keeps each group's context once its
+		// tasks are done.
+		appCtx, stopApp = context.WithCancel(context.Background())
+		for i := range n {
+			gctx, cancel := context.WithCancel(context.WithValue(appCtx, ctxKey{}, make([]byte, itemSize)))
+			groups = append(groups, cancel) // what errgroup keeps: cancel, never called
+			done := make(chan struct{})
+			go func() { used(gctx); close(done) }()
+			<-done
+			_ = i
+		}
+		groups = nil
+	}
+	patterns["rw-nilchan"] = func(n int, _ *result) { goN(n, "main.nilRecv", "[chan receive (nil chan)", nilRecv) }
 	patterns["rw-syncmapstr"] = func(n int, _ *result) {
 		for i := range n {
 			tenants.Store(fmt.Sprintf("tenant-%d", i), reqCtx(i))
@@ -271,6 +292,24 @@ type doneCtx struct {
 func (c *doneCtx) Done() <-chan struct{} { return c.done }
 
 var tenants sync.Map
+
+// appCtx is an application's long-lived context; groups are the cancel
+// functions of errgroup-like groups.
+var (
+	appCtx  context.Context
+	stopApp context.CancelFunc
+	groups  []context.CancelFunc
+)
+
+// nilRecv blocks for ever on a nil channel, then uses ctx.
+//
+//go:noinline
+func nilRecv(ctx context.Context, ready chan<- struct{}) {
+	var never chan int
+	ready <- struct{}{}
+	<-never
+	used(ctx)
+}
 
 // reqCtx is a request context carrying a value of itemSize bytes.
 func reqCtx(i int) context.Context {
