@@ -149,7 +149,9 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 	// errgroup-like groups never waited for: the long-lived parent's
 	// children map (its cancel function shares it).
 	errgroup := rwWant{kind: heapdump.RootGlobal, holder: `main\.(appCtx|stopApp)`, inside: ".Context>context.valueCtx", min: lo, max: hi}
-	wants = append(wants, byName, cache, tenants, errgroup)
+	// Finalizers whose closures use a context.
+	fin := rwWant{kind: heapdump.RootFinalizer, holder: `main\.init\.\d+\.func\d+\.1`, inside: ".ctx>context.valueCtx", count: rwN, min: lo, max: hi}
+	wants = append(wants, byName, cache, tenants, errgroup, fin)
 	// At most 64 slots, each holding an item and a context.
 	slots := rwWant{kind: heapdump.RootGlobal, holder: `main\.slots`, count: 64, min: 64 * typingItem, max: 64 * (typingItem + 700)}
 	ctxSlot, itemSlot := slots, slots

@@ -65,6 +65,8 @@ package main
 //   - rw-errgroup N: N errgroup-like groups under the long-lived context
 //     main.appCtx, whose Wait (and so cancel) is never called, their tasks
 //     done: appCtx's children map holds each group's context;
+//   - rw-finclosure N: N finalizers whose closures use a request context,
+//     on objects main.finOwners keeps;
 //   - rw-nilchan N: N goroutines in main.nilRecv, blocked on a nil channel;
 //   - rw-globals, rw-goroutines, rw-net N: several of the above in one
 //     program (see combined);
@@ -101,7 +103,7 @@ import (
 var combined = map[string][]string{
 	"rw-globals": {"rw-chanbuf", "rw-callbacks", "rw-ctxmap", "rw-nested", "rw-once", "rw-unique", "rw-weak",
 		"rw-slog", "rw-method", "rw-generic", "rw-iface", "rw-array", "rw-cleanup", "rw-afterfunc",
-		"rw-syncmapstr", "rw-errgroup", "rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
+		"rw-syncmapstr", "rw-errgroup", "rw-finclosure", "rw-jsonpool", "rw-bufpool"}, // the pools last: a GC empties them
 	"rw-goroutines": {"rw-ticker", "rw-waitgroup", "rw-parent", "rw-blocked", "rw-signal", "rw-timerchan", "rw-sqlrows", "rw-sqlwait", "rw-customctx", "rw-nilchan"},
 	"rw-net":        {"rw-handler", "rw-body"},
 }
@@ -274,6 +276,16 @@ func init() {
 		}
 		groups = nil
 	}
+	patterns["rw-finclosure"] = func(n int, _ *result) {
+		// A finalizer whose closure uses a request context, set on
+		// objects a global keeps.
+		for i := range n {
+			ctx := reqCtx(i)
+			o := &owner{id: i}
+			runtime.SetFinalizer(o, func(*owner) { used(ctx) })
+			finOwners = append(finOwners, o)
+		}
+	}
 	patterns["rw-nilchan"] = func(n int, _ *result) { goN(n, "main.nilRecv", "[chan receive (nil chan)", nilRecv) }
 	patterns["rw-syncmapstr"] = func(n int, _ *result) {
 		for i := range n {
@@ -292,6 +304,8 @@ type doneCtx struct {
 func (c *doneCtx) Done() <-chan struct{} { return c.done }
 
 var tenants sync.Map
+
+var finOwners []*owner
 
 // appCtx is an application's long-lived context; groups are the cancel
 // functions of errgroup-like groups.
