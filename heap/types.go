@@ -303,6 +303,12 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 				other.via = tt.via
 				return other, nil
 			}
+			if near, ok := t.fromGoroutineFields(r, rec); ok {
+				// Or of a field of what a variable of its goroutine
+				// points to (a handler's r.URL).
+				near.via = tt.via
+				return near, nil
+			}
 		}
 		return tt, nil
 	case root.Kind == heapdump.RootGlobal:
@@ -457,6 +463,125 @@ func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (
 		t.otherBudget = -1 // spent: 0 would start it again
 	}
 	return best, best.t != nil
+}
+
+// maxNeighbourObjects bounds the objects fromGoroutineFields reads, and
+// maxNeighbourDepth how many fields deep it looks from a variable.
+const (
+	maxNeighbourObjects = 64
+	maxNeighbourDepth   = 2
+)
+
+// fromGoroutineFields types rec from a field of an object that a typed
+// variable or argument of the same goroutine as frame root r points to, or
+// of an object such a field points to (a handler's response's request's
+// URL): the field that holds rec's address. It reads the root slots, within
+// the budget of fromOtherFrames, and at most maxNeighbourObjects objects.
+func (t *typer) fromGoroutineFields(r heapdump.NodeID, rec *heapdump.ObjectRecord) (target, bool) {
+	a := t.a
+	own := a.g.Root(r)
+	if a.Binary == nil || own == nil || own.Goroutine < 0 || t.otherBudget < 0 {
+		return target{}, false
+	}
+	if t.otherBudget == 0 {
+		t.otherBudget = maxOtherBudget
+	}
+	defer func() {
+		if t.otherBudget <= 0 {
+			t.otherBudget = -1 // spent: 0 would start it again
+		}
+	}()
+	// The typed objects the goroutine's variables point to.
+	type typedObj struct {
+		rec   *heapdump.ObjectRecord
+		t     *binsym.Type
+		depth int
+	}
+	var queue []typedObj
+	read := 0
+	load := func(addr uint64) *heapdump.ObjectRecord {
+		if read >= maxNeighbourObjects {
+			return nil
+		}
+		x, ok := a.g.Find(addr)
+		if !ok {
+			return nil
+		}
+		xrec, err := a.g.ObjectRecord(x, 4096)
+		if err != nil || xrec.Addr != addr {
+			return nil
+		}
+		read++
+		return xrec
+	}
+	first := heapdump.NodeID(a.g.NumObjects())
+	for v := first; int(v-first) < a.g.NumRoots() && read < maxNeighbourObjects && t.otherBudget > 0; v++ {
+		root := a.g.Root(v)
+		if root == nil || root.Kind != heapdump.RootFrame || root.Goroutine != own.Goroutine {
+			continue
+		}
+		slots := a.g.RootSlots(v)
+		t.otherBudget -= 1 + len(slots)
+		for _, slot := range slots {
+			if slot.Value == rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
+				continue
+			}
+			xrec := load(slot.Value)
+			if xrec == nil {
+				continue
+			}
+			o := int64(slot.Offset)
+			c := container{
+				off:   o,
+				word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
+				isPtr: func(d int64) bool { return d == 0 },
+			}
+			var xt target
+			if slot.Frame != root.Frame {
+				if root.Unsure {
+					continue
+				}
+				c.t, c.off = t.argsType(root, o)
+				xt = t.target(c, xrec, 0)
+			} else if ft, ok := t.frameVar(c, slot, xrec, 0); ok {
+				xt = ft
+			}
+			if xt.t != nil && xt.base == 0 {
+				queue = append(queue, typedObj{xrec, xt.t, 1})
+			}
+		}
+	}
+	ps := int64(a.d.Params.PtrSize)
+	for head := 0; head < len(queue); head++ {
+		x := queue[head]
+		for _, off := range x.rec.PtrOffsets {
+			if int64(off) >= x.t.Size {
+				break
+			}
+			w := x.rec.Word(int64(off))
+			_, ft, ifaceData := x.t.PointerAt(int64(off))
+			var ty *binsym.Type
+			switch {
+			case ft == nil:
+			case ifaceData:
+				ty = t.dynamic(x.rec.Word(int64(off) - ps))
+			default:
+				ty = ft.Pointee()
+			}
+			if ty == nil || ty.Size <= 0 {
+				continue
+			}
+			if w == rec.Addr && ty.Size <= int64(rec.Size) {
+				return target{t: ty, name: ty.Name}, true
+			}
+			if x.depth < maxNeighbourDepth && ty.Kind == reflect.Struct {
+				if next := load(w); next != nil {
+					queue = append(queue, typedObj{next, ty, x.depth + 1})
+				}
+			}
+		}
+	}
+	return target{}, false
 }
 
 // finalizerTarget types the object of a finalizer or queued finalizer
