@@ -293,6 +293,11 @@ func TestHoldersRealWorldNet(t *testing.T) {
 	if !found {
 		t.Errorf("no group of the net/http.persistConn that net/http.(*persistConn).readLoop or writeLoop holds:\n%s", text)
 	}
+	// Every path typed, through the compilers' temporaries of net/http's
+	// frames too.
+	for _, g := range rep.Groups {
+		checkTyped(t, g.Path)
+	}
 }
 
 // Goroutines parked in a C call (a cgo program) hold their contexts.
