@@ -86,6 +86,21 @@ func (t *typer) containerTarget(c container, rec *heapdump.ObjectRecord, tt targ
 		}
 	case strings.HasSuffix(st.Name, ".eface") && field == "val":
 		tt.t = t.dynamic(c.word(-ps))
+	case (strings.HasPrefix(st.Name, "hchan<") || st.Name == "runtime.hchan") && field == "buf":
+		// A channel's buffer: its elements, of the type the channel's
+		// elemtype word gives (the buffer of a small channel has no
+		// malloc header to tell).
+		buf, et := fieldNamed(st, "buf"), fieldNamed(st, "elemtype")
+		if buf == nil || et == nil {
+			return tt, false
+		}
+		elem := a.Binary.TypeAt(c.word(et.Offset - buf.Offset))
+		if elem == nil || elem.Size <= 0 || uint64(elem.Size) > rec.Size {
+			return tt, false
+		}
+		tt.t = binsym.ArrayOf(elem, int64(rec.Size)/elem.Size)
+		tt.name = "[]" + elem.Name
+		return tt, true
 	default:
 		return tt, false
 	}

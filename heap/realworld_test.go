@@ -16,17 +16,30 @@ import (
 // holder is named, its path typed and what it retains counted. Each
 // reproduction holds rwN contexts or items of about 4 KiB.
 
-const rwN = 100
+const rwN = 50
 
 // rwReport runs the combined pattern and returns its report at a MinSize
 // half of what one reproduction holds, and its text.
 func rwReport(t *testing.T, pattern string) (*Report, string) {
 	t.Helper()
-	rep, err := runPile(t, pattern, rwN).analyze(t).Holders(MinSize(rwN * typingItem / 2))
+	rep, err := rwAnalyze(t, pattern).Holders()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep, reportText(t, rep)
+}
+
+// rwAnalyze runs the combined pattern and analyses its dump with the
+// MinSize of rwReport, which the analysis's warnings use too.
+func rwAnalyze(t *testing.T, pattern string) *Analysis {
+	t.Helper()
+	r := runPile(t, pattern, rwN)
+	a, err := Analyze(r.dump, openShared(t, pilesExe), MinSize(rwN*typingItem/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }
 
 // rwWant is what one reproduction's group must be.
@@ -153,7 +166,8 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 	fin := rwWant{kind: heapdump.RootFinalizer, holder: `main\.init\.\d+\.func\d+\.1`, inside: ".ctx>context.valueCtx", count: rwN, min: lo, max: hi}
 	wants = append(wants, byName, cache, tenants, errgroup, fin)
 	// At most 64 slots, each holding an item and a context.
-	slots := rwWant{kind: heapdump.RootGlobal, holder: `main\.slots`, count: 64, min: 64 * typingItem, max: 64 * (typingItem + 700)}
+	const nSlots = min(rwN, 64)
+	slots := rwWant{kind: heapdump.RootGlobal, holder: `main\.slots`, count: nSlots, min: nSlots * typingItem, max: nSlots * (typingItem + 700)}
 	ctxSlot, itemSlot := slots, slots
 	ctxSlot.path, itemSlot.path = "[0].ctx>context.valueCtx", "[0].it>main.item"
 	// One buffer of what encoding/json wrote: rwN strings of 4 KiB, in a
@@ -202,8 +216,8 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 // os/signal.NotifyContext).
 func TestHoldersRealWorldGoroutines(t *testing.T) {
 	t.Parallel()
-	a := runPile(t, "rw-goroutines", rwN).analyze(t)
-	rep, err := a.Holders(MinSize(rwN * typingItem / 2))
+	a := rwAnalyze(t, "rw-goroutines")
+	rep, err := a.Holders()
 	if err != nil {
 		t.Fatal(err)
 	}
