@@ -2,16 +2,20 @@ package heap
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
 // The real-world tests run the combined patterns of
-// testdata/piles/realworld.go, reproductions of retention bugs real Go
+// testdata/piles/realworld.go (built with the tag pilesreal), reproductions of retention bugs real Go
 // projects reported, several to a program and a dump, and check that each
 // holder is named, its path typed and what it retains counted. Each
 // reproduction holds rwN contexts or items of about 4 KiB.
@@ -33,13 +37,43 @@ func rwReport(t *testing.T, pattern string) (*Report, string) {
 // MinSize of rwReport, which the analysis's warnings use too.
 func rwAnalyze(t *testing.T, pattern string) *Analysis {
 	t.Helper()
-	r := runPile(t, pattern, rwN)
-	a, err := Analyze(r.dump, openShared(t, pilesExe), MinSize(rwN*typingItem/2))
+	exe := realPiles(t)
+	dump := filepath.Join(dumptest.TempDir(t), fmt.Sprintf("piles-real-%s-%d.dump", pattern, rwN))
+	if out, err := exec.Command(exe, pattern, fmt.Sprint(rwN), dump).CombinedOutput(); err != nil {
+		t.Fatalf("piles %s %d: %v\n%s", pattern, rwN, err, out)
+	}
+	a, err := Analyze(dump, openShared(t, exe), MinSize(rwN*typingItem/2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+var (
+	realPilesOnce sync.Once
+	realPilesExe  string
+	realPilesErr  error
+	realPilesCgo  bool
+)
+
+// realPiles builds testdata/piles with the tag pilesreal, once per test
+// binary: with cgo when it is on, which adds the pattern rw-cgo.
+func realPiles(t testing.TB) string {
+	t.Helper()
+	dir := dumptest.TempDir(t)
+	realPilesOnce.Do(func() {
+		out, err := exec.Command("go", "env", "CGO_ENABLED").Output()
+		realPilesCgo = err == nil && strings.TrimSpace(string(out)) == "1"
+		realPilesExe = filepath.Join(dir, "piles-real")
+		if out, err := testbuild.Build(realPilesExe, nil, "-tags", "pilesreal", "./testdata/piles"); err != nil {
+			realPilesErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if realPilesErr != nil {
+		t.Fatal(realPilesErr)
+	}
+	return realPilesExe
 }
 
 // rwWant is what one reproduction's group must be.
@@ -317,8 +351,11 @@ func TestHoldersRealWorldNet(t *testing.T) {
 // Goroutines parked in a C call (a cgo program) hold their contexts.
 func TestHoldersRealWorldCgo(t *testing.T) {
 	t.Parallel()
-	a, _ := runCgoPile(t, "rw-cgo", rwN)
-	rep, err := a.Holders(MinSize(rwN * typingItem / 2))
+	realPiles(t)
+	if !realPilesCgo {
+		t.Skip("cgo is off (no C compiler): the pattern rw-cgo is not built")
+	}
+	rep, err := rwAnalyze(t, "rw-cgo").Holders()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,12 @@
+//go:build pilesreal
+
 package main
 
-// Patterns of realworld.go: small reproductions of retention bugs real Go
-// projects reported, with the standard library only. Each holds N request
-// contexts (or items) of about 4 KiB, each through one holder:
+// Patterns of realworld.go, built with the tag pilesreal (they import
+// net/http, database/sql and more, which would make every other pattern's
+// build and analysis slower): small reproductions of retention bugs real
+// Go projects reported, with the standard library only. Each holds N
+// request contexts (or items) of about 4 KiB, each through one holder:
 //   - rw-ticker N: N goroutines in main.tick, each looping on a
 //     time.Ticker never stopped, using its request context on each tick;
 //   - rw-afterfunc N: N time.AfterFunc timers (an hour) whose closures use

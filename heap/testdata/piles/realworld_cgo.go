@@ -1,8 +1,9 @@
-//go:build pilescgo && cgo
+//go:build pilesreal && cgo
 
 package main
 
-// The pattern rw-cgo, built with the tag pilescgo: N goroutines in
+// The pattern rw-cgo, built with the tag pilesreal when cgo is on (the
+// program is then a cgo program): N goroutines in
 // main.cgoWait, each parked in a C call that blocks (a read of a pipe
 // nobody writes to), holding a request context across it.
 
