@@ -2,6 +2,7 @@ package binsym
 
 import (
 	"debug/elf"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -22,24 +23,26 @@ type Static struct {
 	// static, 0 when none follows it in its section. StaticType gives
 	// the exact size.
 	Size uint64
-	// Path is, for a static inside a static (`var x = &T{u: &U{...}}`
-	// puts both T and U there), the fields of the outer values that lead
-	// to it from Global's value: ".u". It is empty for a static Global
-	// points to itself.
-	Path string
 	// From is the run-time address of the word that points to the value
-	// when the program starts: Global's data word, or the field of the
-	// outer static.
+	// when the program starts: Global's data word, or a word of the outer
+	// static for a static inside a static (`var x = &T{u: &U{...}}` puts
+	// both T and U there; see Nested and StaticPath).
 	From uint64
 
-	t *Type // the type of a static inside a static, from its outer's field
+	outer *Static // the static whose word at off points to this one
+	off   int64
 }
+
+// Nested reports whether s is a static inside another static, which
+// Global's value leads to rather than points to.
+func (s Static) Nested() bool { return s.outer != nil }
 
 // maxNestedStatics bounds the statics found inside statics, and
 // maxStaticDepth how deep they nest.
 const (
 	maxNestedStatics = 1 << 12
 	maxStaticDepth   = 4
+	maxStaticScan    = 4 << 10 // the bytes of a static nestedStatics reads
 )
 
 // Statics returns the values the linker allocated statically that a
@@ -103,35 +106,30 @@ func (b *Binary) sizeStatics(t *symtab, out []Static) {
 	}
 }
 
-// nestedStatics returns the statics that the pointer fields of statics
-// point to (`var x = &T{u: &U{}}`: U is in the data segment too), and those
-// inside them, up to maxStaticDepth deep. It needs DWARF for the outer
-// values' types.
+// nestedStatics returns the statics that the words of statics point to
+// (`var x = &T{u: &U{}}`: U is in the data segment too), and those inside
+// them, up to maxStaticDepth deep: each word of a static's bound that
+// points to writable memory no symbol names, as Statics does for globals.
+// It reads no DWARF (StaticType and StaticPath type them when asked).
 func (b *Binary) nestedStatics(t *symtab, top []Static) []Static {
 	seen := make(map[uint64]bool, len(top))
 	for _, s := range top {
 		seen[b.toLink(s.Addr)] = true
 	}
-	type outer struct {
-		s   Static
-		typ *Type
-	}
-	var queue []outer
-	for _, s := range top {
-		if st := b.StaticType(s); st != nil {
-			queue = append(queue, outer{s, st})
-		}
+	queue := make([]*Static, 0, len(top))
+	for i := range top {
+		queue = append(queue, &top[i])
 	}
 	var out []Static
 	for depth := 0; depth < maxStaticDepth && len(queue) > 0; depth++ {
-		var next []outer
+		var next []*Static
 		for _, o := range queue {
-			for _, f := range pointerFields(o.typ, 0, "", 0) {
+			link := b.toLink(o.Addr)
+			for off := uint64(0); off+8 <= min(o.Size, maxStaticScan); off += 8 {
 				if len(out) >= maxNestedStatics {
 					return out
 				}
-				at := b.toLink(o.s.Addr) + uint64(f.off)
-				v := b.linkWord(at)
+				v := b.linkWord(link + off)
 				if v == 0 || seen[v] || !b.writable(v) {
 					continue
 				}
@@ -139,9 +137,14 @@ func (b *Binary) nestedStatics(t *symtab, top []Static) []Static {
 					continue
 				}
 				seen[v] = true
-				ns := Static{Global: o.s.Global, Addr: b.toRun(v), Path: o.s.Path + f.path, From: b.toRun(at), t: f.elem}
+				outer := *o
+				ns := Static{Global: o.Global, Addr: b.toRun(v), From: b.toRun(link + off), outer: &outer, off: int64(off)}
+				// Bounded by the next symbol until sizeStatics sees all.
+				if k := sort.Search(len(t.global), func(k int) bool { return t.global[k].addr > v }); k < len(t.global) {
+					ns.Size = t.global[k].addr - v
+				}
 				out = append(out, ns)
-				next = append(next, outer{ns, f.elem})
+				next = append(next, &ns)
 			}
 		}
 		queue = next
@@ -149,40 +152,20 @@ func (b *Binary) nestedStatics(t *symtab, top []Static) []Static {
 	return out
 }
 
-// staticField is a pointer field of a static's type: its offset, its
-// field path (".cfg", ".a.b") and the type it points to.
-type staticField struct {
-	off  int64
-	path string
-	elem *Type
-}
-
-// pointerFields returns the pointer fields of t with a known, sized element
-// type, at most a few levels of embedded structs and arrays deep, from
-// offset base.
-func pointerFields(t *Type, base int64, path string, depth int) []staticField {
-	if t == nil || depth > 3 {
-		return nil
+// StaticPath returns the fields that lead from the value Global points to
+// to static s: "" for that value itself, ".cfg" for a static its field cfg
+// points to, "+16" where the outer value's type is unknown.
+func (b *Binary) StaticPath(s Static) string {
+	if s.outer == nil {
+		return ""
 	}
-	switch t.Kind {
-	case reflect.Pointer:
-		if t.Elem != nil && t.Elem.Size > 0 && t.Elem.Kind != reflect.Pointer {
-			return []staticField{{off: base, path: path, elem: t.Elem}}
+	prefix := b.StaticPath(*s.outer)
+	if ot := b.StaticType(*s.outer); ot != nil {
+		if path, ft, _ := ot.PointerAt(s.off); ft != nil && path != "" {
+			return prefix + path
 		}
-	case reflect.Struct:
-		var out []staticField
-		for _, f := range t.Fields {
-			if f.Offset < 0 || (t.Size > 0 && f.Offset >= t.Size) {
-				continue
-			}
-			out = append(out, pointerFields(f.Type, base+f.Offset, path+"."+f.Name, depth+1)...)
-			if len(out) > 64 {
-				return out[:64]
-			}
-		}
-		return out
 	}
-	return nil
+	return fmt.Sprintf("%s+%d", prefix, s.off)
 }
 
 // StaticType returns the type of static s: the element type of its
@@ -200,9 +183,21 @@ func (b *Binary) StaticType(s Static) *Type {
 	}
 	g := t.all[i]
 	var st *Type
+	if s.outer != nil {
+		// The element type of the outer value's pointer field.
+		ot := b.StaticType(*s.outer)
+		if ot == nil {
+			return nil
+		}
+		if _, ft, _ := ot.PointerAt(s.off); ft != nil && ft.Kind == reflect.Pointer {
+			st = ft.Elem
+		}
+		if st == nil || st.Size <= 0 || (s.Size > 0 && uint64(st.Size) > s.Size) {
+			return nil
+		}
+		return st
+	}
 	switch gt := b.GlobalType(g.name); {
-	case s.t != nil:
-		st = s.t
 	case gt != nil && gt.Kind == reflect.Pointer:
 		st = gt.Elem
 	case (gt == nil || gt.Kind == reflect.Interface) && g.size == 16:

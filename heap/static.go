@@ -58,8 +58,8 @@ func (a *Analysis) staticDetail(s binsym.Static, seg heapdump.SegmentKind) strin
 		what = t.Name
 	}
 	whose := "it"
-	if s.Path != "" {
-		whose = "its value's " + s.Path
+	if s.Nested() {
+		whose = "its value's " + a.Binary.StaticPath(s)
 	}
 	verb := "points"
 	if !a.stillPoints(s) {
@@ -75,7 +75,7 @@ func (a *Analysis) staticDetail(s binsym.Static, seg heapdump.SegmentKind) strin
 func (a *Analysis) stillPoints(s binsym.Static) bool {
 	ps := uint64(a.d.Params.PtrSize)
 	at := s.From
-	if s.Path == "" {
+	if !s.Nested() {
 		g, ok := a.Binary.LookupSymbol(s.Global)
 		if !ok || g.Size < ps {
 			return true
