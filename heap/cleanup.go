@@ -2,8 +2,10 @@ package heap
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
@@ -48,22 +50,21 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 		isCleanup[e] = true
 	}
 	g := a.g
-	var closures []heapdump.NodeID
+	var closures, boxes []heapdump.NodeID
 	checked := 0
 	for v := heapdump.NodeID(0); g.IsObject(v) && checked < maxDeadChecked; v++ {
 		if a.Reachable(v) {
 			continue
 		}
-		if g.Size(v) != cleanupClosureSize {
-			continue
-		}
 		checked++
-		rec, err := g.ObjectRecord(v, 8)
-		if err != nil || len(rec.Contents) < 8 {
-			continue
+		if g.Size(v) == cleanupClosureSize {
+			if rec, err := g.ObjectRecord(v, 8); err == nil && len(rec.Contents) >= 8 && isCleanup[g.Word(rec.Contents, 0)] {
+				closures = append(closures, v)
+				continue
+			}
 		}
-		if isCleanup[g.Word(rec.Contents, 0)] {
-			closures = append(closures, v)
+		if madeByAddCleanup(g, v) {
+			boxes = append(boxes, v) // the box of a cleanup's argument
 		}
 	}
 	if len(closures) == 0 {
@@ -73,12 +74,72 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 	if rec, err := g.ObjectRecord(closures[0], 8); err == nil {
 		first = fmt.Sprintf(", the first at %#x", rec.Addr)
 	}
+	args := ""
+	if len(boxes) > 0 {
+		bytes, objects := a.deadReach(boxes)
+		args = fmt.Sprintf("; the boxes of their arguments (%s, allocated in runtime.AddCleanup) reach %s in %s no root reaches",
+			english.Plural(len(boxes), "object"), bytesize.Format(int64(bytes)), english.Plural(objects, "object"))
+	}
 	n := len(closures)
 	return Unknown{Reason: CleanupClosures, Text: textsafe.Escape(fmt.Sprintf(
-		"%s registered with runtime.AddCleanup %s not run (their adapter closures are among the dead objects%s): "+
+		"%s registered with runtime.AddCleanup %s not run (their adapter closures are among the dead objects%s%s): "+
 			"the dump does not list cleanups as roots, so a cleanup's argument and what only it holds are counted as dead, "+
 			"though they live as long as the object the cleanup is attached to",
-		english.Plural(n, "cleanup"), hasHave(n), first))}, true
+		english.Plural(n, "cleanup"), hasHave(n), first, args))}, true
+}
+
+// madeByAddCleanup reports whether the dump's allocation sample of object
+// v says runtime.AddCleanup allocated it (new(S), the box of a cleanup's
+// argument, or its adapter closure).
+func madeByAddCleanup(g *heapdump.Graph, v heapdump.NodeID) bool {
+	b, ok := g.AllocSite(v)
+	if !ok {
+		return false
+	}
+	for i, p := range b.Stack {
+		if i >= 4 {
+			break
+		}
+		if strings.HasPrefix(p.Function, cleanupFuncPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxDeadReach bounds the objects deadReach visits.
+const maxDeadReach = 1 << 16
+
+// deadReach returns the bytes and the number of the objects that from
+// reach through objects no root reaches, from included: the graph keeps no
+// edges out of dead objects, so it reads their records.
+func (a *Analysis) deadReach(from []heapdump.NodeID) (uint64, int) {
+	g := a.g
+	seen := make(map[heapdump.NodeID]bool, len(from))
+	queue := make([]heapdump.NodeID, 0, len(from))
+	for _, v := range from {
+		if !seen[v] {
+			seen[v] = true
+			queue = append(queue, v)
+		}
+	}
+	var bytes uint64
+	for head := 0; head < len(queue); head++ {
+		v := queue[head]
+		bytes += g.Size(v)
+		rec, err := g.ObjectRecord(v, 64)
+		if err != nil {
+			continue
+		}
+		for _, off := range rec.PtrOffsets {
+			w, ok := g.Find(rec.Word(int64(off)))
+			if ok && !seen[w] && len(seen) < maxDeadReach && g.IsObject(w) && !a.Reachable(w) {
+				seen[w] = true
+				queue = append(queue, w)
+			}
+		}
+	}
+	return bytes, len(queue)
 }
 
 // hasHave is "has" for one, "have" for more.

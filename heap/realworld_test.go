@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -237,6 +238,15 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 			if u.Reason == CleanupClosures {
 				if !strings.Contains(u.Text, "cleanups registered with runtime.AddCleanup have not run") {
 					t.Errorf("cleanup warning %q", u.Text)
+				}
+				// The boxes of main.owners' cleanups' items, at least.
+				m := regexp.MustCompile(`boxes of their arguments \((\d+) objects, allocated in runtime\.AddCleanup\) reach`).FindStringSubmatch(u.Text)
+				boxes := 0
+				if m != nil {
+					boxes, _ = strconv.Atoi(m[1])
+				}
+				if boxes < rwN {
+					t.Errorf("cleanup warning %q: want the boxes of %d arguments or more", u.Text, rwN)
 				}
 				return
 			}
