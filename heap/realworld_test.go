@@ -172,7 +172,12 @@ func each(extra uint64) (uint64, uint64) {
 // Globals, containers, statics, closures and timers of one program.
 func TestHoldersRealWorldGlobals(t *testing.T) {
 	t.Parallel()
-	rep, text := rwReport(t, "rw-globals")
+	a := rwAnalyze(t, "rw-globals")
+	rep, err := a.Holders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := reportText(t, rep)
 	lo, hi := each(700)
 	g := func(holder, path, inside string) rwWant {
 		return rwWant{kind: heapdump.RootGlobal, holder: regexp.QuoteMeta(holder), path: path, inside: inside, min: lo, max: hi}
@@ -222,6 +227,29 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("no %q in\n%s", want, text)
+			}
+		}
+	})
+	// main.slots's two groups, each under a MinSize they pass together,
+	// are kept; past their sum, neither.
+	t.Run("one global's groups together", func(t *testing.T) {
+		each := uint64(nSlots * typingItem)
+		for _, tt := range []struct {
+			min  uint64
+			want int
+		}{{each * 3 / 2, 2}, {each * 3, 0}} {
+			rep, err := a.Holders(MinSize(tt.min))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, g := range rep.Groups {
+				if g.Root.Global == "main.slots" {
+					n++
+				}
+			}
+			if n != tt.want {
+				t.Errorf("MinSize(%d): %d groups of main.slots, want %d:\n%s", tt.min, n, tt.want, reportText(t, rep))
 			}
 		}
 	})
