@@ -23,10 +23,11 @@ const maxCandidates = 4096
 // word at each of ptrOffsets that lie within it (the object's pointer
 // fields, from the dump). It returns nil when DWARF has no such type, or
 // more than one: a pointer into the middle of an object is typed only
-// when its container can be told.
+// when its container can be told. off may be 0: the object's first field
+// (an untyped object is then typed from a field that points on).
 func (b *Binary) ContainingType(field *Type, off int64, objSize uint64, ptrOffsets []uint64) *Type {
 	x := b.dwarfTypes()
-	if x == nil || field == nil || field.Name == "" || off <= 0 {
+	if x == nil || field == nil || field.Name == "" || off < 0 {
 		return nil
 	}
 	hi := int64(objSize)

@@ -163,7 +163,12 @@ func exercise(b *Binary) {
 			}
 			b.StackObjectVar(e, &objs[i], 64)
 		}
+		for _, cfa := range []int64{-8, -72, 16} {
+			b.FrameVar(e, e+17, cfa)
+		}
 	}
+	b.FuncsWithPrefix("runtime.", 4)
+	b.ReadData(0, 8)
 	for _, kind := range []SegmentKind{DataSegment, BSSSegment} {
 		if lo, hi, _, ok := b.segment(kind); ok && hi >= lo && hi-lo < 1<<26 {
 			b.MatchSegment(kind, b.toRun(lo), hi-lo, nil)

@@ -561,3 +561,24 @@ func (f Func) String() string {
 	}
 	return sb.String()
 }
+
+// FuncsWithPrefix returns the entries of the functions whose names start
+// with prefix ("runtime.AddCleanup[": every instance of a generic
+// function), at most max of them, in no particular order.
+func (b *Binary) FuncsWithPrefix(prefix string, max int) []uint64 {
+	t := b.pcln
+	if t == nil {
+		return nil
+	}
+	t.nameOnce.Do(t.indexNames)
+	var out []uint64
+	for name, e := range t.byName {
+		if len(out) >= max {
+			break
+		}
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, b.toRun(e))
+		}
+	}
+	return out
+}

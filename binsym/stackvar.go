@@ -26,8 +26,22 @@ const (
 
 // A StackVar is a named local or argument of a function.
 type StackVar struct {
-	Name string
-	Type *Type // nil when DWARF does not say
+	Name  string
+	Type  *Type // nil when DWARF does not say
+	Param bool  // an argument or a result, not a local
+	// Pieces say where the parts of the variable are, for FrameVar: an
+	// interface's type word and data word may lie apart, or one in a
+	// register. Empty for StackObjectVar's, which lie whole in the frame.
+	Pieces []VarPiece
+}
+
+// A VarPiece is a part of a variable: Size bytes from Offset in it, at
+// CFAOff from the frame base when OnStack, else in a register (or
+// optimized away).
+type VarPiece struct {
+	Offset, Size int64
+	CFAOff       int64
+	OnStack      bool
 }
 
 // StackObjectVar returns the variable that stack object o of the function

@@ -117,5 +117,10 @@ func FuzzLocationList(f *testing.F) {
 		allFbreg5(data, uint64(off), -72)
 		allFbreg4(data, uint64(off), -72)
 		fbreg(data, 8)
+		if expr, ok := locList5At(data, uint64(off), 0x1000, 0x1020); ok {
+			pieceAt(expr, -72, 16)
+		}
+		pieceAt(data, -72, -1)
+		onStackNear(data, -72)
 	})
 }

@@ -2,6 +2,7 @@ package binsym
 
 import (
 	"debug/elf"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -22,7 +23,27 @@ type Static struct {
 	// static, 0 when none follows it in its section. StaticType gives
 	// the exact size.
 	Size uint64
+	// From is the run-time address of the word that points to the value
+	// when the program starts: Global's data word, or a word of the outer
+	// static for a static inside a static (`var x = &T{u: &U{...}}` puts
+	// both T and U there; see Nested and StaticPath).
+	From uint64
+
+	outer *Static // the static whose word at off points to this one
+	off   int64
 }
+
+// Nested reports whether s is a static inside another static, which
+// Global's value leads to rather than points to.
+func (s Static) Nested() bool { return s.outer != nil }
+
+// maxNestedStatics bounds the statics found inside statics, and
+// maxStaticDepth how deep they nest.
+const (
+	maxNestedStatics = 1 << 12
+	maxStaticDepth   = 4
+	maxStaticScan    = 4 << 10 // the bytes of a static nestedStatics reads
+)
 
 // Statics returns the values the linker allocated statically that a
 // global variable of the executable points to (see Static), by address.
@@ -54,8 +75,18 @@ func (b *Binary) Statics() []Static {
 		if g.size == 16 && !b.namesType(t, b.linkWord(g.addr)) {
 			continue
 		}
-		out = append(out, Static{Global: g.name, Addr: b.toRun(v)})
+		out = append(out, Static{Global: g.name, Addr: b.toRun(v), From: b.toRun(g.addr + g.size - 8)})
 	}
+	b.sizeStatics(t, out)
+	if nested := b.nestedStatics(t, out); len(nested) > 0 {
+		out = append(out, nested...)
+		b.sizeStatics(t, out)
+	}
+	return out
+}
+
+// sizeStatics sorts statics by address and sets their Size bounds.
+func (b *Binary) sizeStatics(t *symtab, out []Static) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Addr != out[j].Addr {
 			return out[i].Addr < out[j].Addr
@@ -73,7 +104,68 @@ func (b *Binary) Statics() []Static {
 			s.Size = out[i+1].Addr - s.Addr
 		}
 	}
+}
+
+// nestedStatics returns the statics that the words of statics point to
+// (`var x = &T{u: &U{}}`: U is in the data segment too), and those inside
+// them, up to maxStaticDepth deep: each word of a static's bound that
+// points to writable memory no symbol names, as Statics does for globals.
+// It reads no DWARF (StaticType and StaticPath type them when asked).
+func (b *Binary) nestedStatics(t *symtab, top []Static) []Static {
+	seen := make(map[uint64]bool, len(top))
+	for _, s := range top {
+		seen[b.toLink(s.Addr)] = true
+	}
+	queue := make([]*Static, 0, len(top))
+	for i := range top {
+		queue = append(queue, &top[i])
+	}
+	var out []Static
+	for depth := 0; depth < maxStaticDepth && len(queue) > 0; depth++ {
+		var next []*Static
+		for _, o := range queue {
+			link := b.toLink(o.Addr)
+			for off := uint64(0); off+8 <= min(o.Size, maxStaticScan); off += 8 {
+				if len(out) >= maxNestedStatics {
+					return out
+				}
+				v := b.linkWord(link + off)
+				if v == 0 || seen[v] || !b.writable(v) {
+					continue
+				}
+				if _, named := containing(t.global, v); named {
+					continue
+				}
+				seen[v] = true
+				outer := *o
+				ns := Static{Global: o.Global, Addr: b.toRun(v), From: b.toRun(link + off), outer: &outer, off: int64(off)}
+				// Bounded by the next symbol until sizeStatics sees all.
+				if k := sort.Search(len(t.global), func(k int) bool { return t.global[k].addr > v }); k < len(t.global) {
+					ns.Size = t.global[k].addr - v
+				}
+				out = append(out, ns)
+				next = append(next, &ns)
+			}
+		}
+		queue = next
+	}
 	return out
+}
+
+// StaticPath returns the fields that lead from the value Global points to
+// to static s: "" for that value itself, ".cfg" for a static its field cfg
+// points to, "+16" where the outer value's type is unknown.
+func (b *Binary) StaticPath(s Static) string {
+	if s.outer == nil {
+		return ""
+	}
+	prefix := b.StaticPath(*s.outer)
+	if ot := b.StaticType(*s.outer); ot != nil {
+		if path, ft, _ := ot.PointerAt(s.off); ft != nil && path != "" {
+			return prefix + path
+		}
+	}
+	return fmt.Sprintf("%s+%d", prefix, s.off)
 }
 
 // StaticType returns the type of static s: the element type of its
@@ -91,6 +183,20 @@ func (b *Binary) StaticType(s Static) *Type {
 	}
 	g := t.all[i]
 	var st *Type
+	if s.outer != nil {
+		// The element type of the outer value's pointer field.
+		ot := b.StaticType(*s.outer)
+		if ot == nil {
+			return nil
+		}
+		if _, ft, _ := ot.PointerAt(s.off); ft != nil && ft.Kind == reflect.Pointer {
+			st = ft.Elem
+		}
+		if st == nil || st.Size <= 0 || (s.Size > 0 && uint64(st.Size) > s.Size) {
+			return nil
+		}
+		return st
+	}
 	switch gt := b.GlobalType(g.name); {
 	case gt != nil && gt.Kind == reflect.Pointer:
 		st = gt.Elem
@@ -133,4 +239,15 @@ func (b *Binary) writable(a uint64) bool {
 		}
 	}
 	return false
+}
+
+// ReadData reads n bytes at the run-time address addr from the file:
+// read-only data such as the bytes of a string literal. It fails for an
+// address in no section, in a section with no file contents (bss), and for
+// n past the section's end.
+func (b *Binary) ReadData(addr uint64, n int) ([]byte, bool) {
+	if n < 0 || n > 1<<20 {
+		return nil, false
+	}
+	return b.readLink(b.toLink(addr), n)
 }

@@ -75,7 +75,7 @@ func (b *Binary) readSymbols() (*symtab, error) {
 		}
 		e := elfSym{name: s.Name, addr: s.Value, size: s.Size}
 		t.all = append(t.all, e)
-		if int(s.Section) < len(writable) && writable[s.Section] && typ == elf.STT_OBJECT && s.Size > 0 {
+		if int(s.Section) < len(writable) && writable[s.Section] && typ == elf.STT_OBJECT && s.Size > 0 && !isStaticTemp(s.Name) {
 			t.global = append(t.global, e)
 		}
 	}
@@ -88,6 +88,13 @@ func (b *Binary) readSymbols() (*symtab, error) {
 	}
 	return t, nil
 }
+
+// isStaticTemp reports whether name is that of a compiler's static
+// temporary, "main..stmp_2": the value `var x = &T{}` makes, which the
+// linker names when it links externally (a cgo program) and leaves unnamed
+// otherwise. It is no global of the program's: Statics names it after the
+// global that points to it.
+func isStaticTemp(name string) bool { return strings.Contains(name, "..stmp_") }
 
 // noteCorrupt counts a symbol left out of the table as corrupt.
 func (t *symtab) noteCorrupt(what string) {

@@ -240,15 +240,16 @@ type typeIndex struct {
 	global map[string]dwarf.Offset // global variable name -> its type
 	funcs  map[uint64]dwarf.Offset // link entry -> subprogram
 
-	mu       sync.Mutex
-	r        *dwarf.Reader
-	built    map[dwarf.Offset]*Type
-	closures map[uint64]*Type
-	vars     map[stackVarKey]stackVarFound // StackObjectVar's answers
-	pending  []*Type
-	todo     []typeWork // types created and not yet filled, for build
-	budget   int        // entries read may still decode (see read)
-	err      error      // first error decoding a type
+	mu        sync.Mutex
+	r         *dwarf.Reader
+	built     map[dwarf.Offset]*Type
+	closures  map[uint64]*Type
+	vars      map[stackVarKey]stackVarFound // StackObjectVar's answers
+	frameVars map[frameVarKey]frameVarFound // FrameVar's answers
+	pending   []*Type
+	todo      []typeWork // types created and not yet filled, for build
+	budget    int        // entries read may still decode (see read)
+	err       error      // first error decoding a type
 
 	// bySize holds the named struct types by size, built on first use
 	// (containing.go).
@@ -621,6 +622,10 @@ func (b *Binary) ClosureType(code uint64) *Type {
 		return nil
 	}
 	entry := b.toLink(code)
+	var recv *Type // a method value's receiver (read before x.mu is held)
+	if r := methodValueReceiver(fn.Name); r != "" {
+		recv = b.TypeByName(r)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if t, ok := x.closures[entry]; ok {
@@ -634,6 +639,12 @@ func (b *Binary) ClosureType(code uint64) *Type {
 	if off, ok := x.funcs[entry]; ok {
 		t.Fields = append(t.Fields, x.closureVars(off)...)
 	}
+	if len(t.Fields) == 1 && recv != nil && recv.Size > 0 {
+		// A method value (x.m) is a closure of the wrapper m-fm, which
+		// DWARF gives no captured variables: it holds the receiver after
+		// the code pointer.
+		t.Fields = append(t.Fields, Field{Name: "receiver", Offset: 8, Type: recv})
+	}
 	sort.SliceStable(t.Fields, func(i, j int) bool { return t.Fields[i].Offset < t.Fields[j].Offset })
 	// The captured variables' types are complete (their sizes known) once
 	// finished: a type built here first would otherwise count as 0 bytes.
@@ -646,6 +657,35 @@ func (b *Binary) ClosureType(code uint64) *Type {
 	t.Size = (t.Size + 7) &^ 7
 	x.closures[entry] = t
 	return t
+}
+
+// methodValueReceiver returns the name of the receiver type of the method
+// value wrapper fn ("main.(*server).handle-fm": "*main.server";
+// "main.server.handle-fm": "main.server"), "" for another function.
+func methodValueReceiver(fn string) string {
+	m, ok := strings.CutSuffix(fn, "-fm")
+	if !ok || strings.ContainsAny(m, "[]") {
+		return "" // not a method value, or a generic one (shapes)
+	}
+	if i := strings.Index(m, ".(*"); i >= 0 {
+		j := strings.Index(m[i:], ").")
+		if j < 0 {
+			return ""
+		}
+		return "*" + m[:i] + "." + m[i+3:i+j]
+	}
+	// pkg/path.T.m: the type is between the last two dots after the
+	// last slash.
+	slash := strings.LastIndexByte(m, '/') + 1
+	dot := strings.LastIndexByte(m, '.')
+	if dot <= slash {
+		return ""
+	}
+	recv := m[:dot]
+	if strings.LastIndexByte(recv, '.') < slash {
+		return "" // a function, not a method
+	}
+	return recv
 }
 
 // closureVars returns the captured variables of the subprogram at off.

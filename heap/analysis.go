@@ -198,6 +198,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		if u, ok := a.pluginUnknown(); ok {
 			a.Unknown = append(a.Unknown, u)
 		}
+		if u, ok := a.cleanupUnknown(); ok {
+			a.Unknown = append(a.Unknown, u)
+		}
 	}
 	return a, nil
 }

@@ -1,9 +1,11 @@
 package heap
 
 import (
+	"encoding/binary"
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -84,6 +86,21 @@ func (t *typer) containerTarget(c container, rec *heapdump.ObjectRecord, tt targ
 		}
 	case strings.HasSuffix(st.Name, ".eface") && field == "val":
 		tt.t = t.dynamic(c.word(-ps))
+	case (strings.HasPrefix(st.Name, "hchan<") || st.Name == "runtime.hchan") && field == "buf":
+		// A channel's buffer: its elements, of the type the channel's
+		// elemtype word gives (the buffer of a small channel has no
+		// malloc header to tell).
+		buf, et := fieldNamed(st, "buf"), fieldNamed(st, "elemtype")
+		if buf == nil || et == nil {
+			return tt, false
+		}
+		elem := a.Binary.TypeAt(c.word(et.Offset - buf.Offset))
+		if elem == nil || elem.Size <= 0 || uint64(elem.Size) > rec.Size {
+			return tt, false
+		}
+		tt.t = binsym.ArrayOf(elem, int64(rec.Size)/elem.Size)
+		tt.name = "[]" + elem.Name
+		return tt, true
 	default:
 		return tt, false
 	}
@@ -172,6 +189,14 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 			}
 		}
 		dyn := a.Binary.TypeAt(typeAddr)
+		if dyn != nil && dyn.Kind == reflect.String {
+			data, ok1 := t.readWord(dw)
+			n, ok2 := t.readWord(dw + uint64(a.d.Params.PtrSize))
+			if !ok1 || !ok2 {
+				return ""
+			}
+			return t.stringKey(data, n)
+		}
 		if dyn == nil || !isInteger(dyn) || dyn.Size > 8 {
 			return ""
 		}
@@ -181,6 +206,14 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 		}
 		return formatInteger(dyn, v)
 	}
+	if kt.Kind == reflect.String {
+		data, ok1 := word(0)
+		n, ok2 := word(int64(a.d.Params.PtrSize))
+		if !ok1 || !ok2 {
+			return ""
+		}
+		return t.stringKey(data, n)
+	}
 	if !isInteger(kt) || kt.Size > 8 {
 		return ""
 	}
@@ -189,6 +222,54 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 		return ""
 	}
 	return formatInteger(kt, v)
+}
+
+// maxKeyBytes is the most bytes of a string key a path shows.
+const maxKeyBytes = 64
+
+// stringKey writes out the string of n bytes at data, quoted, its first
+// maxKeyBytes bytes and "..." past them: in a heap object, or in the
+// executable's read-only data (a literal). It returns "" when the bytes
+// cannot be read.
+func (t *typer) stringKey(data, n uint64) string {
+	a := t.a
+	if n > 1<<40 {
+		return ""
+	}
+	k := min(n, maxKeyBytes)
+	var b []byte
+	if v, ok := a.g.Find(data); ok {
+		// Read the key's words only: it may lie deep in a large object.
+		rec, err := a.g.ObjectRecord(v, 8)
+		if err != nil || data < rec.Addr || data-rec.Addr+k > rec.Size {
+			return ""
+		}
+		start := data - rec.Addr
+		for off := start &^ 7; off < start+k; off += 8 {
+			b = binary.LittleEndian.AppendUint64(b, rec.Word(int64(off)))
+		}
+		b = b[start&7 : start&7+k]
+	} else if seg := a.segmentAt(data); seg != nil {
+		if data-seg.Addr+k > uint64(len(seg.Contents)) {
+			return ""
+		}
+		b = seg.Contents[data-seg.Addr : data-seg.Addr+k]
+	} else if a.Binary != nil {
+		var ok bool
+		if b, ok = a.Binary.ReadData(data, int(k)); !ok {
+			return ""
+		}
+	} else {
+		return ""
+	}
+	for k < n && len(b) > 0 && !utf8.Valid(b) {
+		b = b[:len(b)-1] // cut in the middle of a character
+	}
+	q := strconv.Quote(string(b))
+	if k < n {
+		q += "..."
+	}
+	return q
 }
 
 // readWord reads the word at addr: in a heap object, in the data or bss

@@ -28,12 +28,14 @@
 // after the globals that point to them); analysis.go (the Analysis, its
 // dominator tree); path.go (searches of the graph) and types.go (typing the
 // objects on a path, with containers.go for sync.Pool, atomic pointers and
-// hash-trie maps, and interior.go for pointers into an object's middle),
-// which do not call each other; finalizer.go (finalizer cycles, and the
+// hash-trie maps, interior.go for pointers into an object's middle and
+// infer.go for objects typed back from the field that points on), which do
+// not call each other; finalizer.go (finalizer cycles, and the
 // other holders of a finalizer's object); group.go (holdings and their keys,
 // grouped before the threshold); holder.go (describing holders and
 // groups); madeof.go (what a group's first member retains); report.go (the
-// report) and unknown.go (what it cannot tell without the binary); text.go,
+// report) and unknown.go (what it cannot tell without the binary, and
+// plugins.go and cleanup.go: what the dump does not list as roots); text.go,
 // json.go and pprof.go (rendering it); tree.go (the dominator tree node by
 // node, and the paths to an object, for viewers such as package webview).
 package heap

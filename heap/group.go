@@ -444,7 +444,23 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			p.goroutines = append(p.goroutines, h.Goroutines...)
 		}
 	}
-	out = slices.DeleteFunc(out, func(p *pending) bool { return p.bytes < o.minSize })
+	// A global none of whose groups passes MinSize alone, but whose
+	// groups of some size do together (an array of structs that point to
+	// objects of two sizes), keeps those.
+	globalSum, globalBig := map[uint32]uint64{}, map[uint32]bool{}
+	isGlobal := func(p *pending) bool {
+		return p.key.kind == 'r' && p.key.sig > 0 && strings.HasPrefix(a.sigNames[p.key.sig-1], "global|")
+	}
+	for _, p := range out {
+		if isGlobal(p) {
+			globalSum[p.key.sig] += p.bytes
+			globalBig[p.key.sig] = globalBig[p.key.sig] || p.bytes >= o.minSize
+		}
+	}
+	out = slices.DeleteFunc(out, func(p *pending) bool {
+		together := isGlobal(p) && !globalBig[p.key.sig] && globalSum[p.key.sig] >= o.minSize && p.bytes >= o.minSize/16
+		return p.bytes < o.minSize && !together
+	})
 	for _, p := range out {
 		slices.Sort(p.goroutines)
 		p.goroutines = slices.Compact(p.goroutines)

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp"
@@ -137,7 +138,8 @@ type Step struct {
 	// "closure main.f.func1" for a func value.
 	Type string `json:"type"`
 	// Key is the key of the map entry the object is, when it is an
-	// integer: a runtime/cgo handle's number, an int key of a sync.Map.
+	// integer (a runtime/cgo handle's number, an int key of a sync.Map)
+	// or a string, quoted, its first 64 bytes ("\"tenant-7\"").
 	Key           string `json:"key,omitempty"`
 	Addr          string `json:"addr"`
 	Size          uint64 `json:"size_bytes"`
@@ -421,7 +423,7 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 		h.Kind = heapdump.RootFrame
 		f := &a.d.Frames[root.Frame]
 		h.Function = f.Func
-		h.Location = a.callSite(f.Func, f.PC)
+		h.Location = a.frameLine(f.Func, f.PC)
 		if root.Unsure && root.Frame > 0 {
 			h.Unsure = true
 			h.Callee = a.d.Frames[root.Frame-1].Func
@@ -567,6 +569,14 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 			}
 		}
 	}
+	if h.Function == "" {
+		if s := a.staticTimerFunc(t); s != nil {
+			h.Function, h.Location = s.Function, s
+			if s.Function == "time.sendTime" {
+				h.Detail = DetailChanTimer
+			}
+		}
+	}
 	if b, ok := a.g.AllocSite(t); ok {
 		if s := firstSite(b.Stack, isTimerMachinery); s != nil {
 			c := *s // not a pointer into the dump's records
@@ -574,6 +584,65 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 		}
 	}
 	return h
+}
+
+// frameLine returns the source position of a frame of function fn at pc
+// (a return address): the line of fn itself, where the call is that code
+// inlined into fn made (main.wait's call of sync.(*Mutex).Lock, not
+// sync/mutex.go).
+func (a *Analysis) frameLine(fn string, pc uint64) *binsym.Position {
+	p := a.callSite(fn, pc)
+	if p == nil {
+		return nil
+	}
+	cs, ok := a.Binary.CallSite(pc)
+	if !ok {
+		return p
+	}
+	if fs := a.Binary.Frames(cs.PC); len(fs) > 1 && fs[len(fs)-1].Function == fn {
+		return &binsym.Position{Function: fn, File: fs[len(fs)-1].File, Line: fs[len(fs)-1].Line}
+	}
+	return p
+}
+
+// DetailChanTimer is the Detail of a timer holder that sends the time on a
+// channel when it fires (time.NewTimer, time.After, time.NewTicker).
+const DetailChanTimer = "a timer in the runtime's timer heap that sends on a channel"
+
+// maxTimerWords bounds the words of a timer object staticTimerFunc reads.
+const maxTimerWords = 32
+
+// staticTimerFunc returns the function timer t will call when that is a
+// static func value (time.sendTime for a timer of a channel, whose
+// argument is the channel), which the graph has no edge to: the first word
+// of the timer's object that points outside the heap to a word holding a
+// function's entry. It returns nil without the executable or such a word.
+func (a *Analysis) staticTimerFunc(t heapdump.NodeID) *binsym.Position {
+	if a.Binary == nil {
+		return nil
+	}
+	ps := int(a.d.Params.PtrSize)
+	rec, err := a.g.ObjectRecord(t, maxTimerWords*ps)
+	if err != nil || ps != 8 {
+		return nil
+	}
+	for off := 0; off+ps <= len(rec.Contents); off += ps {
+		w := a.g.Word(rec.Contents, int64(off))
+		if w == 0 {
+			continue
+		}
+		if _, inHeap := a.g.Find(w); inHeap {
+			continue
+		}
+		b, ok := a.Binary.ReadData(w, ps)
+		if !ok {
+			continue
+		}
+		if s := a.funcSite(binary.LittleEndian.Uint64(b)); s != nil {
+			return s
+		}
+	}
+	return nil
 }
 
 // isTimerMachinery reports whether a function of a timer's allocation stack

@@ -2,7 +2,9 @@ package heap
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -37,10 +39,33 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 		return tt
 	}
 	c.off = inObj
+	if ct := a.stackClosure(c, slot, inObj); ct != nil {
+		// A closure the frame made on its stack: a deferred call's
+		// (deferwrap, whose captured variables DWARF does not list), or
+		// a func value that does not escape.
+		what := "closure"
+		if len(ct.Fields) > 1 {
+			c.t = ct
+		}
+		if strings.Contains(ct.Name, ".deferwrap") {
+			what = "deferred call"
+		}
+		tt := t.target(c, rec, interior)
+		path := tt.via
+		if c.t == nil {
+			path = fmt.Sprintf(" +%d", inObj)
+		}
+		tt.via = fmt.Sprintf("%s %s%s (stack object at +%d)", what, ct.Name, path, slot.StackObjectOffset)
+		return tt
+	}
 	if sent := a.sentType(root, slot); sent != nil {
 		c.t = sent
 		tt := t.target(c, rec, interior)
-		tt.via = fmt.Sprintf("value sent %s%s (stack object at +%d)", typeName(sent), tt.via, slot.StackObjectOffset)
+		what := "value sent"
+		if strings.HasSuffix(sent.Name, "]runtime.scase") {
+			what = "cases of the select"
+		}
+		tt.via = fmt.Sprintf("%s %s%s (stack object at +%d)", what, typeName(sent), tt.via, slot.StackObjectOffset)
 		return tt
 	}
 	tt := t.target(c, rec, interior)
@@ -49,6 +74,33 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 		tt.via += fmt.Sprintf(" +%d", inObj)
 	}
 	return tt
+}
+
+// stackClosure returns the type of the unnamed stack object of slot (of
+// which the slot is inObj bytes in) when it is a closure: its first word is
+// the entry of a function whose captured variables fit in it (with no
+// fields past the code pointer when DWARF does not list them). It returns
+// nil otherwise.
+func (a *Analysis) stackClosure(c container, slot heapdump.RootSlot, inObj int64) *binsym.Type {
+	if a.Binary == nil || inObj <= 0 || slot.StackObject.Size < 16 {
+		return nil
+	}
+	code := c.word(-inObj)
+	if code == 0 {
+		return nil
+	}
+	if _, heap := a.g.Find(code); heap {
+		return nil
+	}
+	fn, ok := a.Binary.Func(code)
+	if !ok || fn.Entry != code {
+		return nil
+	}
+	ct := a.Binary.ClosureType(code)
+	if ct == nil || ct.Size > int64(slot.StackObject.Size) {
+		return nil
+	}
+	return ct
 }
 
 // sentType returns the type of the stack object of slot when it is the
@@ -90,6 +142,11 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 			}
 			continue
 		}
+		if arg0 == objAddr {
+			if t := a.selectCases(size); t != nil {
+				return t // the cases themselves
+			}
+		}
 		// The cases lie in the selecting frame: read them up to its end.
 		f := &a.d.Frames[fi]
 		if arg0 < f.SP || arg0 >= f.SP+f.Size {
@@ -102,6 +159,17 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 		}
 	}
 	return nil
+}
+
+// selectCases returns the type of a select's cases, [n]runtime.scase of
+// size bytes, or nil when the executable does not describe runtime.scase.
+func (a *Analysis) selectCases(size uint64) *binsym.Type {
+	sc := a.Binary.TypeByName("runtime.scase")
+	if sc == nil || sc.Size <= 0 || size%uint64(sc.Size) != 0 {
+		return nil
+	}
+	n := int64(size / uint64(sc.Size))
+	return &binsym.Type{Name: fmt.Sprintf("[%d]runtime.scase", n), Kind: reflect.Array, Size: int64(size), Elem: sc, Len: n}
 }
 
 // chanElemType returns the element type of the channel whose runtime.hchan

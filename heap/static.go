@@ -50,29 +50,38 @@ func (a *Analysis) staticOf(root *heapdump.Root) (binsym.Static, bool) {
 // staticDetail is the Detail of a holder that is static value s in the
 // segment seg: "the main.store it points to, allocated statically in the
 // data segment", or "pointed when the program started" when the global
-// holds another value in the dump.
+// holds another value in the dump. A static inside a static is "the
+// main.config its value's .cfg points to".
 func (a *Analysis) staticDetail(s binsym.Static, seg heapdump.SegmentKind) string {
 	what := "value"
 	if t := a.Binary.StaticType(s); t != nil {
 		what = t.Name
 	}
+	whose := "it"
+	if s.Nested() {
+		whose = "its value's " + a.Binary.StaticPath(s)
+	}
 	verb := "points"
 	if !a.stillPoints(s) {
 		verb = "pointed when the program started" // it was assigned since
 	}
-	return fmt.Sprintf("the %s it %s to, allocated statically in the %s segment", what, verb, seg)
+	return fmt.Sprintf("the %s %s %s to, allocated statically in the %s segment", what, whose, verb, seg)
 }
 
-// stillPoints reports whether the global of static s points to it in the
-// dump (its data word, the last of its words, holds the static's address),
-// or whether that cannot be read.
+// stillPoints reports whether the word that pointed to static s when the
+// program started (its global's data word, the last of its words, or the
+// field of the outer static) holds the static's address in the dump, or
+// whether that cannot be read.
 func (a *Analysis) stillPoints(s binsym.Static) bool {
-	g, ok := a.Binary.LookupSymbol(s.Global)
 	ps := uint64(a.d.Params.PtrSize)
-	if !ok || g.Size < ps {
-		return true
+	at := s.From
+	if !s.Nested() {
+		g, ok := a.Binary.LookupSymbol(s.Global)
+		if !ok || g.Size < ps {
+			return true
+		}
+		at = g.Addr + g.Size - ps
 	}
-	at := g.Addr + g.Size - ps
 	seg := a.segmentAt(at)
 	if seg == nil || at+ps > seg.Addr+uint64(len(seg.Contents)) {
 		return true

@@ -82,7 +82,7 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	fmt.Fprintf(&b, "  %-9s %s in %d objects reached from more than one root\n", "shared", bytesize.Format(int64(r.SharedBytes)), r.SharedObjects)
 	for _, u := range r.Unknown {
 		label := "unknown"
-		if u.Reason == PluginGlobals {
+		if u.Reason == PluginGlobals || u.Reason == CleanupClosures {
 			label = "warning"
 		}
 		fmt.Fprintf(&b, "  %-9s %s\n", label, st.Warn(u.withInput(st.Input(u.Reason))))

@@ -52,6 +52,9 @@ type typer struct {
 	// binsym.ContainingType returned (interior.go), by their arguments.
 	args       map[uint64]*binsym.Type
 	containing map[string]*binsym.Type
+	// otherBudget is what is left of the root slots fromOtherFrames may
+	// read, 0 until its first call, negative once spent.
+	otherBudget int
 }
 
 // memoStep is a typed object on a path and its record, whole.
@@ -192,6 +195,7 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 		}
 		prev = rec
 	}
+	t.inferBack(steps)
 	return steps, nil
 }
 
@@ -277,6 +281,11 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		if arg {
 			c.t, c.off = t.argsType(root, o)
 		}
+		if !unsure && !arg {
+			if tt, ok := t.frameVar(c, slot, rec, interior); ok {
+				return tt, nil
+			}
+		}
 		tt := t.target(c, rec, interior)
 		switch {
 		case unsure:
@@ -288,6 +297,18 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		}
 		if tt.t == nil {
 			tt.via += fmt.Sprintf(" at +%d", o)
+			if other, ok := t.fromOtherFrames(r, rec); ok {
+				// A compiler's temporary: the type of a named variable
+				// of another frame that points to the same object.
+				other.via = tt.via
+				return other, nil
+			}
+			if near, ok := t.fromGoroutineFields(r, rec); ok {
+				// Or of a field of what a variable of its goroutine
+				// points to (a handler's r.URL).
+				near.via = tt.via
+				return near, nil
+			}
 		}
 		return tt, nil
 	case root.Kind == heapdump.RootGlobal:
@@ -328,6 +349,239 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 	default:
 		return target{via: slot.Field}, nil
 	}
+}
+
+// frameVar types rec, which the slot of a frame's own memory points to,
+// from the variable DWARF puts in that slot at the frame's PC: "local
+// conn", "argument pc" (spilled to the frame), "local ctx.data".
+func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.ObjectRecord, interior int64) (target, bool) {
+	a := t.a
+	if a.Binary == nil || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) {
+		return target{}, false
+	}
+	f := &a.d.Frames[slot.Frame]
+	v, in, ok := a.Binary.FrameVar(f.Entry, f.PC, int64(slot.Offset)-int64(f.Size))
+	if !ok {
+		return target{}, false
+	}
+	c.t, c.off = v.Type, in
+	// The words around the slot are those of the variable's pieces, which
+	// may lie apart: an interface's type word in another slot, or in a
+	// register (then unknown).
+	frameOff := func(d int64) (int64, bool) {
+		x := in + d
+		for _, p := range v.Pieces {
+			if p.Offset <= x && x < p.Offset+p.Size {
+				return p.CFAOff + x - p.Offset + int64(f.Size), p.OnStack
+			}
+		}
+		return 0, false
+	}
+	c.word = func(d int64) uint64 {
+		if o, ok := frameOff(d); ok {
+			return a.g.FrameWord(slot.Frame, o)
+		}
+		return 0
+	}
+	c.isPtr = func(d int64) bool {
+		o, ok := frameOff(d)
+		return ok && slices.ContainsFunc(f.Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o })
+	}
+	tt := t.target(c, rec, interior)
+	path := tt.via
+	if v.Type == nil && in != 0 {
+		path = fmt.Sprintf("+%d", in)
+	}
+	kind := "local"
+	if v.Param {
+		kind = "argument"
+	}
+	tt.via = fmt.Sprintf("%s %s%s", kind, v.Name, path)
+	return tt, true
+}
+
+// maxOtherSlots bounds the slots fromOtherFrames types for one object,
+// and maxOtherBudget the root slots its calls read in all, for one
+// analysis: each call reads every frame's slots, and a report types a few
+// paths.
+const (
+	maxOtherSlots  = 64
+	maxOtherBudget = 1 << 24
+)
+
+// fromOtherFrames types rec from the frame slots of roots other than r
+// that point to its start and that DWARF names or that are arguments, the
+// largest type that fits rec: a compiler's temporary (which DWARF does not
+// name) often holds what another goroutine's variable does, a connection
+// its reading and writing goroutines share. It reads the root slots, not
+// the graph's edges.
+func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (target, bool) {
+	a := t.a
+	if a.Binary == nil {
+		return target{}, false
+	}
+	if t.otherBudget == 0 {
+		t.otherBudget = maxOtherBudget
+	}
+	var best target
+	tried := 0
+	first := heapdump.NodeID(a.g.NumObjects())
+	for v := first; int(v-first) < a.g.NumRoots() && tried < maxOtherSlots && t.otherBudget > 0; v++ {
+		root := a.g.Root(v)
+		if v == r || root == nil || root.Kind != heapdump.RootFrame {
+			continue
+		}
+		slots := a.g.RootSlots(v)
+		t.otherBudget -= 1 + len(slots)
+		for _, slot := range slots {
+			if slot.Value != rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
+				continue
+			}
+			tried++
+			o := int64(slot.Offset)
+			c := container{
+				off:   o,
+				word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
+				isPtr: func(d int64) bool { return d == 0 },
+			}
+			var tt target
+			if slot.Frame != root.Frame {
+				if root.Unsure {
+					continue
+				}
+				c.t, c.off = t.argsType(root, o)
+				tt = t.target(c, rec, 0)
+			} else if ft, ok := t.frameVar(c, slot, rec, 0); ok {
+				tt = ft
+			}
+			if tt.t != nil && tt.t.Size <= int64(rec.Size) && (best.t == nil || tt.t.Size > best.t.Size) {
+				best = tt
+			}
+		}
+	}
+	if t.otherBudget <= 0 {
+		t.otherBudget = -1 // spent: 0 would start it again
+	}
+	return best, best.t != nil
+}
+
+// maxNeighbourObjects bounds the objects fromGoroutineFields reads, and
+// maxNeighbourDepth how many fields deep it looks from a variable.
+const (
+	maxNeighbourObjects = 64
+	maxNeighbourDepth   = 2
+)
+
+// fromGoroutineFields types rec from a field of an object that a typed
+// variable or argument of the same goroutine as frame root r points to, or
+// of an object such a field points to (a handler's response's request's
+// URL): the field that holds rec's address. It reads the root slots, within
+// the budget of fromOtherFrames, and at most maxNeighbourObjects objects.
+func (t *typer) fromGoroutineFields(r heapdump.NodeID, rec *heapdump.ObjectRecord) (target, bool) {
+	a := t.a
+	own := a.g.Root(r)
+	if a.Binary == nil || own == nil || own.Goroutine < 0 || t.otherBudget < 0 {
+		return target{}, false
+	}
+	if t.otherBudget == 0 {
+		t.otherBudget = maxOtherBudget
+	}
+	defer func() {
+		if t.otherBudget <= 0 {
+			t.otherBudget = -1 // spent: 0 would start it again
+		}
+	}()
+	// The typed objects the goroutine's variables point to.
+	type typedObj struct {
+		rec   *heapdump.ObjectRecord
+		t     *binsym.Type
+		depth int
+	}
+	var queue []typedObj
+	read := 0
+	load := func(addr uint64) *heapdump.ObjectRecord {
+		if read >= maxNeighbourObjects {
+			return nil
+		}
+		x, ok := a.g.Find(addr)
+		if !ok {
+			return nil
+		}
+		xrec, err := a.g.ObjectRecord(x, 4096)
+		if err != nil || xrec.Addr != addr {
+			return nil
+		}
+		read++
+		return xrec
+	}
+	first := heapdump.NodeID(a.g.NumObjects())
+	for v := first; int(v-first) < a.g.NumRoots() && read < maxNeighbourObjects && t.otherBudget > 0; v++ {
+		root := a.g.Root(v)
+		if root == nil || root.Kind != heapdump.RootFrame || root.Goroutine != own.Goroutine {
+			continue
+		}
+		slots := a.g.RootSlots(v)
+		t.otherBudget -= 1 + len(slots)
+		for _, slot := range slots {
+			if slot.Value == rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
+				continue
+			}
+			xrec := load(slot.Value)
+			if xrec == nil {
+				continue
+			}
+			o := int64(slot.Offset)
+			c := container{
+				off:   o,
+				word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
+				isPtr: func(d int64) bool { return d == 0 },
+			}
+			var xt target
+			if slot.Frame != root.Frame {
+				if root.Unsure {
+					continue
+				}
+				c.t, c.off = t.argsType(root, o)
+				xt = t.target(c, xrec, 0)
+			} else if ft, ok := t.frameVar(c, slot, xrec, 0); ok {
+				xt = ft
+			}
+			if xt.t != nil && xt.base == 0 {
+				queue = append(queue, typedObj{xrec, xt.t, 1})
+			}
+		}
+	}
+	ps := int64(a.d.Params.PtrSize)
+	for head := 0; head < len(queue); head++ {
+		x := queue[head]
+		for _, off := range x.rec.PtrOffsets {
+			if int64(off) >= x.t.Size {
+				break
+			}
+			w := x.rec.Word(int64(off))
+			_, ft, ifaceData := x.t.PointerAt(int64(off))
+			var ty *binsym.Type
+			switch {
+			case ft == nil:
+			case ifaceData:
+				ty = t.dynamic(x.rec.Word(int64(off) - ps))
+			default:
+				ty = ft.Pointee()
+			}
+			if ty == nil || ty.Size <= 0 {
+				continue
+			}
+			if w == rec.Addr && ty.Size <= int64(rec.Size) {
+				return target{t: ty, name: ty.Name}, true
+			}
+			if x.depth < maxNeighbourDepth && ty.Kind == reflect.Struct {
+				if next := load(w); next != nil {
+					queue = append(queue, typedObj{next, ty, x.depth + 1})
+				}
+			}
+		}
+	}
+	return target{}, false
 }
 
 // finalizerTarget types the object of a finalizer or queued finalizer

@@ -19,12 +19,16 @@ const (
 	// PluginGlobals: the program loaded plugins, whose globals the dump
 	// does not record: what only they hold is counted as dead.
 	PluginGlobals
+	// CleanupClosures: closures of runtime.AddCleanup are among the dead
+	// objects; the dump does not list cleanups as roots, so what only a
+	// cleanup's argument holds is counted as dead.
+	CleanupClosures
 )
 
-var reasonNames = [...]string{NoBinary: "no_binary", BinaryIncomplete: "binary_incomplete", PluginGlobals: "plugin_globals"}
+var reasonNames = [...]string{NoBinary: "no_binary", BinaryIncomplete: "binary_incomplete", PluginGlobals: "plugin_globals", CleanupClosures: "cleanup_closures"}
 
 // String returns the reason's name as JSON writes it: "no_binary",
-// "binary_incomplete" or "plugin_globals".
+// "binary_incomplete", "plugin_globals" or "cleanup_closures".
 func (r Reason) String() string {
 	if r > 0 && int(r) < len(reasonNames) {
 		return reasonNames[r]

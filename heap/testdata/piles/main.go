@@ -5,7 +5,8 @@
 // Usage: piles PATTERN N DUMPFILE
 //
 // Files other than main.go add patterns to the patterns table from an init
-// function, one file per topic. Patterns built in main:
+// function, one file per topic (realworld.go's only with the tag pilesreal,
+// typing_cgo.go's with pilescgo). Patterns built in main:
 //   - goroutines N: N goroutines in main.wait, each holding a context with
 //     a 4 KiB value;
 //   - shared N: N buffers of 4 KiB, each in two global slices, main.left

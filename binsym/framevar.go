@@ -1,0 +1,357 @@
+package binsym
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+)
+
+// More DWARF operators of the locations Go writes for variables.
+const (
+	opReg0         = 0x50 // DW_OP_reg0 .. DW_OP_reg31: 0x50..0x6f
+	opReg31        = 0x6f
+	opRegx         = 0x90 // uleb
+	opPiece        = 0x93 // uleb: the size of the piece just described
+	opCallFrameCFA = 0x9c // the CFA itself: an argument in the caller's frame
+)
+
+// FrameVar returns the local or argument of the function whose entry is
+// given that, while the function is at pc, lives at cfaOff bytes from its
+// frame base (the CFA: for a slot of a dump's frame record, its offset
+// minus the record's size), and the offset of that slot in the variable: a
+// variable of several words (an interface, a slice) may have one piece on
+// the stack and another in a register. pc is a return address for every
+// frame but the innermost, as a dump's frames give it; the location that
+// holds is the one of the call before it. It returns false without DWARF,
+// for a compiler's temporary and for a slot no variable is at.
+func (b *Binary) FrameVar(entry, pc uint64, cfaOff int64) (StackVar, int64, bool) {
+	x := b.dwarfTypes()
+	if x == nil || pc <= entry {
+		return StackVar{}, 0, false
+	}
+	link := b.toLink(entry)
+	// The call instruction before the return address: its location is
+	// the one that holds while the callee runs.
+	at := b.toLink(pc) - 1
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	off, ok := x.funcs[link]
+	if !ok {
+		return StackVar{}, 0, false
+	}
+	key := frameVarKey{link, at, cfaOff}
+	if r, ok := x.frameVars[key]; ok {
+		return r.v, r.in, r.ok
+	}
+	var r frameVarFound
+	func() {
+		defer func() {
+			if recover() != nil {
+				r = frameVarFound{} // corrupt DWARF: no name
+			}
+		}()
+		r = x.frameVar(b, off, link, at, cfaOff)
+	}()
+	if x.frameVars == nil {
+		x.frameVars = map[frameVarKey]frameVarFound{}
+	}
+	if len(x.frameVars) < maxFrameVars {
+		x.frameVars[key] = r
+	}
+	return r.v, r.in, r.ok
+}
+
+// maxFrameVars bounds the lookups FrameVar keeps.
+const maxFrameVars = 1 << 16
+
+type frameVarKey struct {
+	entry, pc uint64
+	cfaOff    int64
+}
+
+type frameVarFound struct {
+	v  StackVar
+	in int64
+	ok bool
+}
+
+// frameVar looks among the variables of the subprogram at off (whose link
+// entry is entry) for the one at cfaOff when the function is at link
+// address pc, those of functions inlined into it included. Called with
+// x.mu held.
+func (x *typeIndex) frameVar(b *Binary, off dwarf.Offset, entry, pc uint64, cfaOff int64) frameVarFound {
+	x.r.Seek(off)
+	e, err := x.next()
+	if err != nil || e == nil || e.Tag != dwarf.TagSubprogram || !e.Children {
+		return frameVarFound{}
+	}
+	// First the variables that have a location on the stack at pc, then
+	// their names and types: reading those moves the reader.
+	type candidate struct {
+		e    *dwarf.Entry
+		expr []byte
+	}
+	var cands []candidate
+	for depth := 1; depth > 0; {
+		c, err := x.next()
+		if err != nil || c == nil {
+			break
+		}
+		if c.Tag == 0 {
+			depth--
+			continue
+		}
+		if c.Children {
+			depth++
+		}
+		if c.Tag != dwarf.TagVariable && c.Tag != dwarf.TagFormalParameter {
+			continue
+		}
+		if expr, ok := b.locationAt(c, entry, pc); ok && onStackNear(expr, cfaOff) && len(cands) < maxFrameCandidates {
+			cands = append(cands, candidate{c, expr})
+		}
+	}
+	for _, cd := range cands {
+		src := cd.e
+		if origin, ok := src.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+			if o, _, err := x.read(origin); err == nil && o != nil {
+				src = o
+			}
+		}
+		name, _ := src.Val(dwarf.AttrName).(string)
+		if name == "" || name[0] == '.' {
+			continue // a compiler's temporary
+		}
+		var t *Type
+		size := int64(-1)
+		if typ, ok := src.Val(dwarf.AttrType).(dwarf.Offset); ok {
+			t = x.build(typ)
+			x.finish()
+			if t != nil {
+				size = t.Size
+			}
+		}
+		if in, ps, ok := pieces(cd.expr, cfaOff, size); ok {
+			return frameVarFound{v: StackVar{Name: name, Type: t, Param: cd.e.Tag == dwarf.TagFormalParameter, Pieces: ps}, in: in, ok: true}
+		}
+	}
+	return frameVarFound{}
+}
+
+// maxFrameCandidates bounds the variables frameVar names for one slot.
+const maxFrameCandidates = 64
+
+// onStackNear reports whether the location expr has a part on the stack at
+// or below cfaOff, which may hold it.
+func onStackNear(expr []byte, cfaOff int64) bool {
+	for p := expr; len(p) > 0; {
+		op := p[0]
+		p = p[1:]
+		switch {
+		case op == opFbreg:
+			v, n := sleb(p)
+			if n == 0 {
+				return false
+			}
+			if v <= cfaOff {
+				return true
+			}
+			p = p[n:]
+		case op == opCallFrameCFA:
+			if cfaOff >= 0 {
+				return true
+			}
+		case op == opRegx || op == opPiece:
+			_, n := binary.Uvarint(p)
+			if n <= 0 {
+				return false
+			}
+			p = p[n:]
+		case op >= opReg0 && op <= opReg31:
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// locationAt returns the location expression of variable e that holds at
+// link address pc, false when DWARF gives none there.
+func (b *Binary) locationAt(e *dwarf.Entry, entry, pc uint64) ([]byte, bool) {
+	f := e.AttrField(dwarf.AttrLocation)
+	if f == nil {
+		return nil, false
+	}
+	switch f.Class {
+	case dwarf.ClassExprLoc:
+		expr, ok := f.Val.([]byte)
+		return expr, ok
+	case dwarf.ClassLocListPtr:
+		loff, ok := f.Val.(int64)
+		if !ok || loff < 0 {
+			return nil, false
+		}
+		if data := b.loclists(); data != nil {
+			return locList5At(data, uint64(loff), entry, pc)
+		}
+	}
+	return nil, false
+}
+
+// locList5At reads the DWARF 5 location list at off in .debug_loclists
+// and returns the expression of its entry that covers link address pc. Go
+// bases a function's lists on the function's entry (a base address index
+// into .debug_addr, which is the entry), so a base address index stands for
+// entry here.
+func locList5At(data []byte, off, entry, pc uint64) ([]byte, bool) {
+	if off >= uint64(len(data)) {
+		return nil, false
+	}
+	p := data[off:]
+	uleb := func() (uint64, bool) {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return 0, false
+		}
+		p = p[n:]
+		return v, true
+	}
+	base := entry
+	for range maxLocEntries {
+		if len(p) == 0 {
+			return nil, false
+		}
+		kind := p[0]
+		p = p[1:]
+		var lo, hi uint64
+		known := false
+		switch kind {
+		case lleEnd:
+			return nil, false
+		case lleBaseAddrx:
+			if _, ok := uleb(); !ok {
+				return nil, false
+			}
+			base = entry
+			continue
+		case lleBaseAddr:
+			if len(p) < 8 {
+				return nil, false
+			}
+			base = binary.LittleEndian.Uint64(p)
+			p = p[8:]
+			continue
+		case lleOffsetPair:
+			s, ok1 := uleb()
+			t, ok2 := uleb()
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			lo, hi, known = base+s, base+t, true
+		case lleStartxEndx, lleStartxLen:
+			_, ok1 := uleb()
+			_, ok2 := uleb()
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+		case lleDefault:
+			lo, hi, known = 0, ^uint64(0), true
+		case lleStartEnd:
+			if len(p) < 16 {
+				return nil, false
+			}
+			lo, hi, known = binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:]), true
+			p = p[16:]
+		case lleStartLen:
+			if len(p) < 8 {
+				return nil, false
+			}
+			lo = binary.LittleEndian.Uint64(p)
+			p = p[8:]
+			n, ok := uleb()
+			if !ok {
+				return nil, false
+			}
+			hi, known = lo+n, true
+		default:
+			return nil, false
+		}
+		n, ok := uleb()
+		if !ok || n > uint64(len(p)) {
+			return nil, false
+		}
+		expr := p[:n]
+		p = p[n:]
+		if known && lo <= pc && pc < hi {
+			return expr, true
+		}
+	}
+	return nil, false
+}
+
+// pieceAt reports whether the location expr puts a word of the variable at
+// cfaOff from the frame base, and at which offset in the variable: expr is
+// a sequence of locations each followed by DW_OP_piece, or one location
+// for a variable of size bytes (-1 when unknown: one word).
+func pieceAt(expr []byte, cfaOff, size int64) (int64, bool) {
+	in, _, ok := pieces(expr, cfaOff, size)
+	return in, ok
+}
+
+// pieces is pieceAt that also returns where each piece of the variable is.
+func pieces(expr []byte, cfaOff, size int64) (int64, []VarPiece, bool) {
+	var ps []VarPiece
+	var in int64 // the offset in the variable of the piece being read
+	at, onStack := int64(0), false
+	found, foundIn := false, int64(0)
+	for p := expr; len(p) > 0; {
+		op := p[0]
+		p = p[1:]
+		switch {
+		case op == opFbreg:
+			v, n := sleb(p)
+			if n == 0 {
+				return 0, nil, false
+			}
+			p = p[n:]
+			at, onStack = v, true
+		case op == opCallFrameCFA:
+			at, onStack = 0, true
+		case op >= opReg0 && op <= opReg31:
+			onStack = false
+		case op == opRegx:
+			_, n := binary.Uvarint(p)
+			if n <= 0 {
+				return 0, nil, false
+			}
+			p = p[n:]
+			onStack = false
+		case op == opPiece:
+			v, n := binary.Uvarint(p)
+			if n <= 0 || v > 1<<20 || len(ps) >= 64 {
+				return 0, nil, false
+			}
+			p = p[n:]
+			ps = append(ps, VarPiece{Offset: in, Size: int64(v), CFAOff: at, OnStack: onStack})
+			if onStack && !found && at <= cfaOff && cfaOff < at+int64(v) {
+				found, foundIn = true, in+cfaOff-at
+			}
+			in += int64(v)
+			onStack = false
+		default:
+			return 0, nil, false // an expression more than a place
+		}
+	}
+	if len(ps) > 0 {
+		return foundIn, ps, found
+	}
+	if !onStack {
+		return 0, nil, false
+	}
+	if size <= 0 {
+		size = 8
+	}
+	if at <= cfaOff && cfaOff < at+size {
+		return cfaOff - at, []VarPiece{{Offset: 0, Size: size, CFAOff: at, OnStack: true}}, true
+	}
+	return 0, nil, false
+}
