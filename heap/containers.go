@@ -1,7 +1,6 @@
 package heap
 
 import (
-	"encoding/binary"
 	"reflect"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/english"
 )
 
 // Containers of the standard library whose pointers are untyped
@@ -227,39 +227,26 @@ func (t *typer) integer(kt *binsym.Type, word func(d int64) (uint64, bool)) stri
 // maxKeyBytes is the most bytes of a string key a path shows.
 const maxKeyBytes = 64
 
-// stringKey writes out the string of n bytes at data, quoted, its first
-// maxKeyBytes bytes and "..." past them: in a heap object, or in the
-// executable's read-only data (a literal). It returns "" when the bytes
-// cannot be read.
+// stringKey writes out the string of n bytes at data: quoted, its first
+// maxKeyBytes bytes and "..." past them, when it is a literal in the
+// executable's read-only data, which the user has anyway; else, in a heap
+// object or a data segment, only its length ("a string of 9 bytes"): the
+// dump's object bytes are the process's secrets and are never printed. It
+// returns "" when the string is nowhere.
 func (t *typer) stringKey(data, n uint64) string {
 	a := t.a
 	if n > 1<<40 {
 		return ""
 	}
+	if _, ok := a.g.Find(data); ok || a.segmentAt(data) != nil {
+		return "a string of " + english.Plural(int(n), "byte")
+	}
+	if a.Binary == nil {
+		return ""
+	}
 	k := min(n, maxKeyBytes)
-	var b []byte
-	if v, ok := a.g.Find(data); ok {
-		// Read the key's words only: it may lie deep in a large object.
-		rec, err := a.g.ObjectRecord(v, 8)
-		if err != nil || data < rec.Addr || data-rec.Addr+k > rec.Size {
-			return ""
-		}
-		start := data - rec.Addr
-		for off := start &^ 7; off < start+k; off += 8 {
-			b = binary.LittleEndian.AppendUint64(b, rec.Word(int64(off)))
-		}
-		b = b[start&7 : start&7+k]
-	} else if seg := a.segmentAt(data); seg != nil {
-		if data-seg.Addr+k > uint64(len(seg.Contents)) {
-			return ""
-		}
-		b = seg.Contents[data-seg.Addr : data-seg.Addr+k]
-	} else if a.Binary != nil {
-		var ok bool
-		if b, ok = a.Binary.ReadData(data, int(k)); !ok {
-			return ""
-		}
-	} else {
+	b, ok := a.Binary.ReadData(data, int(k))
+	if !ok {
 		return ""
 	}
 	for k < n && len(b) > 0 && !utf8.Valid(b) {

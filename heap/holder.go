@@ -139,7 +139,9 @@ type Step struct {
 	Type string `json:"type"`
 	// Key is the key of the map entry the object is, when it is an
 	// integer (a runtime/cgo handle's number, an int key of a sync.Map)
-	// or a string, quoted, its first 64 bytes ("\"tenant-7\"").
+	// or a string: a literal of the executable quoted, its first 64 bytes
+	// ("\"req-1\""), any other only its length ("a string of 9 bytes"),
+	// since the dump's bytes are never printed.
 	Key           string `json:"key,omitempty"`
 	Addr          string `json:"addr"`
 	Size          uint64 `json:"size_bytes"`
