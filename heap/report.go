@@ -95,6 +95,13 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	return rep, nil
 }
 
+// Together reports whether some group retains less than MinSize: one of
+// the groups of a global none of which passes MinSize alone, kept because
+// together they do.
+func (r *Report) Together() bool {
+	return slices.ContainsFunc(r.Groups, func(g *Group) bool { return g.RetainedBytes < r.MinSize })
+}
+
 // sharedTotals adds up what no single root holds: the objects the
 // super-root immediately dominates, and what they retain.
 func (a *Analysis) sharedTotals() (bytes, objects uint64) {

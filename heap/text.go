@@ -89,15 +89,19 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	}
 	b.WriteString("\n")
 	min := bytesize.Format(int64(r.MinSize))
+	more := "or more"
+	if r.Together() {
+		more += " (one global's groups counted together)"
+	}
 	switch {
 	case r.GroupsTotal == 0:
 		fmt.Fprintf(&b, "No object of %s or more is retained, and no root directly holds %s or more.\n", min, min)
 	case len(r.Groups) == 0:
 		fmt.Fprintf(&b, "No group matches (%s of %s or more in all).\n", english.Plural(r.GroupsTotal, "group"), min)
 	case len(r.Groups) < r.GroupsTotal:
-		fmt.Fprintf(&b, "%d of %s of %s or more, most retained first:\n", len(r.Groups), english.Plural(r.GroupsTotal, "group"), min)
+		fmt.Fprintf(&b, "%d of %s of %s %s, most retained first:\n", len(r.Groups), english.Plural(r.GroupsTotal, "group"), min, more)
 	default:
-		fmt.Fprintf(&b, "%s of %s or more, most retained first:\n", english.Plural(len(r.Groups), "group"), min)
+		fmt.Fprintf(&b, "%s of %s %s, most retained first:\n", english.Plural(len(r.Groups), "group"), min, more)
 	}
 	for i, g := range r.Groups {
 		b.WriteString("\n")

@@ -14,20 +14,26 @@ import (
 // The header says how many groups are shown out of how many, each count
 // with its noun once: no "1 groups", no "3 groups of 33 groups".
 func TestReportHeaderWording(t *testing.T) {
-	g := &Group{Root: Holder{Kind: heapdump.RootGlobal, Global: "main.cache"}, Count: 1}
+	g := &Group{Root: Holder{Kind: heapdump.RootGlobal, Global: "main.cache"}, Count: 1, RetainedBytes: 200}
+	small := &Group{Root: Holder{Kind: heapdump.RootGlobal, Global: "main.slots"}, Count: 1, RetainedBytes: 100}
 	for _, tt := range []struct {
 		shown, total int
 		want         string
+		small        bool // one group of a global, under MinSize alone
 	}{
-		{0, 1, "No group matches (1 group of 150 B or more in all).\n"},
-		{0, 33, "No group matches (33 groups of 150 B or more in all).\n"},
-		{3, 33, "3 of 33 groups of 150 B or more, most retained first:\n"},
-		{1, 1, "1 group of 150 B or more, most retained first:\n"},
-		{2, 2, "2 groups of 150 B or more, most retained first:\n"},
+		{0, 1, "No group matches (1 group of 150 B or more in all).\n", false},
+		{0, 33, "No group matches (33 groups of 150 B or more in all).\n", false},
+		{3, 33, "3 of 33 groups of 150 B or more, most retained first:\n", false},
+		{1, 1, "1 group of 150 B or more, most retained first:\n", false},
+		{2, 2, "2 groups of 150 B or more, most retained first:\n", false},
+		{2, 2, "2 groups of 150 B or more (one global's groups counted together), most retained first:\n", true},
 	} {
 		rep := &Report{Dump: "app.heapdump", MinSize: 150, GroupsTotal: tt.total}
 		for range tt.shown {
 			rep.Groups = append(rep.Groups, g)
+		}
+		if tt.small {
+			rep.Groups[len(rep.Groups)-1] = small
 		}
 		var b strings.Builder
 		if err := rep.WriteText(&b, PlainStyle{}); err != nil {

@@ -269,8 +269,12 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	if len(rep.Groups) > 0 {
 		g := rep.Groups[0]
-		return findingsErrorf("retention found: %s of %s or more; the largest, %s, is held by %s",
-			english.Plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
+		more := "or more"
+		if rep.Together() {
+			more += " (one global's groups counted together)"
+		}
+		return findingsErrorf("retention found: %s of %s %s; the largest, %s, is held by %s",
+			english.Plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)), more,
 			bytesize.Format(int64(g.RetainedBytes)), g.Short())
 	}
 	return nil
