@@ -69,7 +69,7 @@
 # collector at GOGC=25, on a machine shared with another job (load 2.2 to
 # 3.3, so wall times and the default's ratio are inflated):
 #   dump   size    run                     wall    ratio  cpu    peak RSS / size
-#   2M     286MB   default                 1.10s   6.15   0.87s  113MiB  0.41
+#   2M     286MB   default                 (ratio 6.15; wall, cpu not kept)
 #   2M     286MB   --min-size 150B --top 3 0.98s   0.80   0.91s  113MiB  0.42
 #   2M     286MB   --min-size 4KiB --top 0 0.93s   0.80   0.87s  113MiB  0.41
 #   10M    1179MB  floor                   0.92s   -      0.78s  6MiB
@@ -78,7 +78,8 @@
 #   g100k  604MB   floor                   0.27s   -      0.25s  6MiB
 #   g100k  604MB   default                 3.82s   10.22  3.58s  256MiB  0.44
 #   g100k  604MB   --min-size 4KiB --top 0 3.79s   1.02   3.47s  271MiB  0.47
-# Peak RSS is within 0.45 but for g100k, which varies from 256 to 283 MiB
+# Run again with DUMPS=2M under load 9: floor 1.13s, default 3.66s (4.42),
+# cpu 1.2s, 113MiB (0.41). Peak RSS is within 0.45 but for g100k, which varies from 256 to 283 MiB
 # between identical runs with when the collector runs during the read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
