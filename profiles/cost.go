@@ -41,6 +41,16 @@ const (
 // accepted takes a few seconds to decode.
 const DecodeFactor = 4
 
+// DecodePerByte bounds decoding by the profile's own size as well: a
+// profile.proto may take at most half of the Loader's MaxBytes plus
+// DecodePerByte times its decompressed size (and never more than
+// DecodeFactor × MaxBytes). By the estimate, real profiles decode to 10
+// (goroutine) to 20 (heap) times their size; a crafted one of empty
+// samples, 2 bytes each, to 88 times. So memory stays within a bounded
+// multiple of the input, and a small profile of tiny records cannot take
+// a gigabyte and seconds to decode.
+const DecodePerByte = 32
+
 // LegacyDecodeFactor is DecodeFactor for the legacy text formats, whose
 // parser takes about 4µs per record: at the default size limit it lets
 // about 500,000 records through, a few seconds of parsing.
@@ -120,6 +130,10 @@ type LimitError struct {
 	// Factor is Max / MaxBytes for LimitDecoded, 1 for LimitSize, 0 for
 	// LimitLegacyLines.
 	Factor int64
+	// Input is, for a LimitDecoded error whose cap came from the profile's
+	// size (MaxBytes/2 + DecodePerByte × Input, under Factor × MaxBytes),
+	// that size: the profile's decompressed bytes. It is 0 otherwise.
+	Input int64
 	// MaxBytes is the Loader's MaxBytes, the setting that raises the cap.
 	MaxBytes int64
 }
@@ -128,6 +142,10 @@ func (e *LimitError) Error() string {
 	if e.Limit == LimitLegacyLines {
 		return fmt.Sprintf("this legacy text profile has more than %s of sample lines, which its parser reads too slowly: the limit is %s (1/%d of the profile size limit of %s, at least %s, and 1/%d of the input's size); write the profile as profile.proto (debug=0)",
 			bytesize.Format(e.Max), bytesize.Format(e.Max), legacyLinesPerLimit, bytesize.Format(e.MaxBytes), bytesize.Format(legacyLinesMin), legacyLinesPerInput)
+	}
+	if e.Limit == LimitDecoded && e.Input > 0 {
+		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × its %s, plus half the profile size limit of %s): it is made of records far smaller than a real profile's",
+			bytesize.Format(e.Max), DecodePerByte, bytesize.Format(e.Input), bytesize.Format(e.MaxBytes))
 	}
 	if e.Limit == LimitDecoded {
 		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s)",
@@ -140,12 +158,21 @@ func (e *LimitError) Error() string {
 }
 
 // checkDecodeCost refuses raw when decoding it would take more than
-// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text), or when
+// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text) or, for
+// profile.proto, more than maxBytes/2 + DecodePerByte × its size, or when
 // it is legacy text with more sample lines than legacyLinesLimit allows
 // for input bytes (raw's size before decompression).
 func checkDecodeCost(raw []byte, input, maxBytes int64) error {
 	factor := int64(DecodeFactor)
-	cost, ok := protoCost(raw, satMul(maxBytes, factor))
+	limit := satMul(maxBytes, factor)
+	var relative int64 // the decompressed size, when it sets the limit
+	if r := maxBytes/2 + satMul(int64(len(raw)), DecodePerByte); r < limit {
+		limit, relative = r, int64(len(raw))
+	}
+	cost, ok := protoCost(raw, limit)
+	if ok && cost > limit {
+		return &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative}
+	}
 	if !ok {
 		limit := legacyLinesLimit(input, maxBytes)
 		if n := legacyLines(raw, limit); n > limit {

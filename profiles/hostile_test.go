@@ -94,6 +94,29 @@ func TestHostileManySamples(t *testing.T) {
 	t.Logf("%v; %d MiB allocated", le, got>>20)
 }
 
+// Empty samples decode to 88 times their size: 6 MiB of them, under the
+// default limits' absolute cap (4 × 256 MiB), is refused by the cap that
+// follows the profile's size, half of MaxBytes plus DecodePerByte × its
+// size, before anything is decoded.
+func TestHostileDecodeRelative(t *testing.T) {
+	head, rec := emptySamples(t)
+	const mib = 6
+	name := writeGzip(t, head, rec, mib)
+	l := new(profiles.Loader)
+	var le *profiles.LimitError
+	got := allocated(func() { le = loadLimit(t, l, name, profiles.LimitDecoded) })
+	size := int64(mib<<20 + len(head))
+	if le.Input < mib<<20 || le.Input > size || le.Max != profiles.DefaultMaxBytes/2+profiles.DecodePerByte*le.Input || le.Size <= le.Max {
+		t.Errorf("%+v: want the cap of a %d-byte profile", le, size)
+	}
+	if le.Max >= profiles.DecodeFactor*profiles.DefaultMaxBytes || !strings.Contains(le.Error(), "32 × its 6.0 MiB") {
+		t.Errorf("error %q", le)
+	}
+	if limit := uint64(3 * size); got > limit {
+		t.Errorf("refusing %d MiB allocated %d KiB, over %d", mib, got>>10, limit>>10)
+	}
+}
+
 // TestHostileManySamplesFull is the case of issue 10: 50M samples in a
 // small gzip file, at the default limits.
 func TestHostileManySamplesFull(t *testing.T) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,5 +103,108 @@ func TestHostileDumpMemory(t *testing.T) {
 	}
 	if rss := int64(ru.Maxrss) << 10; rss > 256<<20 { // Maxrss is in KiB on Linux
 		t.Errorf("peak RSS %d bytes, want at most 256 MiB", rss)
+	}
+}
+
+// zeros is an endless stream of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// A dump on standard input is spooled to a temporary file: endless input
+// that is not a dump is refused from its first bytes, and an endless dump
+// at --max-dump-size, with the spool file removed either way.
+func TestStdinDumpBounded(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, tt := range []struct {
+		name  string
+		stdin io.Reader
+		args  []string
+		want  string
+	}{
+		{"zeros", zeros{}, nil, `standard input: not a Go heap dump: it starts with "\x00\x00`},
+		{"empty", strings.NewReader(""), nil, "standard input: empty, not a Go heap dump"},
+		{"gzip", strings.NewReader("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x00\x00\x00\x00\x00\x00"), nil, "(gzip data: decompress it first"},
+		{"endless dump", io.MultiReader(strings.NewReader("go1.7 heap dump\n"), zeros{}), []string{"--max-dump-size", "1MiB"},
+			"standard input: the dump is over --max-dump-size 1MiB"},
+	} {
+		done := make(chan struct{})
+		var code int
+		var stderr bytes.Buffer
+		go func() {
+			defer close(done)
+			code = execute(tt.stdin, &bytes.Buffer{}, &stderr, append([]string{"holders", "-"}, tt.args...))
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: still spooling after a minute", tt.name)
+		}
+		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%s: exit %d, %q; want exit 2 and %q", tt.name, code, stderr.String(), tt.want)
+		}
+		if names, _ := filepath.Glob(filepath.Join(tmp, "*")); len(names) > 0 {
+			t.Errorf("%s: left behind %q", tt.name, names)
+		}
+	}
+}
+
+// -o naming a named pipe that no process reads is refused at once: the
+// open would wait for a reader for ever. With a reader, the report goes
+// through.
+func TestOutputFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	e := dumptest.NewEncoder().U(6, 0, 8, 1<<40, 1<<40+1<<20).S([]byte("amd64")).S([]byte("go1.26.0")).U(2, 0)
+	dump := filepath.Join(dir, "empty.heapdump")
+	if err := os.WriteFile(dump, e.B, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (int, string) {
+		done := make(chan struct{})
+		var code int
+		var stderr bytes.Buffer
+		go func() {
+			defer close(done)
+			code = execute(strings.NewReader(""), &bytes.Buffer{}, &stderr, []string{"holders", dump, "-o", fifo, "--force"})
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("still opening the FIFO after a minute")
+		}
+		return code, stderr.String()
+	}
+	if code, stderr := run(); code != exitUsage || !strings.Contains(stderr, "-o "+fifo+": a named pipe (FIFO) that no process is reading") {
+		t.Errorf("no reader: exit %d, %q", code, stderr)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo) // waits for the writer
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- b
+	}()
+	// The reader's open must come first: retry until it has.
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		code, stderr := run()
+		if code == exitClean {
+			break
+		}
+		if !strings.Contains(stderr, "no process is reading") {
+			t.Fatalf("with a reader: exit %d, %q", code, stderr)
+		}
+		time.Sleep(wait)
+	}
+	if b := <-got; !bytes.Contains(b, []byte("heap dump "+dump)) {
+		t.Errorf("the reader got %q", b)
 	}
 }
