@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -396,4 +397,105 @@ func writeAt(path string, b []byte, off int64) error {
 	defer f.Close()
 	_, err = f.WriteAt(b, off)
 	return err
+}
+
+// contentCases keep the records of the real dump intact, so that its
+// executable still matches it, and overwrite words of object contents,
+// frames and segments with pointers chosen to mislead the analysis: into
+// other objects and their middles, into the executable's read-only data
+// (type descriptors and itabs are read from there), into its code
+// (closures are named from code pointers), and random words.
+func contentCases(a *assets) ([]Case, error) {
+	d := filepath.Join(a.dir, "contents")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return nil, err
+	}
+	base, err := os.ReadFile(a.dump)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := dumptest.Walk(base)
+	if err != nil {
+		return nil, err
+	}
+	f, err := elf.Open(a.exe)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ranges [][2]uint64
+	for _, name := range []string{".rodata", ".text", ".typelink", ".noptrdata", ".data", ".bss", ".gopclntab"} {
+		if s := f.Section(name); s != nil {
+			ranges = append(ranges, [2]uint64{s.Addr, s.Addr + s.Size})
+		}
+	}
+	// Where each kind of record keeps its contents: object 1, frame 3,
+	// data and bss 1 (the field index of the contents).
+	type region struct{ off, n int64 }
+	var objs, frames, segs []region
+	var addrs []uint64
+	for _, r := range recs {
+		switch r.Tag {
+		case tagObject:
+			c := r.Fields[1]
+			objs = append(objs, region{c.Off + int64(uvarintLen(uint64(len(c.S)))), int64(len(c.S))})
+			addrs = append(addrs, r.Fields[0].U)
+		case tagStackFrame:
+			c := r.Fields[3]
+			frames = append(frames, region{c.Off + int64(uvarintLen(uint64(len(c.S)))), int64(len(c.S))})
+		case tagData, tagBSS:
+			c := r.Fields[1]
+			segs = append(segs, region{c.Off + int64(uvarintLen(uint64(len(c.S)))), int64(len(c.S))})
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	word := func(kind int) uint64 {
+		switch kind {
+		case 0: // an object, or its middle
+			return addrs[rng.IntN(len(addrs))] + uint64(rng.IntN(4))*8
+		case 1: // the executable's sections
+			r := ranges[rng.IntN(len(ranges))]
+			return (r[0] + uint64(rng.Int64N(int64(r[1]-r[0])))) &^ 7
+		case 2: // the same object as the last one: cycles
+			return addrs[len(addrs)/2]
+		default:
+			return rng.Uint64()
+		}
+	}
+	var cases []Case
+	for i := range 48 {
+		b := bytes.Clone(base)
+		kind := i % 4
+		pool := [][]region{objs, frames, segs}[i/4%3]
+		for range 1 + rng.IntN(2000) {
+			r := pool[rng.IntN(len(pool))]
+			if r.n < 8 {
+				continue
+			}
+			o := r.off + 8*rng.Int64N(r.n/8)
+			binary.LittleEndian.PutUint64(b[o:], word(kind))
+		}
+		name := fmt.Sprintf("words-%s-%d", []string{"objects", "frames", "segments"}[i/4%3], i)
+		p, err := write(d, name+".heapdump", b)
+		if err != nil {
+			return nil, err
+		}
+		format := []string{"text", "json", "pprof"}[i%3]
+		out := "-"
+		if format == "pprof" {
+			out = p + ".pb.gz"
+		}
+		cases = append(cases, Case{Cat: "contents", Name: name, Args: []string{"holders", p, "--binary", a.exe, "--min-size", "1", "--top", "0", "--format", format, "-o", out, "--force"},
+			Want: []int{0, 1}, Kind: holdersKind, Input: size(p)})
+	}
+	return cases, nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }

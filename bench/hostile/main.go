@@ -115,6 +115,7 @@ func main() {
 		gen  func(*assets) ([]Case, error)
 	}{
 		{[]string{"dump"}, dumpCases},
+		{[]string{"contents"}, contentCases},
 		{[]string{"binary", "dwarf"}, binaryCases},
 		{[]string{"pprof"}, profileCases},
 		{[]string{"file"}, fileCases},
