@@ -134,6 +134,9 @@ type LimitError struct {
 	// size (MaxBytes/2 + DecodePerByte × Input, under Factor × MaxBytes),
 	// that size: the profile's decompressed bytes. It is 0 otherwise.
 	Input int64
+	// Earlier is, for LimitDecoded, the memory taken by the profiles the
+	// same Loader read before this one: they share the cap.
+	Earlier int64
 	// MaxBytes is the Loader's MaxBytes, the setting that raises the cap.
 	MaxBytes int64
 }
@@ -147,6 +150,10 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × its %s, plus half the profile size limit of %s): it is made of records far smaller than a real profile's",
 			bytesize.Format(e.Max), DecodePerByte, bytesize.Format(e.Input), bytesize.Format(e.MaxBytes))
 	}
+	if e.Limit == LimitDecoded && e.Earlier > 0 {
+		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s, less the %s that the profiles read before it take)",
+			bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes), bytesize.Format(e.Earlier))
+	}
 	if e.Limit == LimitDecoded {
 		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s)",
 			bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes))
@@ -158,33 +165,35 @@ func (e *LimitError) Error() string {
 }
 
 // checkDecodeCost refuses raw when decoding it would take more than
-// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text) or, for
-// profile.proto, more than maxBytes/2 + DecodePerByte × its size, or when
-// it is legacy text with more sample lines than legacyLinesLimit allows
-// for input bytes (raw's size before decompression).
-func checkDecodeCost(raw []byte, input, maxBytes int64) error {
+// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text), less
+// earlier (what the profiles read before it by the same Loader take), or,
+// for profile.proto, more than maxBytes/2 + DecodePerByte × its size, or
+// when it is legacy text with more sample lines than legacyLinesLimit
+// allows for input bytes (raw's size before decompression). It returns the
+// memory decoding will take.
+func checkDecodeCost(raw []byte, input, maxBytes, earlier int64) (int64, error) {
 	factor := int64(DecodeFactor)
-	limit := satMul(maxBytes, factor)
+	limit := max(satMul(maxBytes, factor)-earlier, 0)
 	var relative int64 // the decompressed size, when it sets the limit
 	if r := maxBytes/2 + satMul(int64(len(raw)), DecodePerByte); r < limit {
 		limit, relative = r, int64(len(raw))
 	}
 	cost, ok := protoCost(raw, limit)
 	if ok && cost > limit {
-		return &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative}
+		return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
 	}
 	if !ok {
 		limit := legacyLinesLimit(input, maxBytes)
 		if n := legacyLines(raw, limit); n > limit {
-			return &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
+			return 0, &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
 		}
 		factor = LegacyDecodeFactor
-		cost = legacyCost(raw, satMul(maxBytes, factor))
+		limit = max(satMul(maxBytes, factor)-earlier, 0)
+		if cost = legacyCost(raw, limit); cost > limit {
+			return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Earlier: earlier}
+		}
 	}
-	if limit := satMul(maxBytes, factor); cost > limit {
-		return &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes}
-	}
-	return nil
+	return cost, nil
 }
 
 func satMul(a, b int64) int64 {

@@ -117,6 +117,30 @@ func TestHostileDecodeRelative(t *testing.T) {
 	}
 }
 
+// The profiles one Loader reads share the decoding cap: a profile that
+// fits alone is refused after another that took most of it, so that many
+// profiles given at once cannot take many times the memory of one.
+func TestHostileSharedDecodeCap(t *testing.T) {
+	head, _ := emptySamples(t)
+	// A sample of 20 locations and 4 values: 30 bytes, decoded 880.
+	inner := append([]byte{0x0a, 20}, bytes.Repeat([]byte{1}, 20)...)
+	inner = append(inner, 0x12, 4, 1, 1, 1, 1)
+	rec := append([]byte{0x12, byte(len(inner))}, inner...)
+	name := writeGzip(t, head, rec, 1)
+	l := &profiles.Loader{MaxBytes: 8 << 20}
+	if _, err := l.Load(context.Background(), name); err != nil {
+		t.Fatalf("first load: %v", err)
+	}
+	le := loadLimit(t, l, name, profiles.LimitDecoded)
+	if le.Earlier < 16<<20 || le.Max != profiles.DecodeFactor*l.MaxBytes-le.Earlier || !strings.Contains(le.Error(), "that the profiles read before it take") {
+		t.Errorf("second load: %+v, %q", le, le)
+	}
+	// A Loader of its own reads it.
+	if _, err := (&profiles.Loader{MaxBytes: 8 << 20}).Load(context.Background(), name); err != nil {
+		t.Errorf("a new Loader: %v", err)
+	}
+}
+
 // TestHostileManySamplesFull is the case of issue 10: 50M samples in a
 // small gzip file, at the default limits.
 func TestHostileManySamplesFull(t *testing.T) {

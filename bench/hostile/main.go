@@ -8,7 +8,7 @@
 //   - no "panic:", "fatal error:" or goroutine trace on stderr;
 //   - peak RSS at most 256 MiB + 1.5 x the dump's size (holders) or
 //     256 MiB + 4 x --max-profile-size + the capped decompressed size
-//     (analyze: decoding may take 4 times the cap, --max-profile-size's
+//     (analyze: decoding the profiles may take 4 times the cap in all,
 //     help says);
 //   - wall time at most 2 s + 10 s per GB of input;
 //   - no control characters, invalid UTF-8 or bidi controls in stdout or
