@@ -18,6 +18,8 @@ type assets struct {
 	dir string
 	// Executables of bench/hostile/prog.
 	exe, exeB, stripped, pie, cgo, arm64, i386, darwin, windows, rawDWARF string
+	// arches are builds for big-endian and other 32- and 64-bit targets.
+	arches []string
 	// Dumps: dump is written by exe, dumpB by exeB, longList by exe with a
 	// 1M-node list and a chain of 64 KiB objects.
 	dump, dumpB, longList string
@@ -59,6 +61,21 @@ func prepare(d string) (*assets, error) {
 		{&a.windows, "prog-windows.exe", src, []string{"GOOS=windows"}, nil},
 		{&a.cgo, "prog-cgo", cgoSrc, []string{"CGO_ENABLED=1"}, nil},
 	}
+	arches := []string{"mips", "ppc64", "s390x", "riscv64", "loong64", "wasm"}
+	a.arches = make([]string, len(arches))
+	for i, arch := range arches {
+		goos := "linux"
+		if arch == "wasm" {
+			goos = "js"
+		}
+		builds = append(builds, struct {
+			dst   *string
+			name  string
+			src   string
+			env   []string
+			flags []string
+		}{&a.arches[i], "prog-" + arch, src, []string{"GOARCH=" + arch, "GOOS=" + goos}, nil})
+	}
 	for _, b := range builds {
 		*b.dst = filepath.Join(d, b.name)
 		if _, err := os.Stat(*b.dst); err == nil {
@@ -95,6 +112,7 @@ func prepare(d string) (*assets, error) {
 			return nil, fmt.Errorf("%s: %v\n%s", x.exe, err, out)
 		}
 	}
+	a.bombBytes()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -42,8 +43,18 @@ func binaryCases(a *assets) ([]Case, error) {
 	add("pie", a.pie, nil)
 	add("cgo", a.cgo, nil)
 	add("other-build", a.exeB, nil)
-	cases = append(cases, Case{Cat: "binary", Name: "other-build-dump", Args: []string{"holders", a.dumpB, "--binary", a.exe}, Kind: holdersKind, Input: size(a.dumpB), Mention: "--binary"})
+	cases = append(cases, Case{Cat: "binary", Name: "other-build-dump", Args: []string{"holders", a.dumpB, "--binary", a.exe}, Kind: holdersKind, Input: size(a.dumpB), Mention: a.exe})
 	add("self", a.exe, []int{0, 1})
+	for _, x := range a.arches {
+		add(filepath.Base(x), x, nil)
+	}
+	if goTool, err := exec.LookPath("go"); err == nil {
+		add("go-tool", goTool, nil)
+	}
+	if self, err := os.Executable(); err == nil {
+		add("hostile-itself", self, nil)
+	}
+	add("ctxleak-itself", *ctxleak, nil)
 	cases = append(cases,
 		Case{Cat: "binary", Name: "pie-self", Args: []string{"holders", a.pieDump, "--binary", a.pie}, Want: any, Kind: holdersKind, Input: size(a.pieDump)},
 		Case{Cat: "binary", Name: "stripped-self", Args: []string{"holders", a.strippedDump, "--binary", a.stripped}, Want: any, Kind: holdersKind, Input: size(a.strippedDump)},

@@ -67,10 +67,10 @@ func fileCases(a *assets) ([]Case, error) {
 	// URLs for the dump.
 	for _, u := range []string{"endless", "redirect", "evil", "bomb", "dump", "nothing"} {
 		cases = append(cases, Case{Cat: "file", Name: "holders-url-" + u, Args: []string{"holders", a.url + "/" + u, "--binary", a.exe, "--max-dump-size", "64MiB", "--http-timeout", "5s"},
-			Want: any, Kind: holdersKind, Input: 64 << 20})
+			Want: any, Kind: holdersKind, Input: 64 << 20, Wait: 5})
 	}
 	cases = append(cases, Case{Cat: "file", Name: "holders-url-endless-default", Args: []string{"holders", a.url + "/endless", "--http-timeout", "3s"},
-		Want: any, Kind: holdersKind, Input: 0})
+		Want: any, Kind: holdersKind, Input: 0, Wait: 3})
 	return cases, nil
 }
 

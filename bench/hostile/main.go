@@ -9,7 +9,7 @@
 //   - peak RSS at most 256 MiB + 1.5 x the dump's size (holders) or
 //     256 MiB + 4 x --max-profile-size + the capped decompressed size
 //     (analyze: decoding the profiles may take 4 times the cap in all,
-//     help says);
+//     --max-profile-size's help says);
 //   - wall time at most 2 s + 10 s per GB of input;
 //   - no control characters, invalid UTF-8 or bidi controls in stdout or
 //     stderr (newlines and tabs apart), and no GitHub workflow command
@@ -69,6 +69,10 @@ type Case struct {
 	Mention string
 	// Forbid, when set, must not appear in stdout or stderr.
 	Forbid string
+	// Wait is added to the time limit: a timeout the case sets.
+	Wait float64
+	// Cap is analyze's --max-profile-size in the case (0: the default).
+	Cap int64
 }
 
 // Result is what running a case gave.
@@ -191,7 +195,7 @@ func fatal(err error) {
 // targets.
 func runCase(c Case) Result {
 	r := Result{Case: c}
-	r.Limit = (2 + 10*float64(c.Input)/float64(gb)) * *slack
+	r.Limit = (2+10*float64(c.Input)/float64(gb))**slack + c.Wait
 	switch c.Kind {
 	case holdersKind:
 		r.RSSLimit = 256*mib + c.Input*3/2
@@ -200,7 +204,11 @@ func runCase(c Case) Result {
 		if dec == 0 {
 			dec = c.Input
 		}
-		r.RSSLimit = 256*mib + 4*profileCap + min(dec, profileCap)
+		limit := c.Cap
+		if limit == 0 {
+			limit = profileCap
+		}
+		r.RSSLimit = 256*mib + 4*limit + min(dec, limit)
 	default:
 		r.RSSLimit = 256 * mib
 	}

@@ -126,7 +126,10 @@ func profileCases(a *assets) ([]Case, error) {
 	}
 	add("bomb-1g.gz", nil, size(bombPath), 1<<30, bombPath)
 	add("bomb-1g-base", nil, size(bombPath), 1<<30, realPath, "--base", bombPath)
-	add("bomb-1g-maxsize-2g", nil, size(bombPath), 1<<30, bombPath, "--max-profile-size", "2047MiB")
+	// With the cap raised, the bomb is read: time and memory follow the
+	// decompressed size.
+	cases = append(cases, Case{Cat: "pprof", Name: "bomb-1g-maxsize-2g", Args: []string{"analyze", bombPath, "--max-profile-size", "2047MiB"},
+		Kind: analyzeKind, Input: 1 << 30, Decompressed: 1 << 30, Cap: 2047 << 20})
 	var members []byte
 	for range 200_000 {
 		members = append(members, gz(nil)...)
@@ -176,7 +179,10 @@ func profileCases(a *assets) ([]Case, error) {
 		}
 		p.msg(pLocation, loc)
 		p.msg(pSample, sample([]uint64{1}, 1, 1, 1, 1))
-		gzfile("location-5m-lines", p.b, any)
+		lines := gzfile("location-5m-lines", p.b, any)
+		// Many profiles at once share the decoding cap.
+		cases = append(cases, Case{Cat: "pprof", Name: "location-5m-lines-x6", Args: []string{"analyze", lines, lines, lines, lines, lines, lines},
+			Want: any, Kind: analyzeKind, Input: 6 * size(lines), Decompressed: 6 * int64(len(p.b))})
 		p = heapHeader()
 		p.msg(pSample, sample([]uint64{7, 1 << 62, math.MaxUint64}, 1, 1, 1, 1))
 		p.msg(pLocation, (&pb{}).u(1, 9).msg(4, (&pb{}).u(1, 1<<40).u(2, 1)))
@@ -354,7 +360,7 @@ func profileCases(a *assets) ([]Case, error) {
 			Want: any, Kind: analyzeKind, Decompressed: capBytes})
 	}
 	cases = append(cases, Case{Cat: "pprof", Name: "url-slow", Args: []string{"analyze", a.url + "/slow", "--http-timeout", "1s"},
-		Want: any, Kind: analyzeKind, Decompressed: capBytes})
+		Want: any, Kind: analyzeKind, Decompressed: capBytes, Wait: 1})
 	return cases, firstErr
 }
 

@@ -208,3 +208,29 @@ func TestOutputFIFO(t *testing.T) {
 		t.Errorf("the reader got %q", b)
 	}
 }
+
+// cost --base refuses a file larger than any cost report before decoding
+// it (a 1 GiB sparse file here), and JSON nested past the decoder's depth.
+func TestCostBaseBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, []byte(`{"schema": "`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 1<<30); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	deep := filepath.Join(dir, "deep.json")
+	if err := os.WriteFile(deep, bytes.Repeat([]byte("["), 100_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		big:  "--base " + big + ": 1.0 GiB, over the 16.0 MiB a cost report can be",
+		deep: "--base " + deep + ": not a cost report",
+	} {
+		code, _, stderr := ctxleak(t, "cost", "--base", path)
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("cost --base %s: exit %d, %q; want %q", path, code, stderr, want)
+		}
+	}
+}
