@@ -157,6 +157,19 @@ func binaryCases(a *assets) ([]Case, error) {
 		}
 		return b
 	})
+	// The executable followed by an 8 GiB hole, and with its section
+	// headers moved into the hole.
+	for i, name := range []string{"sparse-8g-tail", "shoff-in-hole"} {
+		b := bytes.Clone(exe)
+		if i == 1 {
+			put64(b, 0x28, 4<<30)
+		}
+		p, err := sparse(filepath.Join(d, name), b, int64(len(b))+8<<30, nil)
+		if err != nil {
+			return nil, err
+		}
+		add(name, p, any, "--min-size", "1")
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, sec := range []string{".gopclntab", ".symtab", ".typelink", ".rodata", ".noptrdata", ".go.buildinfo", ".debug_info", ".debug_abbrev", ".debug_loclists", ".note.go.buildid"} {
 		s := f.Section(sec)

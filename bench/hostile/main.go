@@ -128,7 +128,7 @@ func main() {
 		// Generating takes time: skip the generators of no selected case.
 		wanted := re == nil
 		for _, c := range g.cats {
-			wanted = wanted || re.MatchString(c+"/") || re.MatchString(c+"/x")
+			wanted = wanted || re.MatchString(c+"/") || re.MatchString(c+"/x") || strings.Contains(*runRE, c)
 		}
 		if !wanted {
 			continue

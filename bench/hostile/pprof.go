@@ -101,7 +101,8 @@ func profileCases(a *assets) ([]Case, error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
-		add(name+".gz", want, int64(len(z)), int64(len(b)), append([]string{p}, extra...)...)
+		// The time limit follows the decompressed size.
+		add(name+".gz", want, int64(len(b)), int64(len(b)), append([]string{p}, extra...)...)
 		return p
 	}
 	// A real heap profile of this process.
@@ -180,9 +181,17 @@ func profileCases(a *assets) ([]Case, error) {
 		p.msg(pLocation, loc)
 		p.msg(pSample, sample([]uint64{1}, 1, 1, 1, 1))
 		lines := gzfile("location-5m-lines", p.b, any)
+		for range 11_000_000 {
+			loc.msg(4, (&pb{}).u(1, 1).u(2, 1))
+		}
+		p = heapHeader("main.f", "f.go")
+		p.msg(pFunction, (&pb{}).u(1, 1).u(2, 8).u(4, 9))
+		p.msg(pLocation, loc)
+		p.msg(pSample, sample([]uint64{1}, 1, 1, 1, 1))
+		gzfile("location-16m-lines", p.b, any)
 		// Many profiles at once share the decoding cap.
 		cases = append(cases, Case{Cat: "pprof", Name: "location-5m-lines-x6", Args: []string{"analyze", lines, lines, lines, lines, lines, lines},
-			Want: any, Kind: analyzeKind, Input: 6 * size(lines), Decompressed: 6 * int64(len(p.b))})
+			Want: any, Kind: analyzeKind, Input: 6 * int64(len(p.b)), Decompressed: 6 * int64(len(p.b))})
 		p = heapHeader()
 		p.msg(pSample, sample([]uint64{7, 1 << 62, math.MaxUint64}, 1, 1, 1, 1))
 		p.msg(pLocation, (&pb{}).u(1, 9).msg(4, (&pb{}).u(1, 1<<40).u(2, 1)))
