@@ -222,6 +222,19 @@ func dumpCases(a *assets) ([]Case, error) {
 		e.U(tagEOF)
 		file("many-"+k.name, e.B, any, "--min-size", "1")
 	}
+	// Memory profile buckets of the runtime's full depth, 1024 frames.
+	{
+		e := params()
+		for i := range uint64(20_000) {
+			e.U(tagMemProf, 0x1000+i*8, 16, 1024)
+			for range 1024 {
+				e.S([]byte("f")).S([]byte("x.go")).U(1)
+			}
+			e.U(1, 0)
+		}
+		e.U(tagEOF)
+		file("buckets-deep", e.B, any)
+	}
 	// Defer and panic links that form cycles, and a goroutine whose
 	// first defer is the cycle.
 	{

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // Inputs that are named pipes are refused with exit 2 before anything
@@ -231,6 +232,46 @@ func TestCostBaseBounded(t *testing.T) {
 		code, _, stderr := ctxleak(t, "cost", "--base", path)
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("cost --base %s: exit %d, %q; want %q", path, code, stderr, want)
+		}
+	}
+}
+
+// Text from a dump reaches no output raw: its Go version and GOARCH
+// strings, function names and root descriptions hold escape sequences, a
+// forged GitHub workflow command on a line of its own, a bidi override and
+// invalid UTF-8. An object held by a frame and another root lists both in
+// held_by.
+func TestHostileDumpText(t *testing.T) {
+	evil := []byte("main.\x1b[31mred\r\n::error::forged\u202eevil\xff")
+	const arena = 1 << 40
+	e := dumptest.NewEncoder().U(6, 0, 8, arena, arena+1<<30).S(evil).S(evil).U(2)
+	e.U(1, arena).S(make([]byte, 1<<20)).Fields(nil)                                               // an object of 1 MiB
+	e.U(4, 0xc000001000, 0xc000100000, 1, 0x401000, 4, 0, 0, 0).S(evil).U(0, 0, 0, 0)              // goroutine 1
+	slot := []byte{0, 0, 0, 0, 0, 1, 0, 0}                                                         // the object's address
+	e.U(5, 0xc000100000, 0, 0).S(slot).U(0x401000, 0x401010, 0x401010).S(evil).Fields([]uint64{0}) // its frame
+	e.U(2).S(evil).U(arena)                                                                        // another root
+	e.U(0)
+	dump := filepath.Join(t.TempDir(), "evil.heapdump")
+	if err := os.WriteFile(dump, e.B, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json"} {
+		code, stdout, stderr := ctxleak(t, "holders", dump, "--min-size", "1", "--format", format)
+		if code != exitFindings {
+			t.Fatalf("--format %s: exit %d, %q", format, code, stderr)
+		}
+		if !strings.Contains(stdout, "forged") {
+			t.Errorf("--format %s: the names are missing:\n%s", format, stdout)
+		}
+		for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
+			if !textsafe.IsSafe(strings.NewReplacer("\n", "", "\t", "").Replace(out)) {
+				t.Errorf("--format %s: %s holds unescaped text: %q", format, name, out)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "::") {
+					t.Errorf("--format %s: %s has a line of the dump's text: %q", format, name, line)
+				}
+			}
 		}
 	}
 }
