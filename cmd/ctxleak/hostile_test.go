@@ -4,10 +4,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/binary"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -273,5 +276,50 @@ func TestHostileDumpText(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// holders given a pprof profile says so, but the hint costs little: a
+// 30 KB gzip file holding a location of 1M lines (6 MB, 200 MB to decode)
+// gets no hint rather than a decoding.
+func TestDumpHintBounded(t *testing.T) {
+	var loc []byte
+	loc = append(loc, 0x08, 1) // id 1
+	for range 1_000_000 {
+		loc = append(loc, 0x22, 4, 0x08, 1, 0x10, 1) // line: function 1, line 1
+	}
+	field := func(b []byte, num int, body []byte) []byte {
+		b = append(b, byte(num<<3|2))
+		b = binary.AppendUvarint(b, uint64(len(body)))
+		return append(b, body...)
+	}
+	var p []byte
+	p = field(p, 1, []byte{0x08, 1, 0x10, 2})
+	for _, s := range []string{"", "inuse_space", "bytes"} {
+		p = field(p, 6, []byte(s))
+	}
+	p = field(p, 5, []byte{0x08, 1, 0x10, 1})
+	p = field(p, 4, loc)
+	p = field(p, 2, []byte{0x0a, 1, 1, 0x12, 1, 1})
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(p)
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "lines.pb.gz")
+	if err := os.WriteFile(path, gz.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var stderr bytes.Buffer
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code = execute(strings.NewReader(""), &bytes.Buffer{}, &stderr, []string{"holders", path})
+	runtime.ReadMemStats(&after)
+	if code != exitUsage || !strings.Contains(stderr.String(), "not a Go heap dump") {
+		t.Errorf("exit %d, %q", code, stderr.String())
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("holders on a %d KB profile allocated %d MiB", gz.Len()>>10, alloc>>20)
 	}
 }

@@ -206,9 +206,11 @@ func profileHint(head []byte) string {
 	return ""
 }
 
-// maxHintBytes bounds the size of a file dumpHint parses as a profile:
-// the hint must not cost more than the error it explains.
-const maxHintBytes = 64 << 20
+// maxHintBytes bounds a file dumpHint parses as a profile, and what the
+// file decompresses to: the hint must not cost more than the error it
+// explains (a 100 KB gzip file can hold a profile that takes seconds and
+// hundreds of MB to decode).
+const maxHintBytes = 4 << 20
 
 // dumpHint is added to the error for a file holders cannot read as a heap
 // dump when the file is a pprof profile. A file that starts as a heap dump
@@ -227,8 +229,12 @@ func dumpHint(path string) string {
 	if string(head[:n]) == heapDumpHeader || fi.Size() > maxHintBytes {
 		return ""
 	}
-	// The Loader bounds the bytes read and the memory of decoding them.
-	if _, err := new(profiles.Loader).Load(context.Background(), path); err == nil {
+	// The Loader bounds the bytes read and the memory of decoding them. A
+	// profile too costly to decode under that bound has passed the checks
+	// of its shape: it is one too.
+	_, err = (&profiles.Loader{MaxBytes: maxHintBytes}).Load(context.Background(), path)
+	var le *profiles.LimitError
+	if err == nil || errors.As(err, &le) && le.Limit != profiles.LimitSize {
 		return "; this is a pprof profile: use ctxleak analyze"
 	}
 	return ""
