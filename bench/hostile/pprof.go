@@ -355,6 +355,11 @@ func profileCases(a *assets) ([]Case, error) {
 		t.WriteString("goroutine 1 [running]:\nmain.main()\n\t/x.go:1 +0x1\n")
 		file("goroutine-debug2", t.Bytes(), any)
 	}
+	// holders given profiles: it names them profiles, at little cost.
+	for _, name := range []string{"real-heap", "bomb-1g.gz", "label-bomb-1m.gz", "location-16m-lines.gz", "samples-20m.gz", "strings-5m.gz", "legacy-heap-5m.gz"} {
+		p := filepath.Join(d, name)
+		cases = append(cases, Case{Cat: "pprof", Name: "holders-" + name, Args: []string{"holders", p}, Kind: holdersKind, Input: size(p)})
+	}
 	// Devices and standard input.
 	for _, dev := range []string{"/dev/zero", "/dev/urandom", "/dev/null"} {
 		add("dev"+strings.ReplaceAll(dev, "/", "-"), any, 0, 0, dev)
