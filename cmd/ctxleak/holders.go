@@ -84,8 +84,9 @@ A dump holds every byte of the process, secrets included: keep it 0600 and
 delete it when done. ctxleak never prints object contents.
 
 DUMP "-" reads the dump from standard input (spooled to a temporary file,
-mode 0600, removed on exit); -o - writes to standard output. -o never
-replaces an existing file unless --force is given.
+mode 0600, at most --max-dump-size, removed on exit); -o - writes to
+standard output. -o never replaces an existing file unless --force is
+given.
 
 Exit status, whatever the format: 0 when nothing of --min-size or more is
 retained (after --focus), 1 when something is, 2 for bad flags or an
