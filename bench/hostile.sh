@@ -42,9 +42,10 @@ cd "$(dirname "$0")/.."
 
 out=${OUT:-bench/out}
 mkdir -p "$out/hostile"
+out=$(cd "$out" && pwd)
 go build -o "$out/ctxleak" ./cmd/ctxleak
 go build -o "$out/hostile-campaign" ./bench/hostile
-args=(-ctxleak "$PWD/$out/ctxleak" -dir "$PWD/$out/hostile" -slack "${SLACK:-1}")
+args=(-ctxleak "$out/ctxleak" -dir "$out/hostile" -slack "${SLACK:-1}")
 if [ -n "${RUN:-}" ]; then
 	args+=(-run "$RUN")
 fi
