@@ -127,11 +127,11 @@ func TestStdinDumpBounded(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"zeros", zeros{}, nil, `standard input: not a Go heap dump: it starts with "\x00\x00`},
-		{"empty", strings.NewReader(""), nil, "standard input: empty, not a Go heap dump"},
+		{"zeros", zeros{}, nil, `-: not a Go heap dump: it starts with "\x00\x00`},
+		{"empty", strings.NewReader(""), nil, "-: empty, not a Go heap dump"},
 		{"gzip", strings.NewReader("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x00\x00\x00\x00\x00\x00"), nil, "(gzip data: decompress it first"},
 		{"endless dump", io.MultiReader(strings.NewReader("go1.7 heap dump\n"), zeros{}), []string{"--max-dump-size", "1MiB"},
-			"standard input: the dump is over --max-dump-size 1MiB"},
+			"-: the dump is over --max-dump-size 1MiB"},
 	} {
 		done := make(chan struct{})
 		var code int

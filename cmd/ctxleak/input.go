@@ -83,7 +83,7 @@ func (a *app) spoolStdin(ctx context.Context, limit int64) (path string, remove 
 		case ctx.Err() != nil:
 			return "", func() {}, err
 		case errors.As(err, &de):
-			return "", func() {}, usageErrorf("standard input: %v", err)
+			return "", func() {}, usageErrorf("-: %v", err)
 		}
 		return "", func() {}, usageErrorf("spooling standard input to %s: %v", f.Name(), err)
 	}
