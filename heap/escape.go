@@ -19,6 +19,7 @@ func (g *Group) Escaped() *Group {
 	c := *g
 	c.Root = c.Root.escaped()
 	c.OtherRoots = mapSlice(g.OtherRoots, Holder.escaped)
+	c.HeldBy = mapSlice(g.HeldBy, textsafe.Escape)
 	c.Path = mapSlice(g.Path, Step.escaped)
 	c.Inside = mapSlice(g.Inside, Step.escaped)
 	c.MadeOf = mapSlice(g.MadeOf, Part.escaped)

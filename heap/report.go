@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // Report is the holder report of a heap dump. Its JSON document is
@@ -55,8 +56,8 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	opt.apply(opts)
 	a.maxSteps = opt.maxSteps
 	rep := &Report{
-		Dump:        a.g.Name(),
-		GoVersion:   a.d.Params.GoVersion,
+		Dump:        textsafe.Escape(a.g.Name()),
+		GoVersion:   textsafe.Escape(a.d.Params.GoVersion),
 		LiveBytes:   a.stats.LiveBytes,
 		LiveObjects: a.stats.LiveObjects,
 		DeadBytes:   a.stats.DeadBytes,
@@ -66,7 +67,7 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 		Unknown:     a.Unknown,
 	}
 	if a.Binary != nil {
-		rep.Binary = a.Binary.Path()
+		rep.Binary = textsafe.Escape(a.Binary.Path())
 	}
 	rep.SharedBytes, rep.SharedObjects = a.sharedTotals()
 	pend, err := a.groupHoldings(opt, a.describe)

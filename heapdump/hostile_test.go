@@ -9,7 +9,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
@@ -355,4 +357,36 @@ func TestHostileObjectRun(t *testing.T) {
 		t.Errorf("allocated %d bytes, want at most %d", n, max)
 	}
 	t.Logf("%d-byte dump, budget %d, estimate %d: refused at offset %d, allocated %d bytes", size, limit, total(nodeBytes, edgeBytes), fe.Offset, n)
+}
+
+// Memory profile buckets at the runtime's full depth, 1024 frames of 3
+// bytes each: the positions take 13 times the file, which the budget
+// counts, and reading allocates them once, with no garbage of growing
+// stacks (which took the process past its memory target).
+func TestHostileDeepBuckets(t *testing.T) {
+	const buckets, depth = 2000, 1024
+	e := params64(1 << 20)
+	for i := range uint64(buckets) {
+		e.U(tagMemProf, 0x1000+i*8, 16, depth)
+		for range depth {
+			e.S([]byte("f")).S([]byte("x.go")).U(1)
+		}
+		e.U(1, 0)
+	}
+	e.U(tagEOF)
+	path := filepath.Join(t.TempDir(), "buckets.heapdump")
+	if err := os.WriteFile(path, e.B, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err, got := loadAlloc(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(g.Dump().Buckets); n != buckets {
+		t.Fatalf("%d buckets", n)
+	}
+	positions := uint64(buckets * depth * unsafe.Sizeof(binsym.Position{}))
+	if limit := positions*5/4 + readerAlloc; got > limit {
+		t.Errorf("reading %d positions (%d MiB) allocated %d MiB, over %d", buckets*depth, positions>>20, got>>20, limit>>20)
+	}
 }

@@ -1102,7 +1102,10 @@ func (p *parser) memProf() error {
 	if err := p.keep(int64(unsafe.Sizeof(b))+mapEntryCost+int64(nstk)*int64(unsafe.Sizeof(binsym.Position{})), p.recOff); err != nil {
 		return err
 	}
-	// The stack grows as its frames are read, not from the depth.
+	// The depth is checked against the bytes left, the runtime's bound and
+	// the budget: allocating the stack from it takes at most 40 KiB, and
+	// leaves no garbage of growing slices.
+	b.Stack = make([]binsym.Position, 0, nstk)
 	for range nstk {
 		var pos binsym.Position
 		fn, err := r.bytes("function name")

@@ -17,9 +17,9 @@ const (
 	costSample   = 176 // Sample struct, its pointer, slice growth, analysis
 	costID       = 32  // one location ID: locationIDX, Location and growth
 	costValue    = 16  // one value and slice growth
-	costLabel    = 160 // a label, and its map entry once decoded
+	costLabel    = 512 // a label: labelX, its map entry, the key's slice, and the escaping's copy (550 B allocated, 1M labels measured)
 	costLocation = 224 // Location struct, pointer, ID map, analysis
-	costLine     = 64  // one Line of a location
+	costLine     = 192 // one Line of a location: the decoded message and the Line (204 B allocated, 1M lines measured)
 	costFunction = 192 // Function struct, pointer, ID map, analysis
 	costMapping  = 256
 	costString   = 48 // string header, slice growth, plus its bytes
@@ -40,6 +40,16 @@ const (
 // 100 MiB decoded are read (real ones are a few MiB), and the largest
 // accepted takes a few seconds to decode.
 const DecodeFactor = 4
+
+// DecodePerByte bounds decoding by the profile's own size as well: a
+// profile.proto may take at most half of the Loader's MaxBytes plus
+// DecodePerByte times its decompressed size (and never more than
+// DecodeFactor × MaxBytes). By the estimate, real profiles decode to 10
+// (goroutine) to 20 (heap) times their size; a crafted one of empty
+// samples, 2 bytes each, to 88 times. So memory stays within a bounded
+// multiple of the input, and a small profile of tiny records cannot take
+// a gigabyte and seconds to decode.
+const DecodePerByte = 32
 
 // LegacyDecodeFactor is DecodeFactor for the legacy text formats, whose
 // parser takes about 4µs per record: at the default size limit it lets
@@ -120,6 +130,13 @@ type LimitError struct {
 	// Factor is Max / MaxBytes for LimitDecoded, 1 for LimitSize, 0 for
 	// LimitLegacyLines.
 	Factor int64
+	// Input is, for a LimitDecoded error whose cap came from the profile's
+	// size (MaxBytes/2 + DecodePerByte × Input, under Factor × MaxBytes),
+	// that size: the profile's decompressed bytes. It is 0 otherwise.
+	Input int64
+	// Earlier is, for LimitDecoded, the memory taken by the profiles the
+	// same Loader read before this one: they share the cap.
+	Earlier int64
 	// MaxBytes is the Loader's MaxBytes, the setting that raises the cap.
 	MaxBytes int64
 }
@@ -128,6 +145,14 @@ func (e *LimitError) Error() string {
 	if e.Limit == LimitLegacyLines {
 		return fmt.Sprintf("this legacy text profile has more than %s of sample lines, which its parser reads too slowly: the limit is %s (1/%d of the profile size limit of %s, at least %s, and 1/%d of the input's size); write the profile as profile.proto (debug=0)",
 			bytesize.Format(e.Max), bytesize.Format(e.Max), legacyLinesPerLimit, bytesize.Format(e.MaxBytes), bytesize.Format(legacyLinesMin), legacyLinesPerInput)
+	}
+	if e.Limit == LimitDecoded && e.Input > 0 {
+		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × its %s, plus half the profile size limit of %s): it is made of records far smaller than a real profile's",
+			bytesize.Format(e.Max), DecodePerByte, bytesize.Format(e.Input), bytesize.Format(e.MaxBytes))
+	}
+	if e.Limit == LimitDecoded && e.Earlier > 0 {
+		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s, less the %s that the profiles read before it take)",
+			bytesize.Format(e.Max), e.Factor, bytesize.Format(e.MaxBytes), bytesize.Format(e.Earlier))
 	}
 	if e.Limit == LimitDecoded {
 		return fmt.Sprintf("decoding this profile would take more than %s of memory (%d × the profile size limit of %s)",
@@ -140,24 +165,35 @@ func (e *LimitError) Error() string {
 }
 
 // checkDecodeCost refuses raw when decoding it would take more than
-// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text), or when
-// it is legacy text with more sample lines than legacyLinesLimit allows
-// for input bytes (raw's size before decompression).
-func checkDecodeCost(raw []byte, input, maxBytes int64) error {
+// DecodeFactor × maxBytes of memory (LegacyDecodeFactor for text), less
+// earlier (what the profiles read before it by the same Loader take), or,
+// for profile.proto, more than maxBytes/2 + DecodePerByte × its size, or
+// when it is legacy text with more sample lines than legacyLinesLimit
+// allows for input bytes (raw's size before decompression). It returns the
+// memory decoding will take.
+func checkDecodeCost(raw []byte, input, maxBytes, earlier int64) (int64, error) {
 	factor := int64(DecodeFactor)
-	cost, ok := protoCost(raw, satMul(maxBytes, factor))
+	limit := max(satMul(maxBytes, factor)-earlier, 0)
+	var relative int64 // the decompressed size, when it sets the limit
+	if r := maxBytes/2 + satMul(int64(len(raw)), DecodePerByte); r < limit {
+		limit, relative = r, int64(len(raw))
+	}
+	cost, ok := protoCost(raw, limit)
+	if ok && cost > limit {
+		return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
+	}
 	if !ok {
 		limit := legacyLinesLimit(input, maxBytes)
 		if n := legacyLines(raw, limit); n > limit {
-			return &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
+			return 0, &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
 		}
 		factor = LegacyDecodeFactor
-		cost = legacyCost(raw, satMul(maxBytes, factor))
+		limit = max(satMul(maxBytes, factor)-earlier, 0)
+		if cost = legacyCost(raw, limit); cost > limit {
+			return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Earlier: earlier}
+		}
 	}
-	if limit := satMul(maxBytes, factor); cost > limit {
-		return &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes}
-	}
-	return nil
+	return cost, nil
 }
 
 func satMul(a, b int64) int64 {

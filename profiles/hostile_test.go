@@ -94,6 +94,53 @@ func TestHostileManySamples(t *testing.T) {
 	t.Logf("%v; %d MiB allocated", le, got>>20)
 }
 
+// Empty samples decode to 88 times their size: 6 MiB of them, under the
+// default limits' absolute cap (4 × 256 MiB), is refused by the cap that
+// follows the profile's size, half of MaxBytes plus DecodePerByte × its
+// size, before anything is decoded.
+func TestHostileDecodeRelative(t *testing.T) {
+	head, rec := emptySamples(t)
+	const mib = 6
+	name := writeGzip(t, head, rec, mib)
+	l := new(profiles.Loader)
+	var le *profiles.LimitError
+	got := allocated(func() { le = loadLimit(t, l, name, profiles.LimitDecoded) })
+	size := int64(mib<<20 + len(head))
+	if le.Input < mib<<20 || le.Input > size || le.Max != profiles.DefaultMaxBytes/2+profiles.DecodePerByte*le.Input || le.Size <= le.Max {
+		t.Errorf("%+v: want the cap of a %d-byte profile", le, size)
+	}
+	if le.Max >= profiles.DecodeFactor*profiles.DefaultMaxBytes || !strings.Contains(le.Error(), "32 × its 6.0 MiB") {
+		t.Errorf("error %q", le)
+	}
+	if limit := uint64(3 * size); got > limit {
+		t.Errorf("refusing %d MiB allocated %d KiB, over %d", mib, got>>10, limit>>10)
+	}
+}
+
+// The profiles one Loader reads share the decoding cap: a profile that
+// fits alone is refused after another that took most of it, so that many
+// profiles given at once cannot take many times the memory of one.
+func TestHostileSharedDecodeCap(t *testing.T) {
+	head, _ := emptySamples(t)
+	// A sample of 20 locations and 4 values: 30 bytes, decoded 880.
+	inner := append([]byte{0x0a, 20}, bytes.Repeat([]byte{1}, 20)...)
+	inner = append(inner, 0x12, 4, 1, 1, 1, 1)
+	rec := append([]byte{0x12, byte(len(inner))}, inner...)
+	name := writeGzip(t, head, rec, 1)
+	l := &profiles.Loader{MaxBytes: 8 << 20}
+	if _, err := l.Load(context.Background(), name); err != nil {
+		t.Fatalf("first load: %v", err)
+	}
+	le := loadLimit(t, l, name, profiles.LimitDecoded)
+	if le.Earlier < 16<<20 || le.Max != profiles.DecodeFactor*l.MaxBytes-le.Earlier || !strings.Contains(le.Error(), "that the profiles read before it take") {
+		t.Errorf("second load: %+v, %q", le, le)
+	}
+	// A Loader of its own reads it.
+	if _, err := (&profiles.Loader{MaxBytes: 8 << 20}).Load(context.Background(), name); err != nil {
+		t.Errorf("a new Loader: %v", err)
+	}
+}
+
 // TestHostileManySamplesFull is the case of issue 10: 50M samples in a
 // small gzip file, at the default limits.
 func TestHostileManySamplesFull(t *testing.T) {

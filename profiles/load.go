@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,13 +44,19 @@ type Loader struct {
 	// byte; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// MaxBytes bounds a profile's size, compressed or not; 0 means
-	// DefaultMaxBytes; more than MaxMaxBytes means MaxMaxBytes. Decoding a
-	// profile may take DecodeFactor times as much memory; a profile that
-	// would take more is refused too.
+	// DefaultMaxBytes; more than MaxMaxBytes means MaxMaxBytes. Decoding
+	// the profiles a Loader reads may take DecodeFactor times as much
+	// memory in all; a profile that would take more is refused too. Use a
+	// Loader for one run: one that reads without end refuses in the end.
 	MaxBytes int64
 	// Progress, if set, is called as a URL, or a file of ProgressMinBytes
 	// or more, is read, decompressed and parsed.
 	Progress func(Progress)
+
+	// decoded is the memory that decoding the profiles read so far takes:
+	// they share the DecodeFactor × MaxBytes cap, so that many profiles
+	// given at once cannot take many times the memory of one.
+	decoded atomic.Int64
 }
 
 // IsURL reports whether source is an http or https URL rather than a file.
@@ -114,7 +121,7 @@ func (l *Loader) Load(ctx context.Context, source string) (*Profile, error) {
 	if report != nil && !IsURL(source) && int64(len(data)) < ProgressMinBytes {
 		report = nil
 	}
-	return parse(source, data, maxBytes, report)
+	return parse(source, data, maxBytes, report, &l.decoded)
 }
 
 // Read reads one profile from r, as Load reads a file, within the same
@@ -126,7 +133,7 @@ func (l *Loader) Read(source string, r io.Reader) (*Profile, error) {
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
-	return parse(source, data, maxBytes, nil)
+	return parse(source, data, maxBytes, nil, &l.decoded)
 }
 
 func (l *Loader) maxBytes() int64 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/pprof/profile"
 )
@@ -76,12 +77,13 @@ func sourceErrorf(source, format string, args ...any) error {
 // errors. Parse never panics; data larger than DefaultMaxBytes, once
 // decompressed, is refused.
 func Parse(source string, data []byte) (*Profile, error) {
-	return parse(source, data, DefaultMaxBytes, nil)
+	return parse(source, data, DefaultMaxBytes, nil, nil)
 }
 
-// parse is Parse with a size limit and a progress callback for the
-// decompression.
-func parse(source string, data []byte, maxBytes int64, progress func(phase string, done, total int64)) (p *Profile, err error) {
+// parse is Parse with a size limit, a progress callback for the
+// decompression and, when decoded is not nil, the memory that decoding
+// the profiles parsed before took, which it adds this profile's to.
+func parse(source string, data []byte, maxBytes int64, progress func(phase string, done, total int64), decoded *atomic.Int64) (p *Profile, err error) {
 	if len(data) == 0 {
 		return nil, sourceErrorf(source, "empty file, not a profile")
 	}
@@ -98,8 +100,16 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if err := sniff(source, raw); err != nil {
 		return nil, err
 	}
-	if err := checkDecodeCost(raw, int64(len(data)), maxBytes); err != nil {
+	var earlier int64
+	if decoded != nil {
+		earlier = decoded.Load()
+	}
+	cost, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier)
+	if err != nil {
 		return nil, &Error{Source: source, Err: err}
+	}
+	if decoded != nil {
+		decoded.Add(cost)
 	}
 	if progress != nil {
 		progress("parse", 0, -1)

@@ -87,10 +87,15 @@ func escapeLabels(m map[string][]string) map[string][]string {
 	if m == nil {
 		return nil
 	}
-	for _, vs := range m {
+	safe := true // every key is: one pass over the map, as a label bomb has a million keys
+	for k, vs := range m {
 		for i, v := range vs {
 			vs[i] = textsafe.Escape(v)
 		}
+		safe = safe && textsafe.IsSafe(k)
+	}
+	if safe {
+		return m
 	}
 	return escapeKeys(m)
 }

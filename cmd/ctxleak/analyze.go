@@ -91,7 +91,7 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 	fs.BoolVar(&f.showLabels, "show-labels", false, "show label values, not only keys (they may be sensitive)")
 	fs.Int64Var(&f.requests, "requests", 0, "requests served between --base and the profile: growth per request")
 	fs.DurationVar(&f.httpTimeout, "http-timeout", profiles.DefaultTimeout, "time limit for fetching each URL")
-	fs.Var(bytesize.NewFlag(&f.maxSize, profiles.DefaultMaxBytes), "max-profile-size", "refuse a profile over `SIZE` (file, download or decompressed); decoding may take 4 times as much memory")
+	fs.Var(bytesize.NewFlag(&f.maxSize, profiles.DefaultMaxBytes), "max-profile-size", "refuse a profile over `SIZE` (file, download or decompressed); decoding the profiles may take 4 times as much memory in all")
 	fs.Var(bytesize.NewFlag(&f.failOnGrowth, 0), "fail-on-growth", "exit 1 if heap in use grew by more than `SIZE` against --base")
 	fs.Var(bytesize.NewFlag(&f.failOnRetained, 0), "fail-on-retained", "exit 1 if more than `SIZE` allocated on request paths is still in use")
 	fs.Int64Var(&f.failOnGoroutines, "fail-on-goroutines", 0, "exit 1 if more than `N` goroutines off the request path carry request labels")

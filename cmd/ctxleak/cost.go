@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/cost"
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -114,6 +116,7 @@ func (a *app) cost(ctx context.Context, f costFlags, args []string) error {
 		return nil
 	}
 	var base *cost.Report
+	const maxCostBase = 16 << 20
 	if err := checkInputs("base", f.base); err != nil {
 		return err
 	}
@@ -122,7 +125,14 @@ func (a *app) cost(ctx context.Context, f costFlags, args []string) error {
 		if err != nil {
 			return usageErrorf("--base: %v", err)
 		}
-		base, err = cost.ReadJSON(fh)
+		// A cost report is a few KiB: a larger file is not one, and
+		// decoding it whole would take memory in proportion.
+		if st, err := fh.Stat(); err == nil && st.Size() > maxCostBase {
+			fh.Close()
+			return usageErrorf("--base %s: %s, over the %s a cost report can be: not a cost report", f.base,
+				bytesize.Format(st.Size()), bytesize.Format(maxCostBase))
+		}
+		base, err = cost.ReadJSON(io.LimitReader(fh, maxCostBase))
 		fh.Close()
 		if err != nil {
 			return usageErrorf("--base %s: %v", f.base, err)

@@ -63,15 +63,15 @@ func downloadDump(url string, timeout time.Duration, limit bytesize.Size, binary
 		cleanup()
 		return "", nil, err
 	}
-	n, err := io.Copy(f, io.LimitReader(resp.Body, int64(limit)+1))
-	err = errors.Join(err, f.Close())
+	err = errors.Join(copyDump(f, resp.Body, int64(limit)), f.Close())
+	var de *dumpStreamError
 	switch {
+	case errors.As(err, &de):
+		cleanup()
+		return "", nil, usageErrorf("%s: %v", url, de)
 	case err != nil:
 		cleanup()
 		return "", nil, usageErrorf("%s: downloading the dump: %v", url, err)
-	case n > int64(limit):
-		cleanup()
-		return "", nil, usageErrorf("%s: the dump is over --max-dump-size %s", url, bytesize.Compact(limit))
 	}
 	return f.Name(), cleanup, nil
 }

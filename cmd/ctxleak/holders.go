@@ -84,8 +84,9 @@ A dump holds every byte of the process, secrets included: keep it 0600 and
 delete it when done. ctxleak never prints object contents.
 
 DUMP "-" reads the dump from standard input (spooled to a temporary file,
-mode 0600, removed on exit); -o - writes to standard output. -o never
-replaces an existing file unless --force is given.
+mode 0600, at most --max-dump-size, removed on exit); -o - writes to
+standard output. -o never replaces an existing file unless --force is
+given.
 
 Exit status, whatever the format: 0 when nothing of --min-size or more is
 retained (after --focus), 1 when something is, 2 for bad flags or an
@@ -112,7 +113,7 @@ Ctrl-C stops the server (exit 130).`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.binary, "binary", "", "the executable that wrote the dump (`EXE`), for names, lines and types")
 	fs.DurationVar(&f.httpTimeout, "http-timeout", 5*time.Minute, "time limit for downloading a dump from a URL")
-	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL larger than this `SIZE`")
+	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL or standard input larger than this `SIZE`")
 	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.IntVar(&f.maxPathSteps, "max-path-steps", heap.DefaultMaxPathSteps, "show at most `N` steps of a path; longer ones leave out and count the middle")
@@ -184,7 +185,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	ctx := cmd.Context()
 	if dump == stdinName {
-		path, remove, err := a.spoolStdin(ctx)
+		path, remove, err := a.spoolStdin(ctx, int64(f.maxDumpSize))
 		if err != nil {
 			return err
 		}
@@ -211,6 +212,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	var rep *heap.Report
 	var web *heap.Analysis // kept open for --http
+	limitMemory(dumpMemoryLimit(dump))
 	err := await(ctx, func() error {
 		defer prog.clear()
 		an, err := heap.Analyze(dump, bin, opts...)
@@ -291,9 +293,17 @@ func (a *app) writeOutput(path string, force bool, data []byte) error {
 	if force {
 		flags = os.O_CREATE | os.O_TRUNC | os.O_WRONLY
 	}
+	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		// Opening a named pipe that no one reads would wait for ever:
+		// open it without waiting, which fails at once instead.
+		flags |= openNoWait
+	}
 	file, err := os.OpenFile(path, flags, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return usageErrorf("-o %s: file exists; --force replaces it", path)
+	}
+	if errors.Is(err, errNoReader) {
+		return usageErrorf("-o %s: a named pipe (FIFO) that no process is reading", path)
 	}
 	if err != nil {
 		return usageErrorf("-o: %v", err)

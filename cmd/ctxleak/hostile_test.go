@@ -4,9 +4,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
 // Inputs that are named pipes are refused with exit 2 before anything
@@ -102,5 +107,219 @@ func TestHostileDumpMemory(t *testing.T) {
 	}
 	if rss := int64(ru.Maxrss) << 10; rss > 256<<20 { // Maxrss is in KiB on Linux
 		t.Errorf("peak RSS %d bytes, want at most 256 MiB", rss)
+	}
+}
+
+// zeros is an endless stream of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// A dump on standard input is spooled to a temporary file: endless input
+// that is not a dump is refused from its first bytes, and an endless dump
+// at --max-dump-size, with the spool file removed either way.
+func TestStdinDumpBounded(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, tt := range []struct {
+		name  string
+		stdin io.Reader
+		args  []string
+		want  string
+	}{
+		{"zeros", zeros{}, nil, `-: not a Go heap dump: it starts with "\x00\x00`},
+		{"empty", strings.NewReader(""), nil, "-: empty, not a Go heap dump"},
+		{"gzip", strings.NewReader("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x00\x00\x00\x00\x00\x00"), nil, "(gzip data: decompress it first"},
+		{"endless dump", io.MultiReader(strings.NewReader("go1.7 heap dump\n"), zeros{}), []string{"--max-dump-size", "1MiB"},
+			"-: the dump is over --max-dump-size 1MiB"},
+	} {
+		done := make(chan struct{})
+		var code int
+		var stderr bytes.Buffer
+		go func() {
+			defer close(done)
+			code = execute(tt.stdin, &bytes.Buffer{}, &stderr, append([]string{"holders", "-"}, tt.args...))
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: still spooling after a minute", tt.name)
+		}
+		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%s: exit %d, %q; want exit 2 and %q", tt.name, code, stderr.String(), tt.want)
+		}
+		if names, _ := filepath.Glob(filepath.Join(tmp, "*")); len(names) > 0 {
+			t.Errorf("%s: left behind %q", tt.name, names)
+		}
+	}
+}
+
+// -o naming a named pipe that no process reads is refused at once: the
+// open would wait for a reader for ever. With a reader, the report goes
+// through.
+func TestOutputFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	e := dumptest.NewEncoder().U(6, 0, 8, 1<<40, 1<<40+1<<20).S([]byte("amd64")).S([]byte("go1.26.0")).U(2, 0)
+	dump := filepath.Join(dir, "empty.heapdump")
+	if err := os.WriteFile(dump, e.B, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (int, string) {
+		done := make(chan struct{})
+		var code int
+		var stderr bytes.Buffer
+		go func() {
+			defer close(done)
+			code = execute(strings.NewReader(""), &bytes.Buffer{}, &stderr, []string{"holders", dump, "-o", fifo, "--force"})
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("still opening the FIFO after a minute")
+		}
+		return code, stderr.String()
+	}
+	if code, stderr := run(); code != exitUsage || !strings.Contains(stderr, "-o "+fifo+": a named pipe (FIFO) that no process is reading") {
+		t.Errorf("no reader: exit %d, %q", code, stderr)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo) // waits for the writer
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- b
+	}()
+	// The reader's open must come first: retry until it has.
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		code, stderr := run()
+		if code == exitClean {
+			break
+		}
+		if !strings.Contains(stderr, "no process is reading") {
+			t.Fatalf("with a reader: exit %d, %q", code, stderr)
+		}
+		time.Sleep(wait)
+	}
+	if b := <-got; !bytes.Contains(b, []byte("heap dump "+dump)) {
+		t.Errorf("the reader got %q", b)
+	}
+}
+
+// cost --base refuses a file larger than any cost report before decoding
+// it (a 1 GiB sparse file here), and JSON nested past the decoder's depth.
+func TestCostBaseBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, []byte(`{"schema": "`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 1<<30); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	deep := filepath.Join(dir, "deep.json")
+	if err := os.WriteFile(deep, bytes.Repeat([]byte("["), 100_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		big:  "--base " + big + ": 1.0 GiB, over the 16.0 MiB a cost report can be",
+		deep: "--base " + deep + ": not a cost report",
+	} {
+		code, _, stderr := ctxleak(t, "cost", "--base", path)
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("cost --base %s: exit %d, %q; want %q", path, code, stderr, want)
+		}
+	}
+}
+
+// Text from a dump reaches no output raw: its Go version and GOARCH
+// strings, function names and root descriptions hold escape sequences, a
+// forged GitHub workflow command on a line of its own, a bidi override and
+// invalid UTF-8. An object held by a frame and another root lists both in
+// held_by.
+func TestHostileDumpText(t *testing.T) {
+	evil := []byte("main.\x1b[31mred\r\n::error::forged\u202eevil\xff")
+	const arena = 1 << 40
+	e := dumptest.NewEncoder().U(6, 0, 8, arena, arena+1<<30).S(evil).S(evil).U(2)
+	e.U(1, arena).S(make([]byte, 1<<20)).Fields(nil)                                               // an object of 1 MiB
+	e.U(4, 0xc000001000, 0xc000100000, 1, 0x401000, 4, 0, 0, 0).S(evil).U(0, 0, 0, 0)              // goroutine 1
+	slot := []byte{0, 0, 0, 0, 0, 1, 0, 0}                                                         // the object's address
+	e.U(5, 0xc000100000, 0, 0).S(slot).U(0x401000, 0x401010, 0x401010).S(evil).Fields([]uint64{0}) // its frame
+	e.U(2).S(evil).U(arena)                                                                        // another root
+	e.U(0)
+	dump := filepath.Join(t.TempDir(), "evil.heapdump")
+	if err := os.WriteFile(dump, e.B, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json"} {
+		code, stdout, stderr := ctxleak(t, "holders", dump, "--min-size", "1", "--format", format)
+		if code != exitFindings {
+			t.Fatalf("--format %s: exit %d, %q", format, code, stderr)
+		}
+		if !strings.Contains(stdout, "forged") {
+			t.Errorf("--format %s: the names are missing:\n%s", format, stdout)
+		}
+		for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
+			if !textsafe.IsSafe(strings.NewReplacer("\n", "", "\t", "").Replace(out)) {
+				t.Errorf("--format %s: %s holds unescaped text: %q", format, name, out)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "::") {
+					t.Errorf("--format %s: %s has a line of the dump's text: %q", format, name, line)
+				}
+			}
+		}
+	}
+}
+
+// holders given a pprof profile says so, but the hint costs little: a
+// 30 KB gzip file holding a location of 1M lines (6 MB, 200 MB to decode)
+// gets no hint rather than a decoding.
+func TestDumpHintBounded(t *testing.T) {
+	var loc []byte
+	loc = append(loc, 0x08, 1) // id 1
+	for range 1_000_000 {
+		loc = append(loc, 0x22, 4, 0x08, 1, 0x10, 1) // line: function 1, line 1
+	}
+	field := func(b []byte, num int, body []byte) []byte {
+		b = append(b, byte(num<<3|2))
+		b = binary.AppendUvarint(b, uint64(len(body)))
+		return append(b, body...)
+	}
+	var p []byte
+	p = field(p, 1, []byte{0x08, 1, 0x10, 2})
+	for _, s := range []string{"", "inuse_space", "bytes"} {
+		p = field(p, 6, []byte(s))
+	}
+	p = field(p, 5, []byte{0x08, 1, 0x10, 1})
+	p = field(p, 4, loc)
+	p = field(p, 2, []byte{0x0a, 1, 1, 0x12, 1, 1})
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(p)
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "lines.pb.gz")
+	if err := os.WriteFile(path, gz.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var stderr bytes.Buffer
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code = execute(strings.NewReader(""), &bytes.Buffer{}, &stderr, []string{"holders", path})
+	runtime.ReadMemStats(&after)
+	if code != exitUsage || !strings.Contains(stderr.String(), "not a Go heap dump") {
+		t.Errorf("exit %d, %q", code, stderr.String())
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("holders on a %d KB profile allocated %d MiB", gz.Len()>>10, alloc>>20)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/inputfile"
 	"github.com/ctxleak/ctxleak/internal/ui"
 	"github.com/ctxleak/ctxleak/profiles"
@@ -57,8 +58,10 @@ func await(ctx context.Context, fn func() error) error {
 
 // spoolStdin copies standard input to a new temporary file, mode 0600 (the
 // dump reader needs random access), and returns its path and a function
-// that removes it.
-func (a *app) spoolStdin(ctx context.Context) (path string, remove func(), err error) {
+// that removes it. Input that does not start as a heap dump is refused
+// from its first bytes, and input longer than limit (--max-dump-size) when
+// it gets there: an endless stream never fills the disk.
+func (a *app) spoolStdin(ctx context.Context, limit int64) (path string, remove func(), err error) {
 	if f, ok := a.stdin.(*os.File); ok && ui.IsTerminal(f) {
 		return "", func() {}, usageErrorf("- reads the dump from standard input, which is a terminal: pipe or redirect a dump in")
 	}
@@ -68,20 +71,74 @@ func (a *app) spoolStdin(ctx context.Context) (path string, remove func(), err e
 	}
 	remove = func() { os.Remove(f.Name()) }
 	err = await(ctx, func() error {
-		_, err := io.Copy(f, a.stdin)
-		return err
+		return copyDump(f, a.stdin, limit)
 	})
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		remove()
-		if ctx.Err() != nil {
+		var de *dumpStreamError
+		switch {
+		case ctx.Err() != nil:
 			return "", func() {}, err
+		case errors.As(err, &de):
+			return "", func() {}, usageErrorf("-: %v", err)
 		}
 		return "", func() {}, usageErrorf("spooling standard input to %s: %v", f.Name(), err)
 	}
 	return f.Name(), remove, nil
+}
+
+// dumpStreamError is a streamed dump (standard input, a download) refused
+// while it is copied: it does not start as a heap dump, or it is longer
+// than the limit.
+type dumpStreamError struct {
+	head  []byte // the first bytes, when they are not a dump's header
+	limit int64  // the limit passed, when the stream is too long
+}
+
+func (e *dumpStreamError) Error() string {
+	if e.head != nil && len(e.head) == 0 {
+		return "empty, not a Go heap dump"
+	}
+	if e.head != nil {
+		return fmt.Sprintf("not a Go heap dump: it starts with %q, not %q%s", e.head, heapDumpHeader, streamHint(e.head))
+	}
+	return fmt.Sprintf("the dump is over --max-dump-size %s", bytesize.Compact(bytesize.Size(e.limit)))
+}
+
+// streamHint says what a stream that is not a heap dump looks like.
+func streamHint(head []byte) string {
+	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+		return " (gzip data: decompress it first, or use ctxleak analyze for a profile)"
+	}
+	return ""
+}
+
+// copyDump copies a heap dump from src to dst: it checks the header first,
+// then copies at most limit bytes in all and returns a *dumpStreamError if
+// there are more.
+func copyDump(dst io.Writer, src io.Reader, limit int64) error {
+	head := make([]byte, len(heapDumpHeader))
+	n, err := io.ReadFull(src, head)
+	if string(head[:n]) != heapDumpHeader {
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return err
+		}
+		return &dumpStreamError{head: head[:n]}
+	}
+	if _, err := dst.Write(head); err != nil {
+		return err
+	}
+	copied, err := io.Copy(dst, io.LimitReader(src, limit-int64(n)+1))
+	if err != nil {
+		return err
+	}
+	if int64(n)+copied > limit {
+		return &dumpStreamError{limit: limit}
+	}
+	return nil
 }
 
 // readStdinProfile reads a pprof profile from standard input, within the
@@ -149,9 +206,11 @@ func profileHint(head []byte) string {
 	return ""
 }
 
-// maxHintBytes bounds the size of a file dumpHint parses as a profile:
-// the hint must not cost more than the error it explains.
-const maxHintBytes = 64 << 20
+// maxHintBytes bounds a file dumpHint parses as a profile, and what the
+// file decompresses to: the hint must not cost more than the error it
+// explains (a 100 KB gzip file can hold a profile that takes seconds and
+// hundreds of MB to decode).
+const maxHintBytes = 4 << 20
 
 // dumpHint is added to the error for a file holders cannot read as a heap
 // dump when the file is a pprof profile. A file that starts as a heap dump
@@ -170,8 +229,12 @@ func dumpHint(path string) string {
 	if string(head[:n]) == heapDumpHeader || fi.Size() > maxHintBytes {
 		return ""
 	}
-	// The Loader bounds the bytes read and the memory of decoding them.
-	if _, err := new(profiles.Loader).Load(context.Background(), path); err == nil {
+	// The Loader bounds the bytes read and the memory of decoding them. A
+	// profile too costly to decode under that bound has passed the checks
+	// of its shape: it is one too.
+	_, err = (&profiles.Loader{MaxBytes: maxHintBytes}).Load(context.Background(), path)
+	var le *profiles.LimitError
+	if err == nil || errors.As(err, &le) && le.Limit != profiles.LimitSize {
 		return "; this is a pprof profile: use ctxleak analyze"
 	}
 	return ""

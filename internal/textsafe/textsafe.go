@@ -50,6 +50,24 @@ func Escape(s string) string {
 func IsSafe(s string) bool { return firstUnsafe(s) < 0 }
 
 func firstUnsafe(s string) int {
+	// Printable ASCII is safe: most names are all of it, and checking a
+	// byte is far cheaper than decoding and classifying a rune.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return -1
+	}
+	// s[i] starts a rune: every byte before it was one of its own.
+	if j := firstUnsafeRune(s[i:]); j >= 0 {
+		return i + j
+	}
+	return -1
+}
+
+// firstUnsafeRune is firstUnsafe, rune by rune.
+func firstUnsafeRune(s string) int {
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// Memory targets of issue 10: ctxleak holders stays within 256 MiB plus
+// 1.5 times the dump's size; ctxleak analyze within 256 MiB plus a bounded
+// multiple of the profile size limit. The readers refuse inputs whose
+// records would take more (heapdump's budget, profiles' decode cost), but
+// the garbage collector lets the heap grow to twice what is live before it
+// runs: near the budget, that headroom alone would pass the target.
+const memBase = 256 << 20
+
+// limitMemory makes the garbage collector work harder as the process
+// nears limit bytes (a soft limit, debug.SetMemoryLimit), unless the user
+// set GOMEMLIMIT. It never lowers a limit set before.
+func limitMemory(limit int64) {
+	if os.Getenv("GOMEMLIMIT") != "" || limit <= 0 {
+		return
+	}
+	if cur := debug.SetMemoryLimit(-1); cur < limit {
+		return
+	}
+	debug.SetMemoryLimit(limit)
+}
+
+// dumpMemoryLimit is the target for analysing the dump at path.
+func dumpMemoryLimit(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return memBase + st.Size()/2*3
+}

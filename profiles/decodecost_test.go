@@ -1,0 +1,69 @@
+package profiles
+
+import (
+	"encoding/binary"
+	"runtime"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// The decode cost estimate covers what decoding allocates for the records
+// a crafted profile repeats: labels, lines, samples, locations, functions
+// and strings, 100,000 of each. An estimate below the real allocation lets
+// a small profile take more memory than the cap (16M lines in a 100 MB
+// profile took 2.4 GB with the old costLine of 64).
+func TestDecodeCostCoversAllocation(t *testing.T) {
+	const n = 100_000
+	field := func(b []byte, num int, body []byte) []byte {
+		b = binary.AppendUvarint(b, uint64(num<<3|2))
+		b = binary.AppendUvarint(b, uint64(len(body)))
+		return append(b, body...)
+	}
+	sample := []byte{0x0a, 1, 1, 0x12, 1, 1} // location 1, value 1
+	repeat := func(num int, body func(i int) []byte) []byte {
+		var b []byte
+		for i := range n {
+			b = field(b, num, body(i))
+		}
+		return b
+	}
+	id := func(i int) []byte { return binary.AppendUvarint([]byte{0x08}, uint64(i+2)) }
+	for _, tt := range []struct {
+		what string
+		body []byte // fields after the sample type and strings
+	}{
+		{"labels", field(nil, 2, append(sample, repeat(3, func(int) []byte { return []byte{0x08, 1, 0x10, 2} })...))},
+		{"numeric labels", field(nil, 2, append(sample, repeat(3, func(int) []byte { return []byte{0x08, 1, 0x18, 2} })...))},
+		{"lines", field(nil, 4, append([]byte{0x08, 1}, repeat(4, func(int) []byte { return []byte{0x08, 1, 0x10, 1} })...))},
+		{"samples", repeat(2, func(int) []byte { return sample })},
+		{"locations", repeat(4, id)},
+		{"functions", repeat(5, func(i int) []byte { return append(id(i), 0x10, 1) })},
+		{"strings", repeat(6, func(int) []byte { return []byte("x") })},
+	} {
+		var p []byte
+		p = field(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
+		for _, s := range []string{"", "a", "b"} {
+			p = field(p, 6, []byte(s))
+		}
+		p = field(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
+		p = field(p, 4, []byte{0x08, 1})          // location 1
+		p = append(p, tt.body...)
+		cost, ok := protoCost(p, 1<<40)
+		if !ok {
+			t.Fatalf("%s: not a proto", tt.what)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		prof, err := profile.ParseUncompressed(p)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.what, err)
+		}
+		escapeText(prof)
+		runtime.ReadMemStats(&after)
+		if alloc := int64(after.TotalAlloc - before.TotalAlloc); alloc > cost*11/10 {
+			t.Errorf("%s: decoding allocated %d bytes, %d per record; the estimate is %d, %d per record", tt.what, alloc, alloc/n, cost, cost/n)
+		}
+	}
+}
