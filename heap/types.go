@@ -353,6 +353,31 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 
 // frameVar types rec, which the slot of a frame's own memory points to,
 // from the variable DWARF puts in that slot at the frame's PC: "local
+// slotTarget types the object rec that a slot of frame root points to:
+// through the callee's argument types when the slot is an argument in the
+// caller's frame (none for a root unsure of its callee), else through the
+// frame's variables. A zero target says it could not.
+func (t *typer) slotTarget(root *heapdump.Root, slot heapdump.RootSlot, rec *heapdump.ObjectRecord) target {
+	a := t.a
+	o := int64(slot.Offset)
+	c := container{
+		off:   o,
+		word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
+		isPtr: func(d int64) bool { return d == 0 },
+	}
+	if slot.Frame != root.Frame {
+		if root.Unsure {
+			return target{}
+		}
+		c.t, c.off = t.argsType(root, o)
+		return t.target(c, rec, 0)
+	}
+	if tt, ok := t.frameVar(c, slot, rec, 0); ok {
+		return tt
+	}
+	return target{}
+}
+
 // conn", "argument pc" (spilled to the frame), "local ctx.data".
 func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.ObjectRecord, interior int64) (target, bool) {
 	a := t.a
@@ -438,23 +463,7 @@ func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (
 				continue
 			}
 			tried++
-			o := int64(slot.Offset)
-			c := container{
-				off:   o,
-				word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
-				isPtr: func(d int64) bool { return d == 0 },
-			}
-			var tt target
-			if slot.Frame != root.Frame {
-				if root.Unsure {
-					continue
-				}
-				c.t, c.off = t.argsType(root, o)
-				tt = t.target(c, rec, 0)
-			} else if ft, ok := t.frameVar(c, slot, rec, 0); ok {
-				tt = ft
-			}
-			if tt.t != nil && tt.t.Size <= int64(rec.Size) && (best.t == nil || tt.t.Size > best.t.Size) {
+			if tt := t.slotTarget(root, slot, rec); tt.t != nil && tt.t.Size <= int64(rec.Size) && (best.t == nil || tt.t.Size > best.t.Size) {
 				best = tt
 			}
 		}
@@ -530,23 +539,7 @@ func (t *typer) fromGoroutineFields(r heapdump.NodeID, rec *heapdump.ObjectRecor
 			if xrec == nil {
 				continue
 			}
-			o := int64(slot.Offset)
-			c := container{
-				off:   o,
-				word:  func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
-				isPtr: func(d int64) bool { return d == 0 },
-			}
-			var xt target
-			if slot.Frame != root.Frame {
-				if root.Unsure {
-					continue
-				}
-				c.t, c.off = t.argsType(root, o)
-				xt = t.target(c, xrec, 0)
-			} else if ft, ok := t.frameVar(c, slot, xrec, 0); ok {
-				xt = ft
-			}
-			if xt.t != nil && xt.base == 0 {
+			if xt := t.slotTarget(root, slot, xrec); xt.t != nil && xt.base == 0 {
 				queue = append(queue, typedObj{xrec, xt.t, 1})
 			}
 		}
