@@ -79,11 +79,6 @@ type frameVarFound struct {
 // address pc, those of functions inlined into it included. Called with
 // x.mu held.
 func (x *typeIndex) frameVar(b *Binary, off dwarf.Offset, entry, pc uint64, cfaOff int64) frameVarFound {
-	x.r.Seek(off)
-	e, err := x.next()
-	if err != nil || e == nil || e.Tag != dwarf.TagSubprogram || !e.Children {
-		return frameVarFound{}
-	}
 	// First the variables that have a location on the stack at pc, then
 	// their names and types: reading those moves the reader.
 	type candidate struct {
@@ -91,25 +86,12 @@ func (x *typeIndex) frameVar(b *Binary, off dwarf.Offset, entry, pc uint64, cfaO
 		expr []byte
 	}
 	var cands []candidate
-	for depth := 1; depth > 0; {
-		c, err := x.next()
-		if err != nil || c == nil {
-			break
-		}
-		if c.Tag == 0 {
-			depth--
-			continue
-		}
-		if c.Children {
-			depth++
-		}
-		if c.Tag != dwarf.TagVariable && c.Tag != dwarf.TagFormalParameter {
-			continue
-		}
+	x.subprogramVars(off, func(c *dwarf.Entry) bool { // those read before an error still count
 		if expr, ok := b.locationAt(c, entry, pc); ok && onStackNear(expr, cfaOff) && len(cands) < maxFrameCandidates {
 			cands = append(cands, candidate{c, expr})
 		}
-	}
+		return true
+	})
 	for _, cd := range cands {
 		src := cd.e
 		if origin, ok := src.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {

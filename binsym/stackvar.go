@@ -113,15 +113,40 @@ type stackVarFound struct {
 // depth of lexical blocks, for one whose every location is the frame base
 // plus cfaOff. Called with x.mu held.
 func (x *typeIndex) stackVar(b *Binary, off dwarf.Offset, cfaOff int64) (StackVar, bool) {
+	var c *dwarf.Entry
+	x.subprogramVars(off, func(v *dwarf.Entry) bool {
+		if b.locatedAt(v, cfaOff) {
+			c = v
+			return false
+		}
+		return true
+	})
+	if c == nil {
+		return StackVar{}, false
+	}
+	name, _ := c.Val(dwarf.AttrName).(string)
+	var t *Type
+	if typ, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
+		t = x.build(typ)
+		x.finish()
+	}
+	return StackVar{Name: name, Type: t}, name != ""
+}
+
+// subprogramVars calls f with each variable and parameter of the
+// subprogram at off, at any depth of lexical blocks and inlined calls,
+// until f returns false or an entry cannot be read. f must not move x's
+// reader. Called with x.mu held.
+func (x *typeIndex) subprogramVars(off dwarf.Offset, f func(*dwarf.Entry) bool) {
 	x.r.Seek(off)
 	e, err := x.next()
 	if err != nil || e == nil || e.Tag != dwarf.TagSubprogram || !e.Children {
-		return StackVar{}, false
+		return
 	}
 	for depth := 1; depth > 0; {
 		c, err := x.next()
 		if err != nil || c == nil {
-			return StackVar{}, false
+			return
 		}
 		if c.Tag == 0 {
 			depth--
@@ -130,21 +155,10 @@ func (x *typeIndex) stackVar(b *Binary, off dwarf.Offset, cfaOff int64) (StackVa
 		if c.Children {
 			depth++
 		}
-		if c.Tag != dwarf.TagVariable && c.Tag != dwarf.TagFormalParameter {
-			continue
+		if (c.Tag == dwarf.TagVariable || c.Tag == dwarf.TagFormalParameter) && !f(c) {
+			return
 		}
-		if !b.locatedAt(c, cfaOff) {
-			continue
-		}
-		name, _ := c.Val(dwarf.AttrName).(string)
-		var t *Type
-		if typ, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
-			t = x.build(typ)
-			x.finish()
-		}
-		return StackVar{Name: name, Type: t}, name != ""
 	}
-	return StackVar{}, false
 }
 
 // locatedAt reports whether every location DWARF gives the variable e is
