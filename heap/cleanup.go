@@ -23,12 +23,14 @@ import (
 
 // maxDeadChecked bounds the dead objects cleanupUnknown reads;
 // cleanupDeadMin is the least of dead bytes it looks into;
-// cleanupClosureSize is the size of an adapter closure (a code pointer and
-// the generic function's dictionary), the only size it reads.
+// maxCleanupClosure is the largest adapter closure, the only objects whose
+// first word it reads: a code pointer and the generic function's
+// dictionary since Go 1.26 (16 bytes), and also the cleanup and its
+// argument's box before (32 bytes).
 const (
-	maxDeadChecked     = 1 << 16
-	cleanupDeadMin     = 256 << 10
-	cleanupClosureSize = 16
+	maxDeadChecked    = 1 << 16
+	cleanupDeadMin    = 256 << 10
+	maxCleanupClosure = 32
 )
 
 // cleanupFuncPrefix starts the name of runtime.AddCleanup's closures.
@@ -57,7 +59,7 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 			continue
 		}
 		checked++
-		if g.Size(v) == cleanupClosureSize {
+		if g.Size(v) <= maxCleanupClosure {
 			if rec, err := g.ObjectRecord(v, 8); err == nil && len(rec.Contents) >= 8 && isCleanup[g.Word(rec.Contents, 0)] {
 				closures = append(closures, v)
 				continue

@@ -39,7 +39,7 @@ func rwReport(t *testing.T, pattern string) (*Report, string) {
 func rwAnalyze(t *testing.T, pattern string) *Analysis {
 	t.Helper()
 	exe := realPiles(t)
-	dump := filepath.Join(dumptest.TempDir(t), fmt.Sprintf("piles-real-%s-%d.dump", pattern, rwN))
+	dump := filepath.Join(t.TempDir(), fmt.Sprintf("piles-real-%s-%d.dump", pattern, rwN))
 	if out, err := exec.Command(exe, pattern, fmt.Sprint(rwN), dump).CombinedOutput(); err != nil {
 		t.Fatalf("piles %s %d: %v\n%s", pattern, rwN, err, out)
 	}
