@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -60,6 +61,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	for k, part := range parts {
 		ends[k] = start[part.hi]
 	}
+	g.pointedInto = make([]uint64, (n+63)/64)
 	var wg sync.WaitGroup
 	for k := range parts {
 		wg.Go(func() { kept[k] = g.resolve(p, start, succ, parts[k], ends[k]) })
@@ -184,6 +186,11 @@ func (g *Graph) resolve(p *parser, start []uint32, succ []NodeID, part objRange,
 			if t, ok := g.idx.lookup(addr, &hint); ok {
 				succ[w] = NodeID(t)
 				w++
+				// hint is now the entry of t: note a pointer deep into a
+				// large object, which findTimers needs of a P.
+				if e := &g.idx.entries[hint]; e.size >= minPSize && (addr-e.base)%e.size >= minTimersOffset {
+					atomic.OrUint64(&g.pointedInto[t/64], 1<<(t%64))
+				}
 			}
 		}
 	}

@@ -48,6 +48,9 @@ type Graph struct {
 	samples   []allocSample // sorted by object
 	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
 	deferRecs []NodeID      // the defer records that are objects and roots' slots
+	// pointedInto marks the objects of minPSize or more that a pointer
+	// reaches minTimersOffset bytes or more into, until findTimers.
+	pointedInto []uint64
 }
 
 // wordDecoder decodes the dump's pointer-sized words.

@@ -77,17 +77,20 @@ const minPSize = 4 << 10
 // findTimers finds the timers of the Ps' timer heaps by their shape, which
 // needs no type information: a P (a large object) points to its heap, an
 // array of {timer pointer, when int64} pairs, each of whose timers points
-// back into the P (at its timers field, not at its start). It cuts the
+// back into the P (at its timers field, not at its start: resolve marks
+// the large objects something points that deep into). It cuts the
 // edges back to the P and records the timers, sorted.
 func (g *Graph) findTimers() {
+	into := g.pointedInto
+	g.pointedInto = nil
 	stride := uint64(g.words.size) + 8 // runtime.timerWhen
 	if g.words.size == 0 {
 		return
 	}
 	var seen []uint64 // bitmap of the heaps looked at: each once
 	for p := range g.ObjectsOfSize(minPSize) {
-		if len(g.Succ(p)) > maxPEdges {
-			continue // a large array of pointers, not a P
+		if into[p/64]&(1<<(p%64)) == 0 || len(g.Succ(p)) > maxPEdges {
+			continue // no timer points into it, or a large array of pointers: not a P
 		}
 		if seen == nil {
 			seen = make([]uint64, (g.numObjects+63)/64)
