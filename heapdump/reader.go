@@ -188,6 +188,17 @@ func (r *reader) skip(n int64) {
 	r.lo, r.pos, r.end = 0, 0, 0
 }
 
+// seek moves the reader to file offset off, keeping the buffer when it
+// holds off (a reader without read-ahead only).
+func (r *reader) seek(off int64) {
+	if r.pf == nil && off >= r.base+int64(r.lo) && off <= r.base+int64(r.end) {
+		r.pos = int(off - r.base)
+		return
+	}
+	r.base = off
+	r.lo, r.pos, r.end = 0, 0, 0
+}
+
 // uvarint reads one unsigned varint.
 func (r *reader) uvarint() (uint64, error) {
 	if r.pos < r.end {

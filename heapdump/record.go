@@ -35,19 +35,86 @@ type ObjectRecord struct {
 // past it with Word. The graph keeps the file offset of every 32nd record,
 // so this reads at most 32 records. It is safe for concurrent use.
 func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
+	bp := recordBufs.Get().(*[]byte)
+	defer recordBufs.Put(bp)
+	return g.newCursor(*bp).read(v, limit)
+}
+
+// ObjectRecords calls fn with the record of each object of vs, which must
+// be in increasing order, as ObjectRecord returns it, and stops at the
+// first error, which it returns. It reads the file forward through one
+// buffer: the records of a thousand goroutines' runtime.g cost one pass
+// over their spans' records rather than a thousand reads. The records
+// are fn's to keep.
+func (g *Graph) ObjectRecords(vs []NodeID, limit int, fn func(v NodeID, rec *ObjectRecord) error) error {
+	c := g.newCursor(make([]byte, min(recordsBufSize, g.size+16)))
+	for i, v := range vs {
+		if i > 0 && v <= vs[i-1] {
+			return fmt.Errorf("%s: ObjectRecords: objects not in increasing order (%d after %d)", g.path, v, vs[i-1])
+		}
+		rec, err := c.read(v, limit)
+		if err != nil {
+			return err
+		}
+		if err := fn(v, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordsBufSize is the read buffer of ObjectRecords.
+const recordsBufSize = 256 << 10
+
+// recordCursor reads object records through one buffer. After a record,
+// it stands at the next: a later object of the same group is reached by
+// reading on, unless a mark (objIndex.recordAt) is nearer.
+type recordCursor struct {
+	g  *Graph
+	r  *reader
+	p  *parser
+	gi int    // the group of the record the reader stands at, -1 for none
+	k  uint32 // the object whose record the reader stands at
+	// last is the group of the object read last: the next is often in it.
+	last int
+}
+
+// newCursor returns a cursor reading through buf, which it does not keep
+// past the caller's use.
+func (g *Graph) newCursor(buf []byte) *recordCursor {
+	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: buf, pin: -1}
+	return &recordCursor{
+		g:  g,
+		r:  r,
+		p:  &parser{r: r, ptrSize: uint64(g.words.size), order: g.words.order, haveParams: true, wOff: -1},
+		gi: -1,
+	}
+}
+
+// read returns the record of object v (see Graph.ObjectRecord).
+func (c *recordCursor) read(v NodeID, limit int) (*ObjectRecord, error) {
+	g, r, p := c.g, c.r, c.p
 	if int(v) >= g.numObjects {
 		return nil, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, v, g.numObjects)
 	}
 	i := uint32(v)
-	gr := &g.idx.groups[g.idx.groupOf(i)]
+	gi := c.last
+	if gr := &g.idx.groups[gi]; i < gr.first || i >= gr.first+gr.count {
+		gi = g.idx.groupOf(i)
+		c.last = gi
+	}
+	gr := &g.idx.groups[gi]
 	from, k := g.idx.recordAt(gr, i-gr.first)
-	bp := recordBufs.Get().(*[]byte)
-	defer recordBufs.Put(bp)
-	buf := (*bp)[:min(recordBufSize, g.size+16)]
-	r := &reader{ra: g.ra, path: g.path, size: g.size, buf: buf, base: from, pin: -1}
-	p := &parser{r: r, ptrSize: uint64(g.words.size), order: g.words.order, haveParams: true, wOff: -1}
+	k += gr.first
+	if gi != c.gi || c.k > i || c.k < k {
+		// Behind, in another group, or past a mark nearer than where the
+		// reader stands: start at the mark.
+		r.seek(from)
+		c.gi, c.k = gi, k
+	}
 	want := g.idx.addr(i)
-	for k += gr.first; ; k++ {
+	for k = c.k; ; k++ {
+		c.gi = -1 // until the record is read whole
 		off := r.off()
 		r.rec = "dump"
 		tag, err := r.uvarint()
@@ -71,6 +138,7 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 			if err := p.fieldList(uint64(n), 1); err != nil {
 				return nil, err
 			}
+			c.gi, c.k = gi, k+1
 			continue
 		}
 		if addr != want || uint64(n) != gr.size {
@@ -89,6 +157,7 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 			return nil, err
 		}
 		rec.PtrOffsets = append([]uint64(nil), p.offs...)
+		c.gi, c.k = gi, i+1
 		return rec, nil
 	}
 }
