@@ -72,7 +72,7 @@ func TestSharedSetsMatchReverseWalk(t *testing.T) {
 			if !s.isShared(v) {
 				continue
 			}
-			if set := s.sets[s.setOf(v)]; s.cut(s.setOf(v)) {
+			if set := s.members(s.setOf(v)); s.cut(s.setOf(v)) {
 				// A cut set names some of the holders, each a true one.
 				all := a.reachersByReverse(v, heapdump.NoNode)
 				for _, h := range set[:len(set)-1] {
@@ -212,4 +212,38 @@ func TestSharedSetsFlowInLinearTime(t *testing.T) {
 		t.Errorf("%d unions for %d flow edges, more than %d", s.unions, s.flows, limit)
 	}
 	t.Logf("%d shared tops, %d flow edges, %d unions", len(s.set), s.flows, s.unions)
+}
+
+// intern gives one id per set, whatever the sets' hashes: with a hash
+// that makes most sets collide, each set still gets its own id, and the
+// same id when interned again.
+func TestInternSetsCollide(t *testing.T) {
+	s := &shareIndex{setIndex: map[uint64]uint32{}, setEnd: []uint32{0, 0},
+		hash: func(ids []uint32) uint64 { return uint64(ids[0] % 3) }}
+	set := func(i uint32) []uint32 { return []uint32{i, i + 1, i + 7} }
+	ids := map[uint32]uint32{}
+	seen := map[uint32]bool{}
+	for i := range uint32(2000) {
+		id := s.intern(set(i), maxSetHolders)
+		if seen[id] {
+			t.Fatalf("set %v: id %d, another set's", set(i), id)
+		}
+		seen[id] = true
+		ids[i] = id
+	}
+	for i := range uint32(2000) {
+		if got := s.intern(set(i), maxSetHolders); got != ids[i] {
+			t.Fatalf("set %v interned again: id %d, first %d", set(i), got, ids[i])
+		}
+		if got := s.members(ids[i]); !slices.Equal(got, set(i)) {
+			t.Fatalf("set %d: members %v, want %v", ids[i], got, set(i))
+		}
+	}
+	if s.intern(nil, maxSetHolders) != 0 || len(s.members(0)) != 0 {
+		t.Fatal("the empty set is not set 0")
+	}
+	cut := s.intern([]uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, maxSetHolders)
+	if m := s.members(cut); len(m) != maxSetHolders+1 || m[maxSetHolders] != moreIDs || !s.cut(cut) {
+		t.Fatalf("cut set: %v", m)
+	}
 }

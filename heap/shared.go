@@ -50,11 +50,19 @@ type shareIndex struct {
 	// set is the id of each shared top's set of holders, by rank: an
 	// index in sets, 0 for the empty set.
 	set []uint32
-	// sets are sorted ids, moreIDs last when cut: node ids for a set of
-	// holders, signature ids (sigID) for a set of signatures.
-	sets     [][]uint32
-	setIndex map[string]uint32
-	key      []byte // scratch: the key of a set (intern)
+	// The sets are sorted ids, moreIDs last when cut: node ids for a set
+	// of holders, signature ids (sigID) for a set of signatures. They lie
+	// end to end in setIDs, set x at setIDs[setEnd[x]:setEnd[x+1]] (see
+	// members), set 0 empty: 100,000 goroutines' sets are one array the
+	// collector need not scan, not 100,000 slices. setIndex finds a set by
+	// the hash of its ids (setHash), setOverflow by its bytes when another
+	// set had its hash first.
+	setIDs      []uint32
+	setEnd      []uint32
+	setIndex    map[uint64]uint32
+	setOverflow map[string]uint32
+	key         []byte                // scratch: the bytes of a set (intern)
+	hash        func([]uint32) uint64 // setHash; tests make it collide
 	// sigSets is the set of signatures of each set of holders, but the
 	// runtime's roots, built on demand (sigSet).
 	sigSets map[uint32]uint32
@@ -107,25 +115,58 @@ func (s *shareIndex) intern(ids []uint32, limit int) uint32 {
 	if more {
 		ids = append(ids[:len(ids):len(ids)], moreIDs)
 	}
-	// The key is the ids' bytes, built in a scratch buffer: a lookup of
-	// string(key) allocates nothing, only a new set's key is copied.
-	key := s.key[:0]
-	for _, id := range ids {
-		key = binary.LittleEndian.AppendUint32(key, id)
+	h := s.hash(ids)
+	first, ok := s.setIndex[h]
+	if ok && slices.Equal(s.members(first), ids) {
+		return first
 	}
-	s.key = key
-	if id, ok := s.setIndex[string(key)]; ok {
-		return id
+	var key []byte
+	if ok {
+		// Another set has this hash: look for this one by its bytes, built
+		// in a scratch buffer (a lookup of string(key) allocates nothing).
+		key = s.key[:0]
+		for _, id := range ids {
+			key = binary.LittleEndian.AppendUint32(key, id)
+		}
+		s.key = key
+		if id, ok := s.setOverflow[string(key)]; ok {
+			return id
+		}
 	}
-	id := uint32(len(s.sets))
-	s.sets = append(s.sets, slices.Clone(ids))
-	s.setIndex[string(key)] = id
+	id := uint32(len(s.setEnd) - 1)
+	s.setIDs = append(s.setIDs, ids...)
+	s.setEnd = append(s.setEnd, uint32(len(s.setIDs)))
+	if !ok {
+		s.setIndex[h] = id
+	} else {
+		if s.setOverflow == nil {
+			s.setOverflow = map[string]uint32{}
+		}
+		s.setOverflow[string(key)] = id
+	}
 	return id
+}
+
+// members returns the ids of set x, which the caller must not modify.
+func (s *shareIndex) members(x uint32) []uint32 {
+	return s.setIDs[s.setEnd[x]:s.setEnd[x+1]:s.setEnd[x+1]]
+}
+
+// setHash hashes a set's ids (FNV-1a over the ids, then mixed).
+func setHash(ids []uint32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, id := range ids {
+		h ^= uint64(id)
+		h *= 1099511628211
+	}
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
 }
 
 // cut reports whether set x was cut.
 func (s *shareIndex) cut(x uint32) bool {
-	ids := s.sets[x]
+	ids := s.members(x)
 	return len(ids) > 0 && ids[len(ids)-1] == moreIDs
 }
 
@@ -142,10 +183,10 @@ func (s *shareIndex) union(x, y uint32) uint32 {
 		return y
 	case x == s.lastA && y == s.lastB:
 		return s.lastU
-	case subset(s.sets[y], s.sets[x]):
+	case subset(s.members(y), s.members(x)):
 		return x
 	}
-	u := slices.Concat(s.sets[x], s.sets[y])
+	u := slices.Concat(s.members(x), s.members(y))
 	slices.Sort(u)
 	id := s.intern(u, maxSetHolders)
 	s.lastA, s.lastB, s.lastU = x, y, id
@@ -206,9 +247,10 @@ func (a *Analysis) shares() *shareIndex {
 	s := &shareIndex{
 		open:     make([]uint64, (a.g.NumNodes()+63)/64),
 		kids:     kids,
-		setIndex: map[string]uint32{},
+		setIndex: map[uint64]uint32{},
+		hash:     setHash,
 		sigSets:  map[uint32]uint32{},
-		sets:     [][]uint32{nil},
+		setEnd:   []uint32{0, 0},
 		set:      make([]uint32, kids.Len()),
 	}
 	a.shareIdx = s
@@ -334,9 +376,7 @@ func (a *Analysis) shares() *shareIndex {
 	}
 	// The predecessors are kept for the walks back from sets that were
 	// cut (reachersOfShared), and only then.
-	if !slices.ContainsFunc(s.sets, func(ids []uint32) bool {
-		return len(ids) > 0 && ids[len(ids)-1] == moreIDs
-	}) {
+	if !slices.Contains(s.setIDs, moreIDs) {
 		kids.DropPreds()
 	}
 	return s
@@ -488,7 +528,7 @@ func (a *Analysis) sigSet(x uint32) uint32 {
 		return id
 	}
 	var sigs []uint32
-	for _, h := range s.sets[x] {
+	for _, h := range s.members(x) {
 		v := heapdump.NodeID(h)
 		switch gi, isG := a.gObject(v); {
 		case h == moreIDs:
@@ -514,7 +554,7 @@ func (a *Analysis) sigSet(x uint32) uint32 {
 func (a *Analysis) setHolders(set uint32) []string {
 	s := a.shares()
 	var out []string
-	for _, id := range s.sets[set] {
+	for _, id := range s.members(set) {
 		if id == moreIDs {
 			out = append(out, "more")
 			continue
@@ -558,7 +598,7 @@ func (a *Analysis) reachersOfShared(v heapdump.NodeID) []reacher {
 	s := a.shares()
 	if set := s.setOf(v); !s.cut(set) {
 		var out []reacher
-		for _, h := range s.sets[set] {
+		for _, h := range s.members(set) {
 			out = append(out, a.reacherOf(heapdump.NodeID(h)))
 		}
 		return out
