@@ -228,7 +228,7 @@ func (a *Analysis) isRuntimeRoot(r heapdump.NodeID) bool {
 		return true
 	}
 	root := a.g.Root(r)
-	return root.Kind == heapdump.RootFrame && strings.HasPrefix(a.d.Frames[root.Frame].Func, "runtime.")
+	return root.Kind == heapdump.RootFrame && strings.HasPrefix(a.d.FrameFunc(root.Frame), "runtime.")
 }
 
 // sigID returns the id of the signature of root node r (see rootSig):
@@ -264,7 +264,7 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 	}
 	switch root.Kind {
 	case heapdump.RootFrame:
-		s := fmt.Sprintf("frame|%s|%x", a.d.Frames[root.Frame].Func, gopc)
+		s := fmt.Sprintf("frame|%s|%x", a.d.FrameFunc(root.Frame), gopc)
 		if root.Unsure {
 			s += "|unsure"
 		}

@@ -423,12 +423,11 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 			break
 		}
 		h.Kind = heapdump.RootFrame
-		f := &a.d.Frames[root.Frame]
-		h.Function = f.Func
-		h.Location = a.frameLine(f.Func, f.PC)
+		h.Function = a.d.FrameFunc(root.Frame)
+		h.Location = a.frameLine(h.Function, a.d.Frames[root.Frame].PC)
 		if root.Unsure && root.Frame > 0 {
 			h.Unsure = true
-			h.Callee = a.d.Frames[root.Frame-1].Func
+			h.Callee = a.d.FrameFunc(root.Frame - 1)
 		}
 	case heapdump.RootPanic:
 		a.describeGoroutine(&h, root.Goroutine)

@@ -32,8 +32,8 @@ func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 		}
 	}
 	frames := bin.NewFrameMatcher()
-	for _, f := range d.Frames {
-		if err := frames.Match(f.Func, f.Entry, f.PC); err != nil {
+	for i, f := range d.Frames {
+		if err := frames.Match(d.FrameFunc(i), f.Entry, f.PC); err != nil {
 			return wrap(err)
 		}
 	}
@@ -44,11 +44,12 @@ func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 // names a function: the difference between its entry in the dump and in
 // the executable.
 func setBias(d *heapdump.Dump, bin *binsym.Binary) error {
-	for _, f := range d.Frames {
-		if f.Func == "" || f.Func == "unknown function" || f.Entry == 0 {
+	for i, f := range d.Frames {
+		fn := d.FrameFunc(i)
+		if fn == "" || fn == "unknown function" || f.Entry == 0 {
 			continue
 		}
-		bias, err := bin.BiasFor(f.Func, f.Entry)
+		bias, err := bin.BiasFor(fn, f.Entry)
 		if err != nil {
 			return err
 		}

@@ -162,12 +162,13 @@ func TestMatchEachCheck(t *testing.T) {
 		t.Fatalf("the right executable: %v", err)
 	}
 	var frame heapdump.Frame
-	for _, f := range d.Frames {
-		if f.Func == "main.wait" {
-			frame = f
+	fn := ""
+	for i, f := range d.Frames {
+		if d.FrameFunc(i) == "main.wait" {
+			frame, fn = f, "main.wait"
 		}
 	}
-	if frame.Func == "" {
+	if fn == "" {
 		t.Fatal("no frame of main.wait in the dump")
 	}
 	var data heapdump.Segment
@@ -187,9 +188,9 @@ func TestMatchEachCheck(t *testing.T) {
 		err  error
 	}{
 		{"another name", bin.NewFrameMatcher().Match("main.hold", frame.Entry, frame.PC)},
-		{"an entry inside the function", bin.NewFrameMatcher().Match(frame.Func, frame.Entry+1, frame.PC)},
-		{"a PC outside the function", bin.NewFrameMatcher().Match(frame.Func, frame.Entry, frame.Entry+1<<20)},
-		{"an entry after the text", bin.NewFrameMatcher().Match(frame.Func, 1<<40, 0)},
+		{"an entry inside the function", bin.NewFrameMatcher().Match(fn, frame.Entry+1, frame.PC)},
+		{"a PC outside the function", bin.NewFrameMatcher().Match(fn, frame.Entry, frame.Entry+1<<20)},
+		{"an entry after the text", bin.NewFrameMatcher().Match(fn, 1<<40, 0)},
 		{"data segment elsewhere", bin.MatchSegment(binsym.DataSegment, data.Addr+8, uint64(len(data.Contents)), data.PtrOffsets)},
 		{"data segment shorter", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents))-8, data.PtrOffsets)},
 		{"a pointer slot less", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), mask(len(data.PtrOffsets)/2))},
@@ -205,7 +206,7 @@ func TestMatchEachCheck(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"the frame", bin.NewFrameMatcher().Match(frame.Func, frame.Entry, frame.PC)},
+		{"the frame", bin.NewFrameMatcher().Match(fn, frame.Entry, frame.PC)},
 		{"an unnamed frame", bin.NewFrameMatcher().Match("unknown function", 1, 2)},
 		{"the data segment", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), data.PtrOffsets)},
 		{"the Go version with an experiment", bin.MatchGoVersion(bin.GoVersion() + " X:greenteagc")},

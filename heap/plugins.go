@@ -30,7 +30,7 @@ func (a *Analysis) pluginUnknown() (Unknown, bool) {
 		checked[f.Entry] = true
 		if _, ok := bin.Func(f.Entry); !ok {
 			if outside == 0 {
-				first = fmt.Sprintf("%s at %#x", textsafe.Escape(f.Func), f.Entry) // the dump's name
+				first = fmt.Sprintf("%s at %#x", textsafe.Escape(a.d.FrameFunc(i)), f.Entry) // the dump's name
 			}
 			outside++
 		}

@@ -123,12 +123,12 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 	in := func(p uint64) bool { return p >= objAddr && p-objAddr < size }
 	for d := 1; d < gr.NumFrames; d++ {
 		fi := gr.FirstFrame + d
-		callee := a.d.Frames[fi-1].Func
+		callee := a.d.FrameFunc(fi - 1)
 		if callee != "runtime.chansend" && callee != "runtime.selectgo" {
 			continue
 		}
 		var arg0, arg1 uint64
-		for _, s := range a.d.Frames[fi].Slots {
+		for _, s := range a.d.FrameSlots(fi) {
 			switch s.Offset {
 			case mf:
 				arg0 = s.Value

@@ -270,7 +270,7 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 			off:  o,
 			word: func(d int64) uint64 { return a.g.FrameWord(slot.Frame, o+d) },
 			isPtr: func(d int64) bool {
-				return slices.ContainsFunc(a.d.Frames[slot.Frame].Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
+				return slices.ContainsFunc(a.d.FrameSlots(slot.Frame), func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
 			},
 		}
 		if slot.StackObject != nil {
@@ -410,7 +410,7 @@ func (t *typer) frameVar(c container, slot heapdump.RootSlot, rec *heapdump.Obje
 	}
 	c.isPtr = func(d int64) bool {
 		o, ok := frameOff(d)
-		return ok && slices.ContainsFunc(f.Slots, func(s heapdump.Slot) bool { return int64(s.Offset) == o })
+		return ok && slices.ContainsFunc(a.d.FrameSlots(slot.Frame), func(s heapdump.Slot) bool { return int64(s.Offset) == o })
 	}
 	tt := t.target(c, rec, interior)
 	path := tt.via

@@ -258,7 +258,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		for d := range frames {
 			fi := gr.FirstFrame + d
 			first := len(g.rootSlots)
-			for _, s := range frames[d].Slots {
+			for _, s := range dump.FrameSlots(fi) {
 				if d > 0 && inArgs(d, s.Offset) {
 					continue // the callee's
 				}
@@ -268,7 +268,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				slot(RootSlot{Frame: fi, Offset: s.Offset, Addr: frames[d].SP + s.Offset, Value: s.Value})
 			}
 			if d+1 < len(frames) {
-				for _, s := range frames[d+1].Slots {
+				for _, s := range dump.FrameSlots(fi + 1) {
 					if inArgs(d+1, s.Offset) {
 						slot(RootSlot{Frame: fi + 1, Offset: s.Offset, Addr: frames[d+1].SP + s.Offset, Value: s.Value})
 					}

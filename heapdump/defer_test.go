@@ -79,7 +79,7 @@ func TestDeferRecordRoots(t *testing.T) {
 	}
 	found := false
 	for i, r := range g.roots {
-		if r.Kind != RootFrame || g.Dump().Frames[r.Frame].Func != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
+		if r.Kind != RootFrame || g.Dump().FrameFunc(r.Frame) != "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
 			continue
 		}
 		for _, s := range g.RootSlots(g.roots[i].Node) {
@@ -95,9 +95,17 @@ func TestDeferRecordRoots(t *testing.T) {
 		t.Error("the defer record does not point to the closure")
 	}
 	// The goroutine's runtime.g does not chain to it: its root holds it.
-	gr := g.Dump().Goroutines[g.Dump().Frames[slices.IndexFunc(g.Dump().Frames, func(f Frame) bool {
-		return f.Func == "github.com/ctxleak/ctxleak/heapdump.deferHolder"
-	})].Goroutine]
+	holder := -1
+	for i := range g.Dump().Frames {
+		if g.Dump().FrameFunc(i) == "github.com/ctxleak/ctxleak/heapdump.deferHolder" {
+			holder = i
+			break
+		}
+	}
+	if holder < 0 {
+		t.Fatal("no frame of deferHolder")
+	}
+	gr := g.Dump().Goroutines[g.Dump().Frames[holder].Goroutine]
 	if gv, ok := g.Find(gr.Addr); ok && slices.Contains(g.Succ(gv), rec) {
 		t.Error("the goroutine's runtime.g still points to the defer record")
 	}
@@ -108,8 +116,8 @@ func TestDeferRecordRoots(t *testing.T) {
 
 func hasDefer(g *Graph, fn string) bool {
 	for _, d := range g.Dump().Defers {
-		for _, f := range g.Dump().Frames {
-			if f.SP == d.SP && f.Func == "github.com/ctxleak/ctxleak/heapdump."+fn && d.Fn != 0 {
+		for i, f := range g.Dump().Frames {
+			if f.SP == d.SP && g.Dump().FrameFunc(i) == "github.com/ctxleak/ctxleak/heapdump."+fn && d.Fn != 0 {
 				return true
 			}
 		}

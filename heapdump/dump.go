@@ -26,6 +26,9 @@ type Dump struct {
 	OtherRoots       []OtherRoot
 	MemStats         *runtime.MemStats // nil if the dump has no memstats record
 	Buckets          []Bucket          // memory profile buckets, in dump order
+
+	funcs []string // the frames' function names (FrameFunc)
+	slots []Slot   // every frame's slots, frame by frame (FrameSlots)
 }
 
 // Params is the params record: how the dumping process laid out memory.
@@ -119,19 +122,31 @@ type Frame struct {
 	Entry     uint64 // entry PC of the function
 	PC        uint64 // current PC (a return address except in the innermost frame)
 	ContPC    uint64 // PC where execution continues
-	Func      string // function name
-	// Slots are the pointer slots the runtime wrote for this frame, from its
-	// stack maps: the outargs area (arguments of the callee, which belong
-	// to the frame at Depth-1) and the live pointer locals. Values may be
-	// anything a pointer-typed slot holds: heap addresses, itab or type
-	// words of interfaces, globals.
-	//
-	// The type or itab word of an interface is never a pointer slot (the
-	// compiler's stack maps leave it out, as the heap bitmaps do): read it
-	// with Graph.FrameContents at the data word's offset minus a word.
-	Slots []Slot
 
-	contents int64 // file offset of the frame's contents
+	// A frame holds no pointers, so that the collector need not scan the
+	// frames of 100,000 goroutines: its function name and slots are
+	// indexes into the Dump (Dump.FrameFunc, Dump.FrameSlots).
+	fn         uint32 // index in Dump.funcs
+	slotsStart uint32 // Dump.slots[slotsStart:slotsEnd]
+	slotsEnd   uint32
+	contents   int64 // file offset of the frame's contents
+}
+
+// FrameFunc returns the function name of Frames[i].
+func (d *Dump) FrameFunc(i int) string { return d.funcs[d.Frames[i].fn] }
+
+// FrameSlots returns the pointer slots the runtime wrote for Frames[i],
+// from its stack maps: the outargs area (arguments of the callee, which
+// belong to the frame at Depth-1) and the live pointer locals. Values may
+// be anything a pointer-typed slot holds: heap addresses, itab or type
+// words of interfaces, globals. The caller must not modify them.
+//
+// The type or itab word of an interface is never a pointer slot (the
+// compiler's stack maps leave it out, as the heap bitmaps do): read it
+// with Graph.FrameContents at the data word's offset minus a word.
+func (d *Dump) FrameSlots(i int) []Slot {
+	f := &d.Frames[i]
+	return d.slots[f.slotsStart:f.slotsEnd:f.slotsEnd]
 }
 
 // Slot is a pointer slot in a frame or segment: its offset and the word in it.

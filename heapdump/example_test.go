@@ -22,10 +22,10 @@ func ExampleLoad() {
 		if r.Kind != heapdump.RootFrame {
 			return true
 		}
-		f := d.Frames[r.Frame]
+		fn := d.FrameFunc(r.Frame)
 		for _, s := range g.RootSlots(r.Node) {
 			if size := g.Size(s.Node); size >= 1<<20 {
-				fmt.Printf("goroutine %d, %s: %#x, %d bytes\n", d.Goroutines[r.Goroutine].ID, f.Func, g.ObjectAddr(s.Node), size)
+				fmt.Printf("goroutine %d, %s: %#x, %d bytes\n", d.Goroutines[r.Goroutine].ID, fn, g.ObjectAddr(s.Node), size)
 			}
 		}
 		return true

@@ -74,8 +74,8 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 		}
 		r := g.roots[rs[0]]
 		f := g.Dump().Frames[r.Frame]
-		if r.Kind != RootFrame || f.Func != "main.waitHeld" || r.Unsure {
-			t.Fatalf("ctx held by %v root, frame %s, unsure %v; want the frame of main.waitHeld", r.Kind, f.Func, r.Unsure)
+		if fn := g.Dump().FrameFunc(r.Frame); r.Kind != RootFrame || fn != "main.waitHeld" || r.Unsure {
+			t.Fatalf("ctx held by %v root, frame %s, unsure %v; want the frame of main.waitHeld", r.Kind, fn, r.Unsure)
 		}
 		if gr := g.Dump().Goroutines[r.Goroutine]; gr.WaitReason != "chan receive" || gr.GoPC == 0 {
 			t.Errorf("goroutine %+v", gr)
@@ -85,10 +85,10 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 			if s.Node != ctx {
 				continue
 			}
-			caller := g.Dump().Frames[s.Frame]
+			caller, callerFn := g.Dump().Frames[s.Frame], g.Dump().FrameFunc(s.Frame)
 			// amd64: the outargs area starts at the caller's SP.
-			if caller.Func != "main.loopHeld" || caller.Depth != f.Depth+1 || s.Offset >= uint64(args) || s.Addr != caller.SP+s.Offset {
-				t.Errorf("ctx slot at offset %d of %s (depth %d), want in [0, %d) of main.loopHeld", s.Offset, caller.Func, caller.Depth, args)
+			if callerFn != "main.loopHeld" || caller.Depth != f.Depth+1 || s.Offset >= uint64(args) || s.Addr != caller.SP+s.Offset {
+				t.Errorf("ctx slot at offset %d of %s (depth %d), want in [0, %d) of main.loopHeld", s.Offset, callerFn, caller.Depth, args)
 			}
 			// The itab word of the interface is the word before the data
 			// word, and not a pointer slot: read it from the frame.
@@ -116,8 +116,8 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 			t.Fatalf("%d roots point to the held ctx, want 1", len(rs))
 		}
 		r := g.roots[rs[0]]
-		if f := g.Dump().Frames[r.Frame]; f.Func != "main.loopHeld" || !r.Unsure || g.Dump().Frames[r.Frame-1].Func != "main.waitHeld" {
-			t.Errorf("ctx held by frame %s, unsure %v; want main.loopHeld, unsure, with callee main.waitHeld", f.Func, r.Unsure)
+		if fn := g.Dump().FrameFunc(r.Frame); fn != "main.loopHeld" || !r.Unsure || g.Dump().FrameFunc(r.Frame-1) != "main.waitHeld" {
+			t.Errorf("ctx held by frame %s, unsure %v; want main.loopHeld, unsure, with callee main.waitHeld", fn, r.Unsure)
 		}
 	})
 }
@@ -138,8 +138,8 @@ func TestDeadContextHasNoRoot(t *testing.T) {
 		t.Error("held payload is not live")
 	}
 	found := false
-	for _, f := range g.Dump().Frames {
-		if f.Func == "main.waitDead" {
+	for i := range g.Dump().Frames {
+		if g.Dump().FrameFunc(i) == "main.waitDead" {
 			found = true
 		}
 	}
@@ -413,7 +413,7 @@ func TestPrefetchAndParallelResolve(t *testing.T) {
 			t.Errorf("prefetchMin %d, parallelMinEdges %d: graph differs", tc.prefetch, tc.parallel)
 		}
 		for i := range got.Dump().Frames {
-			if !slices.Equal(got.Dump().Frames[i].Slots, want.Dump().Frames[i].Slots) {
+			if !slices.Equal(got.Dump().FrameSlots(i), want.Dump().FrameSlots(i)) || got.Dump().FrameFunc(i) != want.Dump().FrameFunc(i) {
 				t.Errorf("frame %d differs", i)
 			}
 		}

@@ -97,7 +97,8 @@ type parser struct {
 	edges64 []uint64
 
 	slots      []Slot   // every frame's slots, flat
-	frameSlots []uint32 // per frame: index of its first slot
+	funcs      []string          // the frames' function names, by Frame.fn
+	funcIdx    map[string]uint32 // index of each in funcs
 	samples    []sample
 	strs       map[string]string // interned function, file and wait-reason strings
 
@@ -132,6 +133,7 @@ func newParser(r *reader) *parser {
 		r:         r,
 		d:         &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
 		strs:      map[string]string{},
+		funcIdx:   map[string]uint32{},
 		curG:      -1,
 		wOff:      -1,
 		keptLimit: sideLimit(r.size),
@@ -247,6 +249,19 @@ func (p *parser) intern(b []byte) string {
 	p.strs[s] = s
 	p.kept += int64(len(s)) + stringCost
 	return s
+}
+
+// funcIndex returns the index in p.funcs of function name b, added if new.
+func (p *parser) funcIndex(b []byte) uint32 {
+	if i, ok := p.funcIdx[string(b)]; ok {
+		return i
+	}
+	i := uint32(len(p.funcs))
+	s := p.intern(b)
+	p.funcs = append(p.funcs, s)
+	p.funcIdx[s] = i
+	p.kept += stringCost
+	return i
 }
 
 func (p *parser) needParams(off int64) error {
@@ -891,7 +906,7 @@ func (p *parser) frame(recOff int64) error {
 	if err != nil {
 		return err
 	}
-	f.Func = p.intern(name)
+	f.fn = p.funcIndex(name)
 	// Outargs and locals each come in ascending order, not the two
 	// together, so a slot may appear twice but no more.
 	if err := p.fieldList(f.Size, 2); err != nil {
@@ -907,7 +922,7 @@ func (p *parser) frame(recOff int64) error {
 	if err := p.keep(cost, recOff); err != nil {
 		return err
 	}
-	p.frameSlots = append(p.frameSlots, uint32(len(p.slots)))
+	f.slotsStart = uint32(len(p.slots))
 	for _, o := range p.offs {
 		v, err := p.wordAt(cOff + int64(o))
 		if err != nil {
@@ -915,6 +930,7 @@ func (p *parser) frame(recOff int64) error {
 		}
 		p.slots = append(p.slots, Slot{Offset: o, Value: v})
 	}
+	f.slotsEnd = uint32(len(p.slots))
 	if len(p.d.Frames) == 0 {
 		p.framesFrom = recOff
 	}
@@ -927,15 +943,10 @@ func (p *parser) frame(recOff int64) error {
 	return nil
 }
 
-// finishFrames points every frame's Slots into the flat slot array.
+// finishFrames hands the frames' function names and slots to the dump.
 func (p *parser) finishFrames() error {
-	for i := range p.d.Frames {
-		end := len(p.slots)
-		if i+1 < len(p.frameSlots) {
-			end = int(p.frameSlots[i+1])
-		}
-		p.d.Frames[i].Slots = p.slots[p.frameSlots[i]:end:end]
-	}
+	p.d.funcs = p.funcs
+	p.d.slots = p.slots
 	return nil
 }
 

@@ -135,7 +135,7 @@ func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, cache *stack
 		}
 	}
 	for d := range frames {
-		for _, s := range frames[d].Slots {
+		for _, s := range g.dump.FrameSlots(first + d) {
 			reach(s.Value)
 		}
 	}
