@@ -96,11 +96,11 @@ type parser struct {
 	edges32 []uint32
 	edges64 []uint64
 
-	slots      []Slot   // every frame's slots, flat
-	funcs      []string          // the frames' function names, by Frame.fn
-	funcIdx    map[string]uint32 // index of each in funcs
-	samples    []sample
-	strs       map[string]string // interned function, file and wait-reason strings
+	slots   []Slot            // every frame's slots, flat
+	funcs   []string          // the frames' function names, by Frame.fn
+	funcIdx map[string]uint32 // index of each in funcs
+	samples []sample
+	strs    map[string]string // interned function, file and wait-reason strings
 
 	curG       int // goroutine whose frames may follow, or -1
 	nextDepth  int
