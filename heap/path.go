@@ -246,16 +246,20 @@ func (a *Analysis) gObject(v heapdump.NodeID) (int, bool) {
 	}
 	if a.gNodes == nil {
 		a.gNodes = make([]uint64, (a.g.NumObjects()+63)/64)
-		for _, g := range a.d.Goroutines {
-			if u, ok := a.g.Find(g.Addr); ok {
+		a.gIndex = make(map[heapdump.NodeID]int, len(a.d.Goroutines))
+		for i, g := range a.d.Goroutines {
+			// The object must start at the goroutine's address; the last
+			// goroutine of an address wins, as in goroutineAt.
+			if u, ok := a.g.Find(g.Addr); ok && a.g.ObjectAddr(u) == g.Addr {
 				a.gNodes[u/64] |= 1 << (u % 64)
+				a.gIndex[u] = i
 			}
 		}
 	}
 	if a.gNodes[v/64]&(1<<(v%64)) == 0 {
 		return 0, false
 	}
-	return a.goroutineAt(a.g.ObjectAddr(v))
+	return a.gIndex[v], true
 }
 
 // labelsPoint reports whether the pprof labels of the runtime.g object g

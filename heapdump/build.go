@@ -197,6 +197,9 @@ func (g *Graph) resolve(p *parser, start []uint32, succ []NodeID, part objRange,
 	return int(w - first)
 }
 
+// maxArgSizes bounds the functions addRoots remembers the argument size of.
+const maxArgSizes = 1 << 16
+
 // addRoots appends the root nodes and the super-root.
 func (g *Graph) addRoots(p *parser, opts Options) error {
 	hint := 0
@@ -236,6 +239,23 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 
 	mf := dump.Params.minFrameSize()
 	stackObjs := &stackObjectCache{fn: opts.StackObjects}
+	// outArgs is opts.OutArgs, -1 for unknown, asked once per function
+	// (of the first maxArgSizes): 100,000 goroutines have 600,000 frames
+	// of a few functions.
+	argSizes := map[uint64]int64{}
+	outArgs := func(entry uint64) int64 {
+		sz, ok := argSizes[entry]
+		if !ok {
+			sz = -1
+			if n, ok := opts.OutArgs(entry); ok && n >= 0 {
+				sz = n
+			}
+			if len(argSizes) < maxArgSizes {
+				argSizes[entry] = sz
+			}
+		}
+		return sz
+	}
 	stackBudget := maxStackObjectWords
 	for gi := range dump.Goroutines {
 		gr := &dump.Goroutines[gi]
@@ -247,9 +267,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		for d := range frames {
 			args[d] = -1
 			if d > 0 && opts.OutArgs != nil {
-				if sz, ok := opts.OutArgs(frames[d-1].Entry); ok && sz >= 0 {
-					args[d] = sz
-				}
+				args[d] = outArgs(frames[d-1].Entry)
 			}
 		}
 		inArgs := func(d int, off uint64) bool {
