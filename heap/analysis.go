@@ -40,9 +40,10 @@ type Analysis struct {
 	// topPreds is the reverse graph's edges into the tops of holdings,
 	// built on demand (reachersOfObject).
 	topPreds *reverseGraph
-	seen     []uint64                // bitmap of reachersOfObject, clear between calls
-	gNodes   []uint64                // bitmap of the objects that are goroutines' runtime.g, built on demand
-	gIndex   map[heapdump.NodeID]int // the goroutine of each (gObject)
+	seen     []uint64 // bitmap of reachersOfObject, clear between calls
+	gNodes   []uint64 // bitmap of the objects that are goroutines' runtime.g, built on demand
+	gRank    []uint32 // per word of gNodes: the objects marked in earlier words
+	gByRank  []int32  // the goroutine of each marked object, in node order
 	// labels is the object the pprof labels of each goroutine's
 	// runtime.g point into, for those that have labels, read once by
 	// labelsPoint (which shares calls on two cores).

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -245,21 +246,42 @@ func (a *Analysis) gObject(v heapdump.NodeID) (int, bool) {
 		return 0, false
 	}
 	if a.gNodes == nil {
-		a.gNodes = make([]uint64, (a.g.NumObjects()+63)/64)
-		a.gIndex = make(map[heapdump.NodeID]int, len(a.d.Goroutines))
-		for i, g := range a.d.Goroutines {
-			// The object must start at the goroutine's address; the last
-			// goroutine of an address wins, as in goroutineAt.
-			if u, ok := a.g.Find(g.Addr); ok && a.g.ObjectAddr(u) == g.Addr {
-				a.gNodes[u/64] |= 1 << (u % 64)
-				a.gIndex[u] = i
-			}
-		}
+		a.indexGObjects()
 	}
-	if a.gNodes[v/64]&(1<<(v%64)) == 0 {
+	w, bit := v/64, uint64(1)<<(v%64)
+	if a.gNodes[w]&bit == 0 {
 		return 0, false
 	}
-	return a.gIndex[v], true
+	return int(a.gByRank[a.gRank[w]+uint32(bits.OnesCount64(a.gNodes[w]&(bit-1)))]), true
+}
+
+// indexGObjects marks the runtime.g objects (gNodes) and numbers them in
+// node order (gRank, the objects marked in earlier words), for gObject to
+// find each one's goroutine (gByRank) without hashing.
+func (a *Analysis) indexGObjects() {
+	nodes := make([]heapdump.NodeID, len(a.d.Goroutines))
+	a.gNodes = make([]uint64, (a.g.NumObjects()+63)/64)
+	for i, g := range a.d.Goroutines {
+		nodes[i] = heapdump.NoNode
+		// The object must start at the goroutine's address.
+		if u, ok := a.g.Find(g.Addr); ok && a.g.ObjectAddr(u) == g.Addr {
+			a.gNodes[u/64] |= 1 << (u % 64)
+			nodes[i] = u
+		}
+	}
+	a.gRank = make([]uint32, len(a.gNodes))
+	n := uint32(0)
+	for w, word := range a.gNodes {
+		a.gRank[w] = n
+		n += uint32(bits.OnesCount64(word))
+	}
+	a.gByRank = make([]int32, n)
+	for i, u := range nodes {
+		if u != heapdump.NoNode { // the last goroutine of an address wins, as in goroutineAt
+			w, bit := u/64, uint64(1)<<(u%64)
+			a.gByRank[a.gRank[w]+uint32(bits.OnesCount64(a.gNodes[w]&(bit-1)))] = int32(i)
+		}
+	}
 }
 
 // labelsPoint reports whether the pprof labels of the runtime.g object g

@@ -234,6 +234,16 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// (100,000 goroutines: 400,000 slots, 0.17 s of copying).
 	g.rootSlots = make([]RootSlot, 0, len(p.slots)+len(dump.Goroutines)+len(dump.Defers)+2*len(dump.Panics)+
 		2*(len(dump.Finalizers)+len(dump.QueuedFinalizers))+len(dump.OtherRoots))
+	// Room for every root there can be, but globals: a frame's, if it has
+	// slots or defers, and one of every other record.
+	withSlots := 0
+	for i := range dump.Frames {
+		if f := &dump.Frames[i]; f.slotsEnd > f.slotsStart {
+			withSlots++
+		}
+	}
+	g.roots = make([]Root, 0, withSlots+len(dump.Defers)+len(dump.Goroutines)+len(dump.Panics)+
+		len(dump.Finalizers)+len(dump.QueuedFinalizers)+len(dump.OtherRoots)+64)
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)
 
