@@ -80,8 +80,28 @@ func checkGraph(t *testing.T, g *Graph) {
 		}
 		g.AllocSite(NodeID(i))
 	}
+	// The same records read forward in one pass, every third object.
+	var every3 []NodeID
+	for i := 0; i < g.NumObjects() && i < 192; i += 3 {
+		every3 = append(every3, NodeID(i))
+	}
+	err := g.ObjectRecords(every3, 64, func(v NodeID, rec *ObjectRecord) error {
+		if rec.Addr != g.ObjectAddr(v) || rec.Size != g.Size(v) {
+			t.Fatalf("ObjectRecords: object %d at %#x of %d bytes, want %#x of %d", v, rec.Addr, rec.Size, g.ObjectAddr(v), g.Size(v))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ObjectRecords: %v", err)
+	}
 	for i := range g.roots {
 		g.RootSlots(g.roots[i].Node)
+	}
+	for i := range g.Dump().Frames {
+		g.Dump().FrameFunc(i)
+		for _, s := range g.Dump().FrameSlots(i) {
+			_ = s
+		}
 	}
 	for i := range g.Dump().Frames {
 		if b, err := g.FrameContents(i); err != nil || uint64(len(b)) != g.Dump().Frames[i].Size {
