@@ -53,10 +53,12 @@ func (x *objIndex) recordAt(g *group, k uint32) (int64, uint32) {
 
 func (g *group) end() uint64 { return g.base + uint64(g.slots)*g.size }
 
-// entry is a group as the address lookup sees it, sorted by base. Its end
-// is in objIndex.ends, which the lookup scans.
+// entry is a group as the address lookup sees it, sorted by base: its
+// range and what turns an address into an object, together, so that a
+// lookup that misses its hint reads one entry's cache line, not two.
 type entry struct {
 	base  uint64
+	end   uint64
 	size  uint64
 	magic uint64 // ^uint64(0)/size + 1: slot = high word of offset*magic
 	first uint32
@@ -78,7 +80,6 @@ type objIndex struct {
 
 	// Built by finish.
 	entries []entry  // groups sorted by base
-	ends    []uint64 // entries' ends
 	lo, hi  uint64   // address range of all objects
 	shift   uint     // bucket granularity
 	bucket  []uint32 // bucket b: first entry ending after lo + b<<shift
@@ -155,11 +156,10 @@ func (x *objIndex) finish() *overlapError {
 		x.entries[gi] = entry{base: g.base, size: g.size, magic: ^uint64(0)/g.size + 1, first: g.first, words: g.words}
 	}
 	slices.SortFunc(x.entries, func(a, b entry) int { return cmp.Compare(a.base, b.base) })
-	x.ends = make([]uint64, len(x.entries))
 	for i := range x.entries {
 		e := &x.entries[i]
-		x.ends[i] = x.groups[x.groupOf(e.first)].end()
-		if i > 0 && e.base < x.ends[i-1] {
+		e.end = x.groups[x.groupOf(e.first)].end()
+		if i > 0 && e.base < x.entries[i-1].end {
 			g := x.groups[x.groupOf(e.first)]
 			return &overlapError{file: g.file, addr: e.base, prevAddr: x.entries[i-1].base}
 		}
@@ -168,7 +168,7 @@ func (x *objIndex) finish() *overlapError {
 		return nil
 	}
 	x.lo = x.entries[0].base
-	x.hi = x.ends[len(x.ends)-1]
+	x.hi = x.entries[len(x.entries)-1].end
 	// One bucket per heap page, fewer if the heap is sparse: at most two
 	// per group or one per four objects, whichever is more.
 	limit := uint64(max(2*len(x.entries)+64, min(int(x.n)/4, 1<<22)))
@@ -181,7 +181,7 @@ func (x *objIndex) finish() *overlapError {
 	j := 0
 	for b := 0; b <= nb; b++ {
 		start := x.lo + uint64(b)<<x.shift
-		for j < len(x.ends) && x.ends[j] <= start {
+		for j < len(x.entries) && x.entries[j].end <= start {
 			j++
 		}
 		x.bucket[b] = uint32(j)
@@ -193,23 +193,23 @@ func (x *objIndex) finish() *overlapError {
 // entry that resolved the previous address; it is checked first and updated.
 func (x *objIndex) lookup(addr uint64, hint *int) (uint32, bool) {
 	i := *hint
-	if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.ends[i] {
+	if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.entries[i].end {
 		if addr < x.lo || addr >= x.hi {
 			return 0, false
 		}
 		b := (addr - x.lo) >> x.shift
 		i = int(x.bucket[b])
-		j := min(int(x.bucket[b+1]), len(x.ends)-1)
+		j := min(int(x.bucket[b+1]), len(x.entries)-1)
 		// The first entry ending after addr is in entries[i..j].
 		if j-i > 8 {
-			k, _ := slices.BinarySearch(x.ends[i:j+1], addr+1)
+			k, _ := slices.BinarySearchFunc(x.entries[i:j+1], addr+1, func(e entry, a uint64) int { return cmp.Compare(e.end, a) })
 			i += k
 		} else {
-			for i < j && x.ends[i] <= addr {
+			for i < j && x.entries[i].end <= addr {
 				i++
 			}
 		}
-		if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.ends[i] {
+		if i >= len(x.entries) || addr < x.entries[i].base || addr >= x.entries[i].end {
 			return 0, false
 		}
 		*hint = i
