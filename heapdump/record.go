@@ -37,7 +37,7 @@ type ObjectRecord struct {
 func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 	bp := recordBufs.Get().(*[]byte)
 	defer recordBufs.Put(bp)
-	return g.newCursor(*bp).read(v, limit)
+	return g.newCursor((*bp)[:min(recordBufSize, g.size+16)]).read(v, limit)
 }
 
 // ObjectRecords calls fn with the record of each object of vs, which must
