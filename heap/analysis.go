@@ -224,7 +224,7 @@ const (
 
 // loadOptions are the reader's options for a dump at path written by bin.
 func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options {
-	lo := heapdump.Options{NodeBytes: analysisNodeBytes, EdgeBytes: analysisEdgeBytes}
+	lo := heapdump.Options{NodeBytes: analysisNodeBytes, EdgeBytes: analysisEdgeBytes, MemoryLimit: o.memoryLimit}
 	if bin != nil {
 		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize

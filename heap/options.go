@@ -31,6 +31,8 @@ type options struct {
 	progress func(Progress)
 	// statics names the values the linker allocated (static.go).
 	statics *staticIndex
+	// memoryLimit is MemoryLimit's, 0 for heapdump's default.
+	memoryLimit int64
 }
 
 // newOptions applies opts to the defaults.
@@ -84,6 +86,15 @@ func MaxPathSteps(n int) Option {
 			o.maxSteps = max(n, 2)
 		}
 	}}
+}
+
+// MemoryLimit sets the memory, in bytes, that reading the dump and its
+// analysis may take: a dump whose records would need more is refused with
+// a *heapdump.MemoryLimitError. 0 means heapdump.DefaultMemoryLimit of the
+// dump's size (128 MiB plus 1.5 times it), which a dump of millions of
+// tiny objects can pass. It is an option of Analyze.
+func MemoryLimit(bytes int64) Option {
+	return Option{func(o *options) { o.memoryLimit = max(bytes, 0) }}
 }
 
 // Top keeps the first n groups of the report; 0 keeps them all.

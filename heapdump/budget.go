@@ -1,6 +1,11 @@
 package heapdump
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ctxleak/ctxleak/internal/bytesize"
+)
 
 // Every record but the objects' contents is kept in memory (Dump), most of
 // them become root nodes of the graph, every object a node and every
@@ -64,10 +69,32 @@ func (p *parser) keepGroups(off int64) error {
 func (p *parser) keep(n int64, recOff int64) error {
 	p.kept += n
 	if total := p.total(); total > p.keptLimit {
-		return p.r.errorf(recOff, "the records (objects and pointers, goroutines, frames, roots...) would take more than %d bytes of memory with the analysis, the limit for a %d-byte dump",
-			p.keptLimit, p.r.size)
+		return &MemoryLimitError{Path: p.r.path, Offset: recOff, Limit: p.keptLimit, Default: DefaultMemoryLimit(p.r.size), Size: p.r.size}
 	}
 	return nil
+}
+
+// DefaultMemoryLimit returns the memory budget of a dump of size bytes when
+// Options.MemoryLimit is 0: 128 MiB plus 1.5 times its size.
+func DefaultMemoryLimit(size int64) int64 { return sideLimit(size) }
+
+// MemoryLimitError says that the records read up to Offset would, with the
+// analysis, take more memory than Limit (Options.MemoryLimit, or Default
+// for a dump of Size bytes).
+type MemoryLimitError struct {
+	Path           string
+	Offset         int64
+	Limit, Default int64
+	Size           int64
+}
+
+func (e *MemoryLimitError) Error() string {
+	which := "the limit for a dump of its size"
+	if e.Limit != e.Default {
+		which = "the limit given"
+	}
+	return fmt.Sprintf("%s: offset %d: the records (objects and pointers, goroutines, frames, roots...) would take more than %s of memory with the analysis, %s (a %s dump)",
+		e.Path, e.Offset, bytesize.Format(e.Limit), which, bytesize.Format(e.Size))
 }
 
 // total returns the estimated memory of the whole run for what has been

@@ -272,9 +272,9 @@ func TestHostileTinyRecords(t *testing.T) {
 			withBudget(t, 64<<10, 1.5)
 			var err error
 			n := allocated(func() { _, err = readBytes(e.B) })
-			var fe *FormatError
-			if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "would take more than") {
-				t.Fatalf("%d bytes: error %v, want the budget's", len(e.B), err)
+			var me *MemoryLimitError
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), "would take more than") || me.Offset <= 0 || me.Offset >= int64(len(e.B)) {
+				t.Fatalf("%d bytes: error %v, want the budget's at an offset of the dump", len(e.B), err)
 			}
 			limit := sideLimit(int64(len(e.B)))
 			// What the reader keeps is under the budget. Growing a slice
@@ -342,8 +342,8 @@ func TestHostileObjectRun(t *testing.T) {
 
 	var opts = Options{NodeBytes: nodeBytes, EdgeBytes: edgeBytes}
 	n := allocated(func() { _, err = Read(bytes.NewReader(e.B), size, "dump.bin", opts) })
-	var fe *FormatError
-	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "would take more than") || fe.Record != recordNames[tagObject] {
+	var fe *MemoryLimitError
+	if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset >= size || e.B[fe.Offset] != tagObject || fe.Limit != limit || fe.Default != limit {
 		t.Fatalf("with the caller's arrays: error %v, want the budget's at an object record", err)
 	}
 	// Refused at the object where the estimate passes the budget, give or
@@ -388,5 +388,25 @@ func TestHostileDeepBuckets(t *testing.T) {
 	positions := uint64(buckets * depth * unsafe.Sizeof(binsym.Position{}))
 	if limit := positions*5/4 + readerAlloc; got > limit {
 		t.Errorf("reading %d positions (%d MiB) allocated %d MiB, over %d", buckets*depth, positions>>20, got>>20, limit>>20)
+	}
+}
+
+// Options.MemoryLimit replaces the default budget: a dump it refuses under
+// a small limit reads under a large one, and the error says which limit.
+func TestMemoryLimitOption(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	b := d.bytes(t)
+	size := int64(len(b))
+	_, err := Read(bytes.NewReader(b), size, "dump.bin", Options{MemoryLimit: 64 << 10})
+	var me *MemoryLimitError
+	if !errors.As(err, &me) || me.Limit != 64<<10 || me.Default != DefaultMemoryLimit(size) || me.Size != size ||
+		me.Offset <= 0 || me.Offset >= size || !strings.Contains(err.Error(), "the limit given") {
+		t.Fatalf("under a 64 KiB limit: %v, want a *MemoryLimitError of the limit given", err)
+	}
+	if _, err := Read(bytes.NewReader(b), size, "dump.bin", Options{MemoryLimit: 4 * DefaultMemoryLimit(size)}); err != nil {
+		t.Fatalf("under 4 times the default limit: %v", err)
+	}
+	if DefaultMemoryLimit(size) != 128<<20+size*3/2 {
+		t.Errorf("default limit %d for %d bytes, want 128 MiB plus 1.5 times", DefaultMemoryLimit(size), size)
 	}
 }

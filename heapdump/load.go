@@ -46,6 +46,12 @@ type Options struct {
 	// before the whole run, not only the reading, would take more than the
 	// budget: 128 MiB plus 1.5 times the file's size.
 	NodeBytes, EdgeBytes int64
+
+	// MemoryLimit is that budget in bytes, 0 for the default. A dump of
+	// millions of tiny objects can need more than the default: its records
+	// are small for what their nodes cost. A dump past it is refused with a
+	// *MemoryLimitError.
+	MemoryLimit int64
 }
 
 // Load reads the heap dump at path and builds its graph. The file stays open
@@ -88,6 +94,9 @@ func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*G
 	p.idx.noGaps = noGaps
 	p.perNode = graphNodeCost + max(opts.NodeBytes, 0)
 	p.perEdge = graphEdgeCost + max(opts.EdgeBytes, 0)
+	if opts.MemoryLimit > 0 {
+		p.keptLimit = opts.MemoryLimit
+	}
 	err := p.run()
 	rd.close()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/heapdump"
 	"github.com/ctxleak/ctxleak/internal/bytesize"
 	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/ui"
@@ -24,6 +25,7 @@ type holdersFlags struct {
 	binary       string
 	httpTimeout  time.Duration // for a URL
 	maxDumpSize  bytesize.Size // for a URL
+	maxMemory    bytesize.Size // 0: heapdump.DefaultMemoryLimit
 	minSize      bytesize.Size
 	top          int
 	focus        string
@@ -114,6 +116,7 @@ Ctrl-C stops the server (exit 130).`,
 	fs.StringVar(&f.binary, "binary", "", "the executable that wrote the dump (`EXE`), for names, lines and types")
 	fs.DurationVar(&f.httpTimeout, "http-timeout", 5*time.Minute, "time limit for downloading a dump from a URL")
 	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL or standard input larger than this `SIZE`")
+	fs.Var(bytesize.NewFlag(&f.maxMemory, 0), "max-memory", "refuse a dump whose analysis would take more than `SIZE` of memory (default 128MiB plus 1.5 times the dump; millions of tiny objects can need more)")
 	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.IntVar(&f.maxPathSteps, "max-path-steps", heap.DefaultMaxPathSteps, "show at most `N` steps of a path; longer ones leave out and count the middle")
@@ -204,20 +207,25 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		}
 		bin = b
 	}
-	var opts []heap.Option
+	opts := []heap.Option{heap.MemoryLimit(int64(f.maxMemory))}
 	prog := a.newProgress()
 	if prog != nil {
 		opts = append(opts, heap.OnProgress(prog.heap(source)))
 	}
 	var rep *heap.Report
 	var web *heap.Analysis // kept open for --http
-	tuneGCForDump(dump)
+	tuneGCForDump(dump, int64(f.maxMemory))
 	err := await(ctx, func() error {
 		defer prog.clear()
 		an, err := heap.Analyze(dump, bin, opts...)
 		if err != nil {
 			hint := ""
-			if source == dump {
+			var me *heapdump.MemoryLimitError
+			switch {
+			case errors.As(err, &me):
+				hint = fmt.Sprintf("; if the machine has the memory, raise the limit with --max-memory (the default for this dump is %s)",
+					bytesize.Format(me.Default))
+			case source == dump:
 				hint = dumpHint(dump)
 			}
 			return usageErrorf("%s%s", strings.ReplaceAll(err.Error(), dump, source), hint)

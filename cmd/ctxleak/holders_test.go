@@ -348,3 +348,23 @@ func testHoldersThreeGoroutines(t *testing.T, dump, exe string) {
 		t.Errorf("JSON groups %+v, want one held by goroutines %v", doc.Groups, m[1:])
 	}
 }
+
+// --max-memory replaces the memory budget of a dump's analysis: under a
+// limit too small, holders exits 2 naming the flag and the default; under
+// a large one, it reports as without it.
+func TestHoldersMaxMemory(t *testing.T) {
+	t.Parallel()
+	dump, exe := holdersDump(t, "goroutine")
+	code, _, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--max-memory", "64KiB")
+	if code != 2 || !strings.Contains(stderr, "64.0 KiB of memory with the analysis, the limit given") ||
+		!strings.Contains(stderr, "raise the limit with --max-memory (the default for this dump is ") {
+		t.Errorf("--max-memory 64KiB: exit %d, want 2 naming the limit and --max-memory; stderr %q", code, stderr)
+	}
+	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--max-memory", "4GiB")
+	if code != 1 || !strings.Contains(stdout, "frame main.waitThenUse") {
+		t.Errorf("--max-memory 4GiB: exit %d, want 1 with the report; stderr %q", code, stderr)
+	}
+	if code, _, stderr := ctxleak(t, "holders", dump, "--max-memory", "lots"); code != 2 || !strings.Contains(stderr, "--max-memory") {
+		t.Errorf("--max-memory lots: exit %d, want 2 naming the flag; stderr %q", code, stderr)
+	}
+}

@@ -26,8 +26,13 @@ func limitMemory(limit int64) {
 	debug.SetMemoryLimit(limit)
 }
 
-// dumpMemoryLimit is the target for analysing the dump at path.
-func dumpMemoryLimit(path string) int64 {
+// dumpMemoryLimit is the target for analysing the dump at path whose
+// analysis may take budget bytes (--max-memory), 0 for the reader's
+// default of 128 MiB plus 1.5 times the dump: 128 MiB more than the budget.
+func dumpMemoryLimit(path string, budget int64) int64 {
+	if budget > 0 {
+		return memBase - 128<<20 + budget
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return 0
@@ -47,8 +52,8 @@ const dumpGCPercent = 25
 // heap doubles: on a dump of 100,000 goroutines (600 MB) peak RSS falls
 // from 363 to 256 MB, at no CPU time measurable on a 1.5M-object dump,
 // whose arrays hold few pointers.
-func tuneGCForDump(path string) {
-	limitMemory(dumpMemoryLimit(path))
+func tuneGCForDump(path string, budget int64) {
+	limitMemory(dumpMemoryLimit(path, budget))
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(dumpGCPercent)
 	}
