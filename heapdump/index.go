@@ -53,6 +53,15 @@ func (x *objIndex) recordAt(g *group, k uint32) (int64, uint32) {
 
 func (g *group) end() uint64 { return g.base + uint64(g.slots)*g.size }
 
+// recordsEnd returns a file offset at or past the end of group gi's
+// records: where the next group's begin, or the file's end (size).
+func (x *objIndex) recordsEnd(gi int, size int64) int64 {
+	if gi+1 < len(x.groups) && x.groups[gi+1].file > x.groups[gi].file {
+		return x.groups[gi+1].file
+	}
+	return size
+}
+
 // entry is a group as the address lookup sees it, sorted by base: its
 // range and what turns an address into an object, together, so that a
 // lookup that misses its hint reads one entry's cache line, not two.

@@ -26,6 +26,10 @@ type reader struct {
 	pos  int   // next byte to read, index into buf
 	end  int   // end of the file data in buf
 	pin  int64 // file offset that fill must keep in the buffer, or -1
+	// stop, if above 0, is a file offset fill reads no further than,
+	// unless what it was asked for lies beyond: a reader that jumps from
+	// record to record reads what it needs, not a whole buffer each time.
+	stop int64
 
 	pf *prefetcher // reads ahead in another goroutine, or nil
 
@@ -116,6 +120,9 @@ func (r *reader) fill(n int, off int64) error {
 		want := int64(len(r.buf) - r.end)
 		if left := r.size - (r.base + int64(r.end)); left < want {
 			want = left
+		}
+		if s := r.stop - (r.base + int64(r.end)); r.stop > 0 && s >= int64(n-(r.end-r.pos)) && s < want {
+			want = s
 		}
 		if want <= 0 {
 			if r.end == len(r.buf) {

@@ -110,6 +110,7 @@ func (c *recordCursor) read(v NodeID, limit int) (*ObjectRecord, error) {
 		// Behind, in another group, or past a mark nearer than where the
 		// reader stands: start at the mark.
 		r.seek(from)
+		r.stop = g.idx.recordsEnd(gi, g.size)
 		c.gi, c.k = gi, k
 	}
 	want := g.idx.addr(i)
