@@ -28,9 +28,13 @@
 //
 // The contents of the few objects a report needs (interface type words,
 // closure code pointers) are read back from the file on demand with
-// ObjectRecord and FrameContents, and decoded with Word.
+// ObjectRecord (ObjectRecords for many, in one pass) and FrameContents,
+// and decoded with Word. A frame's function name and pointer slots are
+// Dump.FrameFunc and Dump.FrameSlots.
 //
 // Malformed input gives a *FormatError naming the byte offset and the kind
 // of record; the reader never panics and never allocates from a length it
-// has not checked against the size of the file.
+// has not checked against the size of the file. A dump whose records would
+// take more memory than its budget (Options.MemoryLimit, by default 128 MiB
+// plus 1.5 times the file's size) gives a *MemoryLimitError.
 package heapdump
