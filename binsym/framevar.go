@@ -180,94 +180,19 @@ func (b *Binary) locationAt(e *dwarf.Entry, entry, pc uint64) ([]byte, bool) {
 }
 
 // locList5At reads the DWARF 5 location list at off in .debug_loclists
-// and returns the expression of its entry that covers link address pc. Go
-// bases a function's lists on the function's entry (a base address index
-// into .debug_addr, which is the entry), so a base address index stands for
-// entry here.
+// and returns the expression of its entry that covers link address pc
+// (see locList5 for entry).
 func locList5At(data []byte, off, entry, pc uint64) ([]byte, bool) {
-	if off >= uint64(len(data)) {
-		return nil, false
-	}
-	p := data[off:]
-	uleb := func() (uint64, bool) {
-		v, n := binary.Uvarint(p)
-		if n <= 0 {
-			return 0, false
+	var expr []byte
+	found := false
+	locList5(data, off, entry, func(e locEntry) bool {
+		if e.known && e.lo <= pc && pc < e.hi {
+			expr, found = e.expr, true
+			return false
 		}
-		p = p[n:]
-		return v, true
-	}
-	base := entry
-	for range maxLocEntries {
-		if len(p) == 0 {
-			return nil, false
-		}
-		kind := p[0]
-		p = p[1:]
-		var lo, hi uint64
-		known := false
-		switch kind {
-		case lleEnd:
-			return nil, false
-		case lleBaseAddrx:
-			if _, ok := uleb(); !ok {
-				return nil, false
-			}
-			base = entry
-			continue
-		case lleBaseAddr:
-			if len(p) < 8 {
-				return nil, false
-			}
-			base = binary.LittleEndian.Uint64(p)
-			p = p[8:]
-			continue
-		case lleOffsetPair:
-			s, ok1 := uleb()
-			t, ok2 := uleb()
-			if !ok1 || !ok2 {
-				return nil, false
-			}
-			lo, hi, known = base+s, base+t, true
-		case lleStartxEndx, lleStartxLen:
-			_, ok1 := uleb()
-			_, ok2 := uleb()
-			if !ok1 || !ok2 {
-				return nil, false
-			}
-		case lleDefault:
-			lo, hi, known = 0, ^uint64(0), true
-		case lleStartEnd:
-			if len(p) < 16 {
-				return nil, false
-			}
-			lo, hi, known = binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:]), true
-			p = p[16:]
-		case lleStartLen:
-			if len(p) < 8 {
-				return nil, false
-			}
-			lo = binary.LittleEndian.Uint64(p)
-			p = p[8:]
-			n, ok := uleb()
-			if !ok {
-				return nil, false
-			}
-			hi, known = lo+n, true
-		default:
-			return nil, false
-		}
-		n, ok := uleb()
-		if !ok || n > uint64(len(p)) {
-			return nil, false
-		}
-		expr := p[:n]
-		p = p[n:]
-		if known && lo <= pc && pc < hi {
-			return expr, true
-		}
-	}
-	return nil, false
+		return true
+	})
+	return expr, found
 }
 
 // pieceAt reports whether the location expr puts a word of the variable at

@@ -218,74 +218,16 @@ func sleb(b []byte) (int64, int) {
 // allFbreg5 reads the DWARF 5 location list at off in .debug_loclists and
 // reports whether it has locations and all of them are fbreg cfaOff.
 func allFbreg5(data []byte, off uint64, cfaOff int64) bool {
-	if off >= uint64(len(data)) {
-		return false
-	}
-	p := data[off:]
-	uleb := func() (uint64, bool) {
-		v, n := binary.Uvarint(p)
-		if n <= 0 {
-			return 0, false
-		}
-		p = p[n:]
-		return v, true
-	}
-	skip := func(n int) bool {
-		if len(p) < n {
+	exprs, all := 0, true
+	ended := locList5(data, off, 0, func(e locEntry) bool {
+		if !fbreg(e.expr, cfaOff) {
+			all = false
 			return false
 		}
-		p = p[n:]
-		return true
-	}
-	exprs := 0
-	for range maxLocEntries {
-		if len(p) == 0 {
-			return false
-		}
-		kind := p[0]
-		p = p[1:]
-		var ok bool
-		switch kind {
-		case lleEnd:
-			return exprs > 0
-		case lleBaseAddrx:
-			_, ok = uleb()
-			if !ok {
-				return false
-			}
-			continue
-		case lleBaseAddr:
-			if !skip(8) {
-				return false
-			}
-			continue
-		case lleStartxEndx, lleStartxLen, lleOffsetPair:
-			_, ok1 := uleb()
-			_, ok2 := uleb()
-			ok = ok1 && ok2
-		case lleDefault:
-			ok = true
-		case lleStartEnd:
-			ok = skip(16)
-		case lleStartLen:
-			ok = skip(8)
-			if ok {
-				_, ok = uleb()
-			}
-		default:
-			return false
-		}
-		if !ok {
-			return false
-		}
-		n, ok := uleb()
-		if !ok || n > uint64(len(p)) || !fbreg(p[:n], cfaOff) {
-			return false
-		}
-		p = p[n:]
 		exprs++
-	}
-	return false
+		return true
+	})
+	return ended && all && exprs > 0
 }
 
 // allFbreg4 is allFbreg5 for a DWARF 4 list in .debug_loc: pairs of
