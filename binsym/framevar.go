@@ -3,6 +3,7 @@ package binsym
 import (
 	"debug/dwarf"
 	"encoding/binary"
+	"math"
 )
 
 // More DWARF operators of the locations Go writes for variables.
@@ -125,35 +126,56 @@ const maxFrameCandidates = 64
 // onStackNear reports whether the location expr has a part on the stack at
 // or below cfaOff, which may hold it.
 func onStackNear(expr []byte, cfaOff int64) bool {
+	near := false
+	locOps(expr, func(op byte, v int64) bool {
+		switch op {
+		case opFbreg:
+			near = v <= cfaOff
+		case opCallFrameCFA:
+			near = cfaOff >= 0
+		}
+		return !near
+	})
+	return near
+}
+
+// locOps calls fn with each operator of the location expression expr, in
+// order, and its operand: the sleb128 offset of DW_OP_fbreg, the size of
+// DW_OP_piece (math.MaxInt64 past it), 0 for the others. It stops when fn
+// returns false. It reports false when expr is malformed or has an
+// operator other than fbreg, call_frame_cfa, a register and piece: an
+// expression that computes more than a place.
+func locOps(expr []byte, fn func(op byte, v int64) bool) bool {
 	for p := expr; len(p) > 0; {
 		op := p[0]
 		p = p[1:]
+		var v int64
 		switch {
 		case op == opFbreg:
-			v, n := sleb(p)
+			off, n := sleb(p)
 			if n == 0 {
 				return false
 			}
-			if v <= cfaOff {
-				return true
-			}
 			p = p[n:]
-		case op == opCallFrameCFA:
-			if cfaOff >= 0 {
-				return true
-			}
+			v = off
 		case op == opRegx || op == opPiece:
-			_, n := binary.Uvarint(p)
+			u, n := binary.Uvarint(p)
 			if n <= 0 {
 				return false
 			}
 			p = p[n:]
-		case op >= opReg0 && op <= opReg31:
+			if op == opPiece {
+				v = int64(min(u, math.MaxInt64))
+			}
+		case op == opCallFrameCFA, op >= opReg0 && op <= opReg31:
 		default:
 			return false
 		}
+		if !fn(op, v) {
+			return true
+		}
 	}
-	return false
+	return true
 }
 
 // locationAt returns the location expression of variable e that holds at
@@ -210,43 +232,31 @@ func pieces(expr []byte, cfaOff, size int64) (int64, []VarPiece, bool) {
 	var in int64 // the offset in the variable of the piece being read
 	at, onStack := int64(0), false
 	found, foundIn := false, int64(0)
-	for p := expr; len(p) > 0; {
-		op := p[0]
-		p = p[1:]
+	bad := false
+	ok := locOps(expr, func(op byte, v int64) bool {
 		switch {
 		case op == opFbreg:
-			v, n := sleb(p)
-			if n == 0 {
-				return 0, nil, false
-			}
-			p = p[n:]
 			at, onStack = v, true
 		case op == opCallFrameCFA:
 			at, onStack = 0, true
-		case op >= opReg0 && op <= opReg31:
-			onStack = false
-		case op == opRegx:
-			_, n := binary.Uvarint(p)
-			if n <= 0 {
-				return 0, nil, false
-			}
-			p = p[n:]
-			onStack = false
 		case op == opPiece:
-			v, n := binary.Uvarint(p)
-			if n <= 0 || v > 1<<20 || len(ps) >= 64 {
-				return 0, nil, false
+			if v > 1<<20 || len(ps) >= 64 {
+				bad = true
+				return false
 			}
-			p = p[n:]
-			ps = append(ps, VarPiece{Offset: in, Size: int64(v), CFAOff: at, OnStack: onStack})
-			if onStack && !found && at <= cfaOff && cfaOff < at+int64(v) {
+			ps = append(ps, VarPiece{Offset: in, Size: v, CFAOff: at, OnStack: onStack})
+			if onStack && !found && at <= cfaOff && cfaOff < at+v {
 				found, foundIn = true, in+cfaOff-at
 			}
-			in += int64(v)
+			in += v
 			onStack = false
-		default:
-			return 0, nil, false // an expression more than a place
+		default: // a register
+			onStack = false
 		}
+		return true
+	})
+	if !ok || bad {
+		return 0, nil, false // malformed, or an expression more than a place
 	}
 	if len(ps) > 0 {
 		return foundIn, ps, found
