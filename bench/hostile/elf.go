@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -401,12 +402,8 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 
 // zlibZeros returns a zlib stream of n zero bytes.
 func zlibZeros(n int64) []byte {
-	var buf bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
-	zero := make([]byte, 1<<20)
-	for done := int64(0); done < n; done += int64(len(zero)) {
-		w.Write(zero)
-	}
-	w.Close()
-	return buf.Bytes()
+	return compressedZeros(n, func(w io.Writer) io.WriteCloser {
+		z, _ := zlib.NewWriterLevel(w, zlib.BestCompression)
+		return z
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -380,8 +381,17 @@ func profileCases(a *assets) ([]Case, error) {
 
 // gzipZeros returns n zero bytes gzipped.
 func gzipZeros(n int64) []byte {
+	return compressedZeros(n, func(w io.Writer) io.WriteCloser {
+		z, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+		return z
+	})
+}
+
+// compressedZeros returns n zero bytes written through the compressor
+// that wrap puts in front of a buffer.
+func compressedZeros(n int64, wrap func(io.Writer) io.WriteCloser) []byte {
 	var buf bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w := wrap(&buf)
 	zero := make([]byte, 1<<20)
 	for done := int64(0); done < n; done += int64(len(zero)) {
 		w.Write(zero)
