@@ -33,7 +33,6 @@ type Analysis struct {
 	objects  []uint32 // objects retained by each node, itself included
 	stats    heapdump.Stats
 
-	gByAddr map[uint64]int    // goroutine index by runtime.g address, built on demand
 	parent  []heapdump.NodeID // search tree of shortestPaths, plus one, reused
 	scratch []heapdump.NodeID // the queue of the searches (queue)
 	preds   *reverseGraph     // the reverse graph, built on demand
@@ -306,25 +305,12 @@ func (a *Analysis) holdingRoot(v heapdump.NodeID) (root, top heapdump.NodeID) {
 	return a.g.SuperRoot(), top
 }
 
-// prepareConcurrent builds the lazy indexes that goroutines of the
-// analysis read at once: gObject's and goroutineAt's.
+// prepareConcurrent builds the lazy index that goroutines of the analysis
+// read at once: gObject's.
 func (a *Analysis) prepareConcurrent() {
 	if a.g.NumObjects() > 0 {
 		a.gObject(0)
 	}
-	a.goroutineAt(0)
-}
-
-// goroutineAt returns the goroutine whose runtime.g is at addr.
-func (a *Analysis) goroutineAt(addr uint64) (int, bool) {
-	if a.gByAddr == nil {
-		a.gByAddr = make(map[uint64]int, len(a.d.Goroutines))
-		for i, g := range a.d.Goroutines {
-			a.gByAddr[g.Addr] = i
-		}
-	}
-	i, ok := a.gByAddr[addr]
-	return i, ok
 }
 
 // callSite returns the source position of a frame's PC (a return address).

@@ -488,7 +488,7 @@ func (a *Analysis) describeGoroutine(h *Holder, gi int) {
 // the g or the timer on.
 func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 	for i, s := range steps {
-		gi, ok := a.goroutineAt(a.g.ObjectAddr(s.node))
+		gi, ok := a.gObject(s.node)
 		if !ok {
 			continue
 		}

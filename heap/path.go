@@ -277,7 +277,7 @@ func (a *Analysis) indexGObjects() {
 	}
 	a.gByRank = make([]int32, n)
 	for i, u := range nodes {
-		if u != heapdump.NoNode { // the last goroutine of an address wins, as in goroutineAt
+		if u != heapdump.NoNode { // the last goroutine of an address wins
 			w, bit := u/64, uint64(1)<<(u%64)
 			a.gByRank[a.gRank[w]+uint32(bits.OnesCount64(a.gNodes[w]&(bit-1)))] = int32(i)
 		}

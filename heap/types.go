@@ -170,7 +170,7 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 		} else if s.base > 0 && s.mapType == nil {
 			t.interior(&s, rec)
 		}
-		if _, ok := a.goroutineAt(rec.Addr); ok && a.Binary != nil {
+		if _, ok := a.gObject(v); ok && a.Binary != nil {
 			if gt := a.Binary.TypeByName("runtime.g"); gt != nil {
 				s.t, s.base, s.Type = gt, 0, gt.Name
 			}
