@@ -314,14 +314,16 @@ func (a *Analysis) readLabels() {
 	if off < 0 {
 		return
 	}
-	gs := make([]heapdump.NodeID, 0, len(a.d.Goroutines))
-	for _, gr := range a.d.Goroutines {
-		if v, ok := a.g.Find(gr.Addr); ok {
-			gs = append(gs, v)
+	// The runtime.g objects gObject knows, in node order.
+	if a.gNodes == nil {
+		a.indexGObjects()
+	}
+	gs := make([]heapdump.NodeID, 0, len(a.gByRank))
+	for w, word := range a.gNodes {
+		for ; word != 0; word &= word - 1 {
+			gs = append(gs, heapdump.NodeID(w*64+bits.TrailingZeros64(word)))
 		}
 	}
-	slices.Sort(gs)
-	gs = slices.Compact(gs)
 	limit := int(off) + int(a.d.Params.PtrSize)
 	for len(gs) > 0 {
 		done := 0
