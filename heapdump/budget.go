@@ -69,7 +69,7 @@ func (p *parser) keepGroups(off int64) error {
 func (p *parser) keep(n int64, recOff int64) error {
 	p.kept += n
 	if total := p.total(); total > p.keptLimit {
-		return &MemoryLimitError{Path: p.r.path, Offset: recOff, Limit: p.keptLimit, Default: DefaultMemoryLimit(p.r.size), Size: p.r.size}
+		return &MemoryLimitError{Path: p.r.path, Offset: recOff, Limit: p.keptLimit, Size: p.r.size}
 	}
 	return nil
 }
@@ -79,18 +79,18 @@ func (p *parser) keep(n int64, recOff int64) error {
 func DefaultMemoryLimit(size int64) int64 { return sideLimit(size) }
 
 // MemoryLimitError says that the records read up to Offset would, with the
-// analysis, take more memory than Limit (Options.MemoryLimit, or Default
-// for a dump of Size bytes).
+// analysis, take more memory than Limit (Options.MemoryLimit, or
+// DefaultMemoryLimit(Size) for a dump of Size bytes).
 type MemoryLimitError struct {
-	Path           string
-	Offset         int64
-	Limit, Default int64
-	Size           int64
+	Path   string
+	Offset int64
+	Limit  int64
+	Size   int64
 }
 
 func (e *MemoryLimitError) Error() string {
 	which := "the limit for a dump of its size"
-	if e.Limit != e.Default {
+	if e.Limit != DefaultMemoryLimit(e.Size) {
 		which = "the limit given"
 	}
 	return fmt.Sprintf("%s: offset %d: the records (objects and pointers, goroutines, frames, roots...) would take more than %s of memory with the analysis, %s (a %s dump)",
