@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/ctxleak/ctxleak/heapdump"
 )
 
 // Memory targets of issue 10: ctxleak holders stays within 256 MiB plus
@@ -27,17 +29,18 @@ func limitMemory(limit int64) {
 }
 
 // dumpMemoryLimit is the target for analysing the dump at path whose
-// analysis may take budget bytes (--max-memory), 0 for the reader's
-// default of 128 MiB plus 1.5 times the dump: 128 MiB more than the budget.
+// analysis may take budget bytes (--max-memory; 0 for the reader's default,
+// heapdump.DefaultMemoryLimit): the budget and the headroom memBase leaves
+// above the default's base, so 256 MiB plus 1.5 times the dump by default.
 func dumpMemoryLimit(path string, budget int64) int64 {
-	if budget > 0 {
-		return memBase - 128<<20 + budget
+	if budget <= 0 {
+		st, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		budget = heapdump.DefaultMemoryLimit(st.Size())
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return memBase + st.Size()/2*3
+	return budget + memBase - heapdump.DefaultMemoryLimit(0)
 }
 
 // dumpGCPercent is the collector's target heap growth while a command
