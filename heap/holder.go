@@ -558,16 +558,13 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 		Objects:       a.RetainedObjects(t),
 	}
 	if a.Binary != nil {
-		for _, w := range a.g.Succ(t) {
-			if w == t {
-				continue
-			}
-			if pc := a.codeWord(w); pc != 0 {
-				if s := a.funcSite(pc); s != nil {
-					h.Function, h.Location = s.Function, s
-					break
-				}
-			}
+		var site *binsym.Position
+		a.timerCode(t, func(pc uint64) bool {
+			site = a.funcSite(pc)
+			return site != nil
+		})
+		if site != nil {
+			h.Function, h.Location = site.Function, site
 		}
 	}
 	if h.Function == "" {
@@ -585,6 +582,20 @@ func (a *Analysis) timerHolder(t heapdump.NodeID) Holder {
 		}
 	}
 	return h
+}
+
+// timerCode returns the first code pointer among the objects timer t
+// points to that accept takes, 0 for none: the function the timer runs.
+func (a *Analysis) timerCode(t heapdump.NodeID, accept func(pc uint64) bool) uint64 {
+	for _, w := range a.g.Succ(t) {
+		if w == t {
+			continue
+		}
+		if pc := a.codeWord(w); pc != 0 && accept(pc) {
+			return pc
+		}
+	}
+	return 0
 }
 
 // frameLine returns the source position of a frame of function fn at pc

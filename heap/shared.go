@@ -218,14 +218,7 @@ func (s *shareIndex) timerStandIn(a *Analysis, h heapdump.NodeID) heapdump.NodeI
 	if !a.g.IsTimer(h) {
 		return h
 	}
-	code := uint64(0)
-	for _, w := range a.g.Succ(h) {
-		if w != h {
-			if code = a.codeWord(w); code != 0 {
-				break
-			}
-		}
-	}
+	code := a.timerCode(h, func(uint64) bool { return true })
 	if s.timers == nil {
 		s.timers = map[uint64]heapdump.NodeID{}
 	}
