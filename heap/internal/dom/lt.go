@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -215,7 +216,7 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 			}
 		}
 		if cur == 0 {
-			touchSink = touched
+			touchSink.Store(touched) // New may run on several goroutines at once
 			return int(n), nil
 		}
 		cur = parent[cur]
@@ -232,7 +233,7 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 }
 
 // touchSink keeps the result of touch, so that its reads stay.
-var touchSink uint32
+var touchSink atomic.Uint32
 
 // touch reads pre[w] for the successors w in succ and returns their OR.
 // The search below a node reads them one edge at a time, each read waiting
