@@ -159,4 +159,9 @@ func TestTextShowsSeeds(t *testing.T) {
 	if !(wv >= 0 && wv < node && node < next) {
 		t.Errorf("Node 24's als.run is not beside with-value:\n%s", out)
 	}
+	for line := range strings.Lines(out) {
+		if l := strings.TrimSuffix(line, "\n"); strings.HasSuffix(l, " ") {
+			t.Errorf("line ends in spaces: %q", l)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -140,7 +141,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			title += fmt.Sprintf(", %d connections, %v per sample", Connections, r.Settings.LoadTime)
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		var table bytes.Buffer
+		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 		head := []string{""}
 		for _, f := range figuresOf[kind] {
 			head = append(head, unitLabel(f))
@@ -178,6 +180,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		// The cells end in a tab, to align the notes of the elsewhere
+		// lines past them, which pads every line: no line ends in spaces.
+		for line := range strings.Lines(table.String()) {
+			fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 		}
 	}
 	fmt.Fprintln(w, "\nsources of the elsewhere lines:")
