@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -178,7 +177,6 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 	n := uint32(1)
 	cur, src := uint32(0), None
 	succ, e := g.Succs(N(root)), 0
-	var touched uint32
 	for {
 		for e < len(succ) {
 			w := uint32(succ[e])
@@ -202,9 +200,6 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 				cur = n
 				n++
 				succ, e = ws, 0
-				if len(ws) > 1 {
-					touched |= touch(pre, ws)
-				}
 				continue
 			}
 			if pw != cur && pw != 0 {
@@ -216,7 +211,6 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 			}
 		}
 		if cur == 0 {
-			touchSink.Store(touched) // New may run on several goroutines at once
 			return int(n), nil
 		}
 		cur = parent[cur]
@@ -226,29 +220,7 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 			succ = g.Succs(N(order[cur]))
 		}
 		e = int(cursor[cur])
-		if len(succ)-e > 1 {
-			touched |= touch(pre, succ[e:])
-		}
 	}
-}
-
-// touchSink keeps the result of touch, so that its reads stay.
-var touchSink atomic.Uint32
-
-// touch reads pre[w] for the successors w in succ and returns their OR.
-// The search below a node reads them one edge at a time, each read waiting
-// on the one before through the branches that follow it; reading them all
-// first lets the processor fetch them from memory at once. Where the
-// successors are many and far apart, as the tables of a large map point to
-// their values, that is most of the search's time.
-func touch[N ~uint32](pre []uint32, succ []N) uint32 {
-	var x uint32
-	for _, w := range succ {
-		if int(w) < len(pre) {
-			x |= pre[w]
-		}
-	}
-	return x
 }
 
 // edges holds the edges that are not tree edges, in chunks so that it grows
