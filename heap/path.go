@@ -324,12 +324,11 @@ func (a *Analysis) readLabels() {
 			gs = append(gs, heapdump.NodeID(w*64+bits.TrailingZeros64(word)))
 		}
 	}
-	limit := int(off) + int(a.d.Params.PtrSize)
 	for len(gs) > 0 {
 		done := 0
-		_ = a.g.ObjectRecords(gs, limit, func(v heapdump.NodeID, rec *heapdump.ObjectRecord) error {
+		_ = a.g.ObjectWords(gs, off, func(v heapdump.NodeID, word uint64) error {
 			done++
-			if w, ok := a.g.Find(a.g.Word(rec.Contents, off)); ok {
+			if w, ok := a.g.Find(word); ok {
 				a.labels[v] = w
 			}
 			return nil

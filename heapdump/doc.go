@@ -28,9 +28,9 @@
 //
 // The contents of the few objects a report needs (interface type words,
 // closure code pointers) are read back from the file on demand with
-// ObjectRecord (ObjectRecords for many, in one pass) and FrameContents,
-// and decoded with Word. A frame's function name and pointer slots are
-// Dump.FrameFunc and Dump.FrameSlots.
+// ObjectRecord (ObjectWords for one word of many, in one pass) and
+// FrameContents, and decoded with Word. A frame's function name and
+// pointer slots are Dump.FrameFunc and Dump.FrameSlots.
 //
 // Malformed input gives a *FormatError naming the byte offset and the kind
 // of record; the reader never panics and never allocates from a length it

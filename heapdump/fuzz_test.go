@@ -85,14 +85,18 @@ func checkGraph(t *testing.T, g *Graph) {
 	for i := 0; i < g.NumObjects() && i < 192; i += 3 {
 		every3 = append(every3, NodeID(i))
 	}
-	err := g.ObjectRecords(every3, 64, func(v NodeID, rec *ObjectRecord) error {
-		if rec.Addr != g.ObjectAddr(v) || rec.Size != g.Size(v) {
-			t.Fatalf("ObjectRecords: object %d at %#x of %d bytes, want %#x of %d", v, rec.Addr, rec.Size, g.ObjectAddr(v), g.Size(v))
+	err := g.ObjectWords(every3, 8, func(v NodeID, word uint64) error {
+		rec, err := g.ObjectRecord(v, 0)
+		if err != nil {
+			t.Fatalf("ObjectRecord(%d) after ObjectWords read it: %v", v, err)
+		}
+		if want := rec.Word(8); word != want {
+			t.Fatalf("ObjectWords: object %d: word at 8 %#x, ObjectRecord's %#x", v, word, want)
 		}
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("ObjectRecords: %v", err)
+		t.Fatalf("ObjectWords: %v", err)
 	}
 	for i := range g.roots {
 		g.RootSlots(g.roots[i].Node)

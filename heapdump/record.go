@@ -40,30 +40,42 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 	return g.newCursor((*bp)[:min(recordBufSize, g.size+16)]).read(v, limit)
 }
 
-// ObjectRecords calls fn with the record of each object of vs, which must
-// be in increasing order, as ObjectRecord returns it, and stops at the
-// first error, which it returns. It reads the file forward through one
-// buffer: the records of a thousand goroutines' runtime.g cost one pass
-// over their spans' records rather than a thousand reads. The records
-// are fn's to keep.
-func (g *Graph) ObjectRecords(vs []NodeID, limit int, fn func(v NodeID, rec *ObjectRecord) error) error {
+// ObjectWords calls fn with the pointer-sized word at offset off of the
+// contents of each object of vs, which must be in increasing order (0 for an
+// object too small to hold it), and stops at the first error, which it
+// returns. It reads the file forward through one buffer, and keeps nothing
+// of a record but that word: the labels of 100,000 goroutines' runtime.g
+// cost one pass over their spans' records, with no allocation per record.
+func (g *Graph) ObjectWords(vs []NodeID, off int64, fn func(v NodeID, word uint64) error) error {
 	c := g.newCursor(make([]byte, min(recordsBufSize, g.size+16)))
+	ps := g.words.size
+	var word [8]byte
 	for i, v := range vs {
 		if i > 0 && v <= vs[i-1] {
-			return fmt.Errorf("%s: ObjectRecords: objects not in increasing order (%d after %d)", g.path, v, vs[i-1])
+			return fmt.Errorf("%s: ObjectWords: objects not in increasing order (%d after %d)", g.path, v, vs[i-1])
 		}
-		rec, err := c.read(v, limit)
+		gi, _, n, err := c.find(v)
 		if err != nil {
 			return err
 		}
-		if err := fn(v, rec); err != nil {
+		w := uint64(0)
+		if ps > 0 && off >= 0 && off <= n-ps {
+			if err := c.r.readAt(word[:ps], c.r.off()+off); err != nil {
+				return err
+			}
+			w = g.words.word(word[:ps], 0)
+		}
+		if err := c.skipRest(gi, v, n); err != nil {
+			return err
+		}
+		if err := fn(v, w); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// recordsBufSize is the read buffer of ObjectRecords.
+// recordsBufSize is the read buffer of ObjectWords.
 const recordsBufSize = 256 << 10
 
 // recordCursor reads object records through one buffer. After a record,
@@ -93,12 +105,34 @@ func (g *Graph) newCursor(buf []byte) *recordCursor {
 
 // read returns the record of object v (see Graph.ObjectRecord).
 func (c *recordCursor) read(v NodeID, limit int) (*ObjectRecord, error) {
+	gi, addr, n, err := c.find(v)
+	if err != nil {
+		return nil, err
+	}
+	rec := &ObjectRecord{Addr: addr, Size: uint64(n), g: c.g, file: c.r.off(), wOff: -1}
+	m := n
+	if limit > 0 && int64(limit) < m {
+		m = int64(limit)
+	}
+	if rec.Contents, err = c.p.readChunked(m); err != nil {
+		return nil, err
+	}
+	if err := c.skipRest(gi, v, n); err != nil {
+		return nil, err
+	}
+	rec.PtrOffsets = append([]uint64(nil), c.p.offs...)
+	return rec, nil
+}
+
+// find moves the reader to the contents of object v's record, and returns
+// v's group, its address and the length of its contents.
+func (c *recordCursor) find(v NodeID) (gi int, addr uint64, n int64, err error) {
 	g, r, p := c.g, c.r, c.p
 	if int(v) >= g.numObjects {
-		return nil, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, v, g.numObjects)
+		return 0, 0, 0, fmt.Errorf("%s: object %d out of range (%d objects)", g.path, v, g.numObjects)
 	}
 	i := uint32(v)
-	gi := c.last
+	gi = c.last
 	if gr := &g.idx.groups[gi]; i < gr.first || i >= gr.first+gr.count {
 		gi = g.idx.groupOf(i)
 		c.last = gi
@@ -120,47 +154,45 @@ func (c *recordCursor) read(v NodeID, limit int) (*ObjectRecord, error) {
 		r.rec = "dump"
 		tag, err := r.uvarint()
 		if err != nil {
-			return nil, err
+			return 0, 0, 0, err
 		}
 		if tag != tagObject {
-			return nil, r.errorf(off, "re-reading object %d: found tag %d, not an object record", i, tag)
+			return 0, 0, 0, r.errorf(off, "re-reading object %d: found tag %d, not an object record", i, tag)
 		}
 		r.rec = recordNames[tagObject]
 		addr, err := r.uvarint()
 		if err != nil {
-			return nil, err
+			return 0, 0, 0, err
 		}
 		n, _, err := r.length("contents", g.size)
 		if err != nil {
-			return nil, err
+			return 0, 0, 0, err
 		}
 		if k < i {
 			r.skip(n)
 			if err := p.fieldList(uint64(n), 1); err != nil {
-				return nil, err
+				return 0, 0, 0, err
 			}
 			c.gi, c.k = gi, k+1
 			continue
 		}
 		if addr != want || uint64(n) != gr.size {
-			return nil, r.errorf(off, "re-reading object %d: found object %#x of %d bytes, want %#x of %d (file changed?)", i, addr, n, want, gr.size)
+			return 0, 0, 0, r.errorf(off, "re-reading object %d: found object %#x of %d bytes, want %#x of %d (file changed?)", i, addr, n, want, gr.size)
 		}
-		rec := &ObjectRecord{Addr: addr, Size: uint64(n), g: g, file: r.off(), wOff: -1}
-		m := n
-		if limit > 0 && int64(limit) < m {
-			m = int64(limit)
-		}
-		if rec.Contents, err = p.readChunked(m); err != nil {
-			return nil, err
-		}
-		r.skip(n)
-		if err := p.fieldList(uint64(n), 1); err != nil {
-			return nil, err
-		}
-		rec.PtrOffsets = append([]uint64(nil), p.offs...)
-		c.gi, c.k = gi, i+1
-		return rec, nil
+		return gi, addr, n, nil
 	}
+}
+
+// skipRest moves the reader from the contents of object v's record, n
+// bytes, past its field list, which it leaves in the parser's offs, to the
+// next record.
+func (c *recordCursor) skipRest(gi int, v NodeID, n int64) error {
+	c.r.skip(n)
+	if err := c.p.fieldList(uint64(n), 1); err != nil {
+		return err
+	}
+	c.gi, c.k = gi, uint32(v)+1
+	return nil
 }
 
 // Word returns the pointer-sized word at off of the object's contents, in
