@@ -2,6 +2,7 @@ package heap
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -245,5 +246,36 @@ func TestInternSetsCollide(t *testing.T) {
 	cut := s.intern([]uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, maxSetHolders)
 	if m := s.members(cut); len(m) != maxSetHolders+1 || m[maxSetHolders] != moreIDs || !s.cut(cut) {
 		t.Fatalf("cut set: %v", m)
+	}
+}
+
+// union gives the set that the union of its sets, sorted and cut to
+// maxSetHolders, is: its shortcuts (a subset, a cut set that keeps what it
+// has) agree with interning the union itself.
+func TestUnionAgreesWithIntern(t *testing.T) {
+	s := &shareIndex{setIndex: map[uint64]uint32{}, setEnd: []uint32{0, 0}, hash: setHash}
+	rng := rand.New(rand.NewPCG(9, 9))
+	var sets []uint32
+	for range 300 {
+		ids := make([]uint32, rng.IntN(2*maxSetHolders+3))
+		for i := range ids {
+			ids[i] = uint32(rng.IntN(60))
+		}
+		slices.Sort(ids)
+		sets = append(sets, s.intern(ids, maxSetHolders))
+	}
+	for range 20000 {
+		x, y := sets[rng.IntN(len(sets))], sets[rng.IntN(len(sets))]
+		got := s.union(x, y)
+		want := x
+		if !s.cut(x) {
+			u := slices.Concat(s.members(x), s.members(y))
+			slices.Sort(u)
+			want = s.intern(u, maxSetHolders)
+		}
+		if got != want {
+			t.Fatalf("union of %v and %v: %v, want %v", s.members(x), s.members(y), s.members(got), s.members(want))
+		}
+		sets = append(sets, got)
 	}
 }

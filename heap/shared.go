@@ -62,6 +62,7 @@ type shareIndex struct {
 	setIndex    map[uint64]uint32
 	setOverflow map[string]uint32
 	key         []byte                // scratch: the bytes of a set (intern)
+	merged      []uint32              // scratch: a set to intern (union, shares)
 	hash        func([]uint32) uint64 // setHash; tests make it collide
 	// sigSets is the set of signatures of each set of holders, but the
 	// runtime's roots, built on demand (sigSet).
@@ -185,12 +186,45 @@ func (s *shareIndex) union(x, y uint32) uint32 {
 		return s.lastU
 	case subset(s.members(y), s.members(x)):
 		return x
+	case s.cut(y) && cutKeeps(s.members(y), s.members(x)):
+		return y // as in a wait queue, where each sudog's set flows into the next's
 	}
-	u := slices.Concat(s.members(x), s.members(y))
-	slices.Sort(u)
-	id := s.intern(u, maxSetHolders)
+	s.merged = merge(s.merged[:0], s.members(x), s.members(y))
+	id := s.intern(s.merged, maxSetHolders)
 	s.lastA, s.lastB, s.lastU = x, y, id
 	return id
+}
+
+// cutKeeps reports whether cut set y, cut again with the members of set x
+// (sorted, not cut) added, is y: y has maxSetHolders members, the most a
+// cut set keeps, and each member of x is one of them or sorts after them
+// all.
+func cutKeeps(y, x []uint32) bool {
+	ys := y[:len(y)-1] // but moreIDs
+	if len(ys) != maxSetHolders {
+		return false
+	}
+	for _, id := range x {
+		if id > ys[len(ys)-1] {
+			return true // and so are the rest
+		}
+		if _, ok := slices.BinarySearch(ys, id); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// merge appends the sorted sets a and b to dst, merged in order.
+func merge(dst, a, b []uint32) []uint32 {
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			dst, a = append(dst, a[0]), a[1:]
+		} else {
+			dst, b = append(dst, b[0]), b[1:]
+		}
+	}
+	return append(append(dst, a...), b...)
 }
 
 // subset reports whether sorted set a is inside sorted set b.
@@ -302,7 +336,8 @@ func (a *Analysis) shares() *shareIndex {
 			}
 		}
 		if !slices.Equal(run, prev) {
-			prevID = s.intern(slices.Clone(run), maxSetHolders)
+			s.merged = append(s.merged[:0], run...) // intern may compact it
+			prevID = s.intern(s.merged, maxSetHolders)
 			prev = append(prev[:0], run...)
 		}
 		s.set[k] = prevID
