@@ -270,7 +270,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	for gi := range dump.Goroutines {
 		gr := &dump.Goroutines[gi]
 		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
-		objSlots := g.stackObjectSlots(gi, frames, gr.FirstFrame, stackObjs, &stackBudget)
+		objSlots := g.stackObjectSlots(gi, frames, gr.FirstFrame, defers, stackObjs, &stackBudget)
 		// args[d] is the size of the arguments of frame d-1 (the callee),
 		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
 		args := make([]int64, len(frames))
@@ -432,6 +432,18 @@ func (x deferClosures) of(g, sp uint64) iter.Seq2[int, deferClosure] {
 		})
 		for k := 0; i < len(x) && x[i].g == g && x[i].sp == sp; i, k = i+1, k+1 {
 			if !yield(k, x[i]) {
+				return
+			}
+		}
+	}
+}
+
+// ofGoroutine yields the closures deferred by goroutine g's frames.
+func (x deferClosures) ofGoroutine(g uint64) iter.Seq[deferClosure] {
+	return func(yield func(deferClosure) bool) {
+		i, _ := slices.BinarySearchFunc(x, g, func(a deferClosure, g uint64) int { return cmp.Compare(a.g, g) })
+		for ; i < len(x) && x[i].g == g; i++ {
+			if !yield(x[i]) {
 				return
 			}
 		}

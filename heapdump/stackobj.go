@@ -59,10 +59,11 @@ func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
 }
 
 // stackObjectSlots returns the pointer slots of the stack objects of
-// goroutine gi's frames that a pointer on its stack reaches, sorted by the
-// depth of the frame they belong to. budget is what is left of
-// maxStackObjectWords.
-func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, cache *stackObjectCache, budget *int) []stackSlot {
+// goroutine gi's frames that a pointer on its stack reaches (a frame's
+// slot, its panic, a closure one of its defers runs), sorted by the depth
+// of the frame they belong to. defers is the dump's deferIndex. budget is
+// what is left of maxStackObjectWords.
+func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, defers deferClosures, cache *stackObjectCache, budget *int) []stackSlot {
 	if cache.fn == nil {
 		return nil
 	}
@@ -141,10 +142,8 @@ func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, cache *stack
 	}
 	gr := &g.dump.Goroutines[gi]
 	reach(gr.Panic) // panic records live on the stack
-	for _, d := range g.dump.Defers {
-		if d.G == gr.Addr {
-			reach(d.Fn) // a stack-allocated closure
-		}
+	for d := range defers.ofGoroutine(gr.Addr) {
+		reach(d.fn) // a stack-allocated closure
 	}
 	var out []stackSlot
 	for len(work) > 0 {

@@ -21,8 +21,9 @@ type assets struct {
 	// arches are builds for big-endian and other 32- and 64-bit targets.
 	arches []string
 	// Dumps: dump is written by exe, dumpB by exeB, longList by exe with a
-	// 1M-node list and a chain of 64 KiB objects.
-	dump, dumpB, longList string
+	// 1M-node list and a chain of 64 KiB objects, deferrers by exe with
+	// 100,000 goroutines that each have a stack object and a defer record.
+	dump, dumpB, longList, deferrers string
 	// rawDWARFDump is written by rawDWARF; pieDump and strippedDump by pie
 	// and stripped.
 	rawDWARFDump, pieDump, strippedDump string
@@ -98,6 +99,7 @@ func prepare(d string) (*assets, error) {
 		{&a.dump, "prog.heapdump", a.exe, nil},
 		{&a.dumpB, "prog-b.heapdump", a.exeB, nil},
 		{&a.longList, "list1m.heapdump", a.exe, []string{"-list", "1000000", "-chain", "2000"}},
+		{&a.deferrers, "deferrers100k.heapdump", a.exe, []string{"-deferrers", "100000"}},
 		{&a.rawDWARFDump, "prog-rawdwarf.heapdump", a.rawDWARF, nil},
 		{&a.pieDump, "prog-pie.heapdump", a.pie, nil},
 		{&a.strippedDump, "prog-stripped.heapdump", a.stripped, nil},

@@ -380,6 +380,12 @@ func dumpCases(a *assets) ([]Case, error) {
 		Case{Cat: "dump", Name: "real-list1m-top0", Args: []string{"holders", a.longList, "--binary", a.exe, "--min-size", "1", "--top", "0", "--format", "json"}, Want: ok, Kind: holdersKind, Input: size(a.longList)},
 		Case{Cat: "dump", Name: "real-list1m-paths", Args: []string{"holders", a.longList, "--binary", a.exe, "--max-path-steps", "2000000"}, Want: ok, Kind: holdersKind, Input: size(a.longList)},
 	)
+	// 100,000 goroutines, each with a stack object and a defer record: the
+	// stack objects a defer's closure reaches are found per goroutine, not
+	// by a scan of every defer for every goroutine.
+	cases = append(cases,
+		Case{Cat: "dump", Name: "real-deferrers100k", Args: []string{"holders", a.deferrers, "--binary", a.exe}, Want: ok, Kind: holdersKind, Input: size(a.deferrers)},
+	)
 	return cases, firstErr
 }
 

@@ -1,10 +1,12 @@
 // Command prog writes a heap dump for bench/hostile: a linked list of
-// -list nodes held by a global, a chain of -chain objects of 64 KiB, and a
-// request payload held through a context by a blocked goroutine. Built as
-// it is, for other architectures, stripped, as a PIE or with cgo, it is
-// also the campaign's set of executables.
+// -list nodes held by a global, a chain of -chain objects of 64 KiB, a
+// request payload held through a context by a blocked goroutine, and
+// -deferrers more blocked goroutines, each with a stack object and a
+// defer record (a defer in a loop). Built as it is, for other
+// architectures, stripped, as a PIE or with cgo, it is also the
+// campaign's set of executables.
 //
-// Usage: prog [-list N] [-chain N] DUMPFILE
+// Usage: prog [-list N] [-chain N] [-deferrers N] DUMPFILE
 package main
 
 import (
@@ -46,14 +48,34 @@ func hold(ctx context.Context, ready chan<- struct{}) {
 	fmt.Println(ctx.Value(key{}).([]byte)[0])
 }
 
+//go:noinline
+func use(p *[4]*int) { p[1] = p[0] }
+
+// deferrer blocks on ch with buf, an address-taken local (a stack object
+// the frame's stack maps leave out), and a deferred closure in a defer
+// record of its own.
+func deferrer(ch <-chan struct{}, ready chan<- struct{}) {
+	var buf [4]*int
+	x := 1
+	buf[0] = &x
+	use(&buf)
+	for range 1 {
+		defer func() { use(&buf) }()
+	}
+	ready <- struct{}{}
+	<-ch
+}
+
 func main() {
 	n := flag.Int("list", 1000, "linked list nodes")
 	c := flag.Int("chain", 4, "chained 64 KiB objects")
+	deferrers := flag.Int("deferrers", 0, "more goroutines blocked with a stack object and a defer record")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: prog [-list N] [-chain N] DUMPFILE")
+		fmt.Fprintln(os.Stderr, "usage: prog [-list N] [-chain N] [-deferrers N] DUMPFILE")
 		os.Exit(2)
 	}
+
 	runtime.MemProfileRate = 1
 	for i := range *n {
 		list = &node{next: list, id: i}
@@ -67,6 +89,12 @@ func main() {
 	<-ready
 	for !parked() {
 		time.Sleep(time.Millisecond)
+	}
+	// After the check above, which lists every goroutine's stack.
+	never := make(chan struct{})
+	for range *deferrers {
+		go deferrer(never, ready)
+		<-ready
 	}
 	f, err := os.OpenFile(flag.Arg(0), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
