@@ -57,8 +57,10 @@ type Analysis struct {
 	sigIDs   []uint32
 	sigIndex map[string]uint32
 	sigNames []string // by id
-	// typedKeys are the typed keys of runtime-held large objects (holdKey).
-	typedKeys []string
+	// typedKeys are the typed keys of runtime-held large objects (holdKey),
+	// which typedIndex numbers.
+	typedKeys  []string
+	typedIndex map[string]int
 	// rootKids are the nodes the super-root immediately dominates and
 	// their predecessors, until shares takes them.
 	rootKids *dom.RootKids

@@ -430,10 +430,14 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			return nil, err
 		}
 		for i, h := range hs {
-			id := slices.Index(a.typedKeys, h.key)
-			if id < 0 {
+			id, ok := a.typedIndex[h.key]
+			if !ok {
 				id = len(a.typedKeys)
 				a.typedKeys = append(a.typedKeys, h.key)
+				if a.typedIndex == nil {
+					a.typedIndex = map[string]int{}
+				}
+				a.typedIndex[h.key] = id
 			}
 			p := get(holdKey{kind: 't', typed: uint32(id)})
 			p.large = true
