@@ -442,6 +442,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			p := get(holdKey{kind: 't', typed: uint32(id)})
 			p.large = true
 			if p.count == 0 {
+				a.listOtherRoots(h)
 				p.described = h
 			}
 			p.add(a, runtimeHeld[i], a.retained[runtimeHeld[i]], 0, false)

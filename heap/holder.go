@@ -90,6 +90,9 @@ type held struct {
 	avoid, object heapdump.NodeID
 	// end is the last step of the path, the group's object, typed.
 	end typedStep
+	// othersUnlisted is set on a shared group described by describeKeys
+	// whose other roots exist but are not listed yet (listOtherRoots).
+	othersUnlisted bool
 }
 
 // Holder is a root of the heap graph, described for people.
@@ -201,6 +204,20 @@ func (a *Analysis) Explain(addrs []uint64) ([]*Group, error) {
 // and sizes. Paths are found root by root, one search for all the objects
 // a root holds.
 func (a *Analysis) describe(objs []heapdump.NodeID) ([]*held, error) {
+	return a.describeObjects(objs, true)
+}
+
+// describeKeys is describe for the groups' keys: a shared group's other
+// roots are only known to exist, and listOtherRoots lists them. Listing
+// them walks back through every holding that reaches the object, which for
+// each of 20,000 objects along a wait queue is the whole queue.
+func (a *Analysis) describeKeys(objs []heapdump.NodeID) ([]*held, error) {
+	return a.describeObjects(objs, false)
+}
+
+// describeObjects is describe, listing shared groups' other roots when
+// listOthers is set.
+func (a *Analysis) describeObjects(objs []heapdump.NodeID, listOthers bool) ([]*held, error) {
 	out := make([]*held, len(objs))
 	byRoot := map[heapdump.NodeID][]int{}
 	var roots []heapdump.NodeID
@@ -225,7 +242,7 @@ func (a *Analysis) describe(objs []heapdump.NodeID) ([]*held, error) {
 			if p == nil {
 				return nil, errors.New("heap: internal error: no path from the dominating root")
 			}
-			g, err := a.group(p)
+			g, err := a.group(p, listOthers)
 			if err != nil {
 				return nil, err
 			}
@@ -255,8 +272,9 @@ func (a *Analysis) rootOf(v heapdump.NodeID) heapdump.NodeID {
 }
 
 // group describes the object at the end of p, a path from a root node or
-// from the super-root.
-func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
+// from the super-root; a shared object's other roots are listed when
+// listOthers is set, else only found to exist (describeKeys).
+func (a *Analysis) group(p []heapdump.NodeID, listOthers bool) (*held, error) {
 	g := &held{Group: &Group{Count: 1}, avoid: heapdump.NoNode}
 	p = a.finalizerHeld(p)
 	if p[0] == a.g.SuperRoot() {
@@ -296,11 +314,17 @@ func (a *Analysis) group(p []heapdump.NodeID) (*held, error) {
 			// other holders are those that reach it some other way.
 			g.avoid, g.object = steps[0].node, obj
 		}
-		a.otherRoots(g, false)
+		others := false
+		if listOthers {
+			a.otherRoots(g, false)
+			others = g.OtherRootsTotal > 0
+		} else {
+			others = a.hasOtherRoots(g)
+			g.othersUnlisted = others
+		}
 		if set, ok := a.sharedSet(g.top); ok {
 			g.HeldBy = a.setHolders(set)
 		}
-		others := g.OtherRootsTotal > 0
 		if anchored {
 			g.Shared = others
 		}
@@ -341,28 +365,60 @@ func (a *Analysis) otherRoots(g *held, all bool) {
 		from, avoid = g.object, g.avoid
 	}
 	for _, r := range a.reachersOfObject(from, avoid) {
-		var h Holder
-		if r.timer != heapdump.NoNode {
-			h = a.timerHolder(r.timer)
-		} else if r.root == heapdump.NoNode {
-			if g.avoid != heapdump.NoNode && r.g == g.avoid {
-				continue // the goroutine that holds it
-			}
-			h = Holder{Kind: heapdump.RootGoroutine, Detail: DetailLabels}
-			a.describeGoroutine(&h, r.gIndex)
-		} else {
-			if r.root == g.nearest && avoid == heapdump.NoNode {
-				continue
-			}
-			h = a.holder(r.root)
-			if isRuntimeGlobal(h) {
-				continue
-			}
+		if !a.isOtherRoot(g, avoid, r) {
+			continue
 		}
 		g.OtherRootsTotal++
-		if all || len(g.OtherRoots) < maxOtherRoots {
-			g.OtherRoots = append(g.OtherRoots, h)
+		if !all && len(g.OtherRoots) >= maxOtherRoots {
+			continue // counted, not described: 20,000 goroutines share it
 		}
+		var h Holder
+		switch {
+		case r.timer != heapdump.NoNode:
+			h = a.timerHolder(r.timer)
+		case r.root == heapdump.NoNode:
+			h = Holder{Kind: heapdump.RootGoroutine, Detail: DetailLabels}
+			a.describeGoroutine(&h, r.gIndex)
+		default:
+			h = a.holder(r.root)
+		}
+		g.OtherRoots = append(g.OtherRoots, h)
+	}
+}
+
+// isOtherRoot reports whether reacher r of shared group g's object, found
+// not through avoid, is one of its other roots (otherRoots).
+func (a *Analysis) isOtherRoot(g *held, avoid heapdump.NodeID, r reacher) bool {
+	switch {
+	case r.timer != heapdump.NoNode:
+		return true
+	case r.root == heapdump.NoNode:
+		return g.avoid == heapdump.NoNode || r.g != g.avoid // not the goroutine that holds it
+	}
+	return !(r.root == g.nearest && avoid == heapdump.NoNode) && !a.isRuntimeGlobalRoot(r.root)
+}
+
+// hasOtherRoots reports whether shared group g's object has other roots:
+// whether otherRoots would list any. It stops at the first.
+func (a *Analysis) hasOtherRoots(g *held) bool {
+	from, avoid := g.top, heapdump.NoNode
+	if g.avoid != heapdump.NoNode {
+		from, avoid = g.object, g.avoid
+	}
+	found := false
+	a.eachReacher(from, avoid, func(r reacher) bool {
+		found = a.isOtherRoot(g, avoid, r)
+		return !found
+	})
+	return found
+}
+
+// listOtherRoots lists the other roots of g, described by describeKeys,
+// if it has any and they were not listed yet.
+func (a *Analysis) listOtherRoots(g *held) {
+	if g.othersUnlisted {
+		g.othersUnlisted = false
+		a.otherRoots(g, false)
 	}
 }
 

@@ -70,7 +70,7 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 		rep.Binary = textsafe.Escape(a.Binary.Path())
 	}
 	rep.SharedBytes, rep.SharedObjects = a.sharedTotals()
-	pend, err := a.groupHoldings(opt, a.describe)
+	pend, err := a.groupHoldings(opt, a.describeKeys)
 	if err != nil {
 		return nil, err
 	}

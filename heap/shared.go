@@ -623,17 +623,28 @@ func (a *Analysis) sigText(sig string) string {
 // back from v through the predecessors of shared tops only (predsOf), and
 // from any other object straight to what holds its holding.
 func (a *Analysis) reachersOfShared(v heapdump.NodeID) []reacher {
+	var out []reacher
+	a.sharedReachers(v, func(r reacher) bool {
+		out = append(out, r)
+		return true
+	})
+	return out
+}
+
+// sharedReachers calls yield with each of reachersOfShared, until yield
+// returns false.
+func (a *Analysis) sharedReachers(v heapdump.NodeID, yield func(reacher) bool) {
 	s := a.shares()
 	if set := s.setOf(v); !s.cut(set) {
-		var out []reacher
 		for _, h := range s.members(set) {
-			out = append(out, a.reacherOf(heapdump.NodeID(h)))
+			if !yield(a.reacherOf(heapdump.NodeID(h))) {
+				return
+			}
 		}
-		return out
+		return
 	}
 	seen := map[heapdump.NodeID]bool{v: true}
 	queue := []heapdump.NodeID{v}
-	var out []reacher
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
 		for _, w := range a.predsOf(u) {
@@ -646,11 +657,12 @@ func (a *Analysis) reachersOfShared(v heapdump.NodeID) []reacher {
 			}
 			if h := a.holderOf(w, u); h != heapdump.NoNode && !seen[h] {
 				seen[h] = true
-				out = append(out, a.reacherOf(h))
+				if !yield(a.reacherOf(h)) {
+					return
+				}
 			}
 		}
 	}
-	return out
 }
 
 // reacherOf returns holder h, a root node, a runtime.g or a timer, as a
