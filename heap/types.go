@@ -55,6 +55,10 @@ type typer struct {
 	// otherBudget is what is left of the root slots fromOtherFrames may
 	// read, 0 until its first call, negative once spent.
 	otherBudget int
+	// pointers index the pointer fields of objects with many, by the
+	// address of the object (pointerIndex); indexed counts their entries.
+	pointers map[uint64][]pointerTarget
+	indexed  int
 }
 
 // memoStep is a typed object on a path and its record, whole.
@@ -225,11 +229,7 @@ type target struct {
 
 // fromObject types rec, which the object prev (typed by ps) points to.
 func (t *typer) fromObject(prev *heapdump.ObjectRecord, ps *typedStep, rec *heapdump.ObjectRecord) target {
-	for _, off := range prev.PtrOffsets {
-		w := prev.Word(int64(off))
-		if w < rec.Addr || w >= rec.Addr+rec.Size {
-			continue
-		}
+	if off, w, ok := t.firstPointer(prev, rec); ok {
 		o := int64(off)
 		c := container{
 			t:       ps.t,
