@@ -22,8 +22,10 @@ type assets struct {
 	arches []string
 	// Dumps: dump is written by exe, dumpB by exeB, longList by exe with a
 	// 1M-node list and a chain of 64 KiB objects, deferrers by exe with
-	// 100,000 goroutines that each have a stack object and a defer record.
-	dump, dumpB, longList, deferrers string
+	// 100,000 goroutines that each have a stack object and a defer record,
+	// labelled with 80,000 goroutines blocked in pprof.Do on one channel,
+	// timeouts with 80,000 pending WithTimeout contexts.
+	dump, dumpB, longList, deferrers, labelled, timeouts string
 	// rawDWARFDump is written by rawDWARF; pieDump and strippedDump by pie
 	// and stripped.
 	rawDWARFDump, pieDump, strippedDump string
@@ -100,6 +102,8 @@ func prepare(d string) (*assets, error) {
 		{&a.dumpB, "prog-b.heapdump", a.exeB, nil},
 		{&a.longList, "list1m.heapdump", a.exe, []string{"-list", "1000000", "-chain", "2000"}},
 		{&a.deferrers, "deferrers100k.heapdump", a.exe, []string{"-deferrers", "100000"}},
+		{&a.labelled, "labelled80k.heapdump", a.exe, []string{"-labelled", "80000"}},
+		{&a.timeouts, "timeouts80k.heapdump", a.exe, []string{"-timeouts", "80000"}},
 		{&a.rawDWARFDump, "prog-rawdwarf.heapdump", a.rawDWARF, nil},
 		{&a.pieDump, "prog-pie.heapdump", a.pie, nil},
 		{&a.strippedDump, "prog-stripped.heapdump", a.stripped, nil},

@@ -386,6 +386,16 @@ func dumpCases(a *assets) ([]Case, error) {
 	cases = append(cases,
 		Case{Cat: "dump", Name: "real-deferrers100k", Args: []string{"holders", a.deferrers, "--binary", a.exe}, Want: ok, Kind: holdersKind, Input: size(a.deferrers)},
 	)
+	// Every object described, on shapes that made that quadratic: 80,000
+	// goroutines whose sudogs chain through one wait queue (each walked
+	// back through the whole queue for its other roots), and 80,000 timers
+	// in the runtime's timer heap (each path read all its fields).
+	for _, d := range []struct{ name, dump string }{{"labelled80k", a.labelled}, {"timeouts80k", a.timeouts}} {
+		cases = append(cases,
+			Case{Cat: "dump", Name: "real-" + d.name, Args: []string{"holders", d.dump, "--binary", a.exe}, Want: ok, Kind: holdersKind, Input: size(d.dump)},
+			Case{Cat: "dump", Name: "real-" + d.name + "-all", Args: []string{"holders", d.dump, "--binary", a.exe, "--min-size", "1", "--top", "0", "--format", "json"}, Want: ok, Kind: holdersKind, Input: size(d.dump)},
+		)
+	}
 	return cases, firstErr
 }
 

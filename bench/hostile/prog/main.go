@@ -1,12 +1,13 @@
 // Command prog writes a heap dump for bench/hostile: a linked list of
 // -list nodes held by a global, a chain of -chain objects of 64 KiB, a
-// request payload held through a context by a blocked goroutine, and
-// -deferrers more blocked goroutines, each with a stack object and a
-// defer record (a defer in a loop). Built as it is, for other
-// architectures, stripped, as a PIE or with cgo, it is also the
+// request payload held through a context by a blocked goroutine, -deferrers
+// more blocked goroutines, each with a stack object and a defer record (a
+// defer in a loop), -labelled goroutines blocked on one channel inside
+// pprof.Do, and -timeouts pending WithTimeout contexts. Built as it is,
+// for other architectures, stripped, as a PIE or with cgo, it is also the
 // campaign's set of executables.
 //
-// Usage: prog [-list N] [-chain N] [-deferrers N] DUMPFILE
+// Usage: prog [-list N] [-chain N] [-deferrers N] [-labelled N] [-timeouts N] DUMPFILE
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -66,13 +68,29 @@ func deferrer(ch <-chan struct{}, ready chan<- struct{}) {
 	<-ch
 }
 
+// labelled blocks on ch inside pprof.Do, with a payload in its context:
+// the goroutines share the channel's wait queue, a chain of sudogs.
+func labelled(ch <-chan struct{}, ready chan<- struct{}) {
+	ctx := context.WithValue(context.Background(), key{}, make([]byte, 256))
+	pprof.Do(ctx, pprof.Labels("req", "x"), func(ctx context.Context) {
+		ready <- struct{}{}
+		<-ch
+		fmt.Println(ctx.Value(key{}))
+	})
+}
+
+// pending keeps the cancel funcs of the -timeouts contexts.
+var pending []context.CancelFunc
+
 func main() {
 	n := flag.Int("list", 1000, "linked list nodes")
 	c := flag.Int("chain", 4, "chained 64 KiB objects")
 	deferrers := flag.Int("deferrers", 0, "more goroutines blocked with a stack object and a defer record")
+	labels := flag.Int("labelled", 0, "more goroutines blocked on one channel inside pprof.Do")
+	timeouts := flag.Int("timeouts", 0, "pending WithTimeout contexts, each with a payload")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: prog [-list N] [-chain N] [-deferrers N] DUMPFILE")
+		fmt.Fprintln(os.Stderr, "usage: prog [-list N] [-chain N] [-deferrers N] [-labelled N] [-timeouts N] DUMPFILE")
 		os.Exit(2)
 	}
 
@@ -95,6 +113,15 @@ func main() {
 	for range *deferrers {
 		go deferrer(never, ready)
 		<-ready
+	}
+	for range *labels {
+		go labelled(never, ready)
+		<-ready
+	}
+	for range *timeouts {
+		ctx := context.WithValue(context.Background(), key{}, make([]byte, 256))
+		_, cancel := context.WithTimeout(ctx, time.Hour)
+		pending = append(pending, cancel)
 	}
 	f, err := os.OpenFile(flag.Arg(0), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
