@@ -404,8 +404,8 @@ func (p *parser) checkField(o, n uint64, off int64, unordered bool) error {
 	switch {
 	case o%p.ptrSize != 0:
 		return p.r.errorf(off, "field offset %d is not a multiple of the pointer size", o)
-	case o >= n:
-		return p.r.errorf(off, "field offset %d past the end of the %d-byte contents", o, n)
+	case o >= n || n-o < p.ptrSize:
+		return p.r.errorf(off, "field offset %d: its %d-byte pointer runs past the end of the %d-byte contents", o, p.ptrSize, n)
 	case unordered:
 		return p.r.errorf(off, "field offset %d does not follow the previous one", o)
 	}
