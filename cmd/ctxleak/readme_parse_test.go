@@ -111,13 +111,16 @@ var (
 	shapeDashes   = regexp.MustCompile(`--+`)
 	shapeSpaces   = regexp.MustCompile(`\s+`)
 	shapeDirs     = regexp.MustCompile(`(^|\s)(/[^\s/]+)+/`)
+	shapeGCs      = regexp.MustCompile(` \(\d+ GCs\)`)
 )
 
 // shape is a line of output without what changes from run to run: sizes,
 // numbers (goroutine ids, lines, times, versions), confidence intervals,
-// the directories of absolute paths (TMPDIR), the widths of table columns
-// and trailing space.
+// the directories of absolute paths (TMPDIR), the widths of table columns,
+// trailing space, and run's note of the GC cycles a release took when more
+// than one (a busy machine runs a timer late: "freed (2 GCs)").
 func shape(l string) string {
+	l = shapeGCs.ReplaceAllString(l, "")
 	l = shapeDirs.ReplaceAllString(l, "$1/DIR/")
 	l = shapeInterval.ReplaceAllString(l, "")
 	l = shapeSize.ReplaceAllString(l, "SIZE")

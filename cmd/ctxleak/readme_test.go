@@ -164,6 +164,8 @@ func TestShape(t *testing.T) {
 		{"    held by goroutine 21 [chan receive], frame main.audit (upload/upload.go:21)",
 			"    held by goroutine 9 [chan receive], frame main.audit (upload/upload.go:22)"},
 		{"  heap dump: /tmp/ctxleak-T-1/T-2.heapdump", "  heap dump: /tmp/TestREADME3/002/ctxleak-T-4/T-5.heapdump"},
+		{"| timeout-not-cancelled     | as expected | alive > alive > freed | 69.3 MiB | 1.39 s |",
+			"| timeout-not-cancelled     | as expected | alive > alive > freed (2 GCs) | 66.6 MiB | 1.12 s |"},
 	} {
 		if a, b := shape(tt.readme), shape(tt.today); a != b {
 			t.Errorf("shape(%q) = %q\nshape(%q) = %q", tt.readme, a, tt.today, b)
@@ -173,6 +175,7 @@ func TestShape(t *testing.T) {
 		{"    via context.valueCtx > []uint8 > []uint8", "    via context.valueCtx > []uint8 of 50.0 MiB"},
 		{"| payload | alive |", "| payload | freed |"},
 		{"held by goroutine 5 frame main.a", "held by 3 goroutines (5, 6 and 7) frame main.a"},
+		{"| pool | as expected | alive > freed (2 GCs) |", "| pool | as expected | alive > alive |"},
 	} {
 		if a, b := shape(tt.readme), shape(tt.today); a == b {
 			t.Errorf("shape(%q) = shape(%q) = %q, want them told apart", tt.readme, tt.today, a)
