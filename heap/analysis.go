@@ -57,6 +57,10 @@ type Analysis struct {
 	sigIDs   []uint32
 	sigIndex map[string]uint32
 	sigNames []string // by id
+	// sites and frameLines keep the executable's answers for siteOf and
+	// frameLine.
+	sites      map[uint64]knownSite
+	frameLines map[frameKey]*binsym.Position
 	// typedKeys are the typed keys of runtime-held large objects (holdKey),
 	// which typedIndex numbers.
 	typedKeys  []string
@@ -320,7 +324,7 @@ func (a *Analysis) callSite(fn string, pc uint64) *binsym.Position {
 	if a.Binary == nil {
 		return nil
 	}
-	f, ok := a.Binary.CallSite(pc)
+	f, ok := a.siteOf(pc)
 	if !ok {
 		return nil
 	}

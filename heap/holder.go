@@ -530,7 +530,7 @@ func (a *Analysis) describeGoroutine(h *Holder, gi int) {
 		h.Status = gr.WaitReason
 	}
 	if a.Binary != nil {
-		if f, ok := a.Binary.CallSite(gr.GoPC); ok {
+		if f, ok := a.siteOf(gr.GoPC); ok {
 			h.CreatedBy = &binsym.Position{Function: f.Name, File: f.File, Line: f.Line}
 		}
 	}
@@ -659,11 +659,27 @@ func (a *Analysis) timerCode(t heapdump.NodeID, accept func(pc uint64) bool) uin
 // inlined into fn made (main.wait's call of sync.(*Mutex).Lock, not
 // sync/mutex.go).
 func (a *Analysis) frameLine(fn string, pc uint64) *binsym.Position {
+	k := frameKey{fn, pc}
+	if p, ok := a.frameLines[k]; ok {
+		return p
+	}
+	p := a.lookUpFrameLine(fn, pc)
+	if a.frameLines == nil {
+		a.frameLines = map[frameKey]*binsym.Position{}
+	}
+	if len(a.frameLines) < maxSites {
+		a.frameLines[k] = p // shared by the holders it describes, which do not change it
+	}
+	return p
+}
+
+// lookUpFrameLine is frameLine, without keeping its answer.
+func (a *Analysis) lookUpFrameLine(fn string, pc uint64) *binsym.Position {
 	p := a.callSite(fn, pc)
 	if p == nil {
 		return nil
 	}
-	cs, ok := a.Binary.CallSite(pc)
+	cs, ok := a.siteOf(pc)
 	if !ok {
 		return p
 	}

@@ -600,7 +600,7 @@ func (a *Analysis) sigText(sig string) string {
 		if _, err := fmt.Sscanf(hex, "%x", &pc); err != nil || a.Binary == nil {
 			return ""
 		}
-		if c, ok := a.Binary.CallSite(pc); ok {
+		if c, ok := a.siteOf(pc); ok {
 			return " created at " + c.Name
 		}
 		return ""
