@@ -3,7 +3,6 @@ package cost
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -69,7 +68,7 @@ func Slower(changes []Change) []Change {
 // WriteCompareText writes changes as a table: base and new medians, the
 // difference, the p-value, and "slower" where a change is.
 func WriteCompareText(w io.Writer, changes []Change) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "vs base\tfigure\tbase\tnew\tdelta\t")
 	for _, c := range changes {
 		delta := "~"
@@ -84,5 +83,5 @@ func WriteCompareText(w io.Writer, changes []Change) error {
 			formatValue(c.Figure, c.Base.Median), formatValue(c.Figure, c.New.Median),
 			delta, c.P, len(c.Base.Samples), len(c.New.Samples), verdict)
 	}
-	return tw.Flush()
+	return tw.flush()
 }

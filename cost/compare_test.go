@@ -98,6 +98,7 @@ func TestCompareGates(t *testing.T) {
 	if !strings.Contains(buf.String(), "SLOWER") {
 		t.Errorf("comparison text says nothing is slower:\n%s", &buf)
 	}
+	noTrailingSpaces(t, buf.String())
 
 	changes, err = cost.Compare(shifted(base, false), cur)
 	if err != nil {
@@ -159,6 +160,12 @@ func TestTextShowsSeeds(t *testing.T) {
 	if !(wv >= 0 && wv < node && node < next) {
 		t.Errorf("Node 24's als.run is not beside with-value:\n%s", out)
 	}
+	noTrailingSpaces(t, out)
+}
+
+// noTrailingSpaces checks that no line of out ends in spaces.
+func noTrailingSpaces(t *testing.T, out string) {
+	t.Helper()
 	for line := range strings.Lines(out) {
 		if l := strings.TrimSuffix(line, "\n"); strings.HasSuffix(l, " ") {
 			t.Errorf("line ends in spaces: %q", l)

@@ -115,6 +115,36 @@ func trimUnit(lo, ref string) string {
 	return lo
 }
 
+// table is a tabwriter whose lines end in no spaces: cells that end in a
+// tab, to align what follows them on other lines, pad every line.
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	w   io.Writer
+}
+
+// newTable returns a table that writes to w when flushed.
+func newTable(w io.Writer) *table {
+	t := &table{w: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+// flush writes the table's lines to its writer, without their trailing
+// spaces.
+func (t *table) flush() error {
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(t.buf.String()) {
+		if _, err := fmt.Fprintln(t.w, strings.TrimRight(line, " \n")); err != nil {
+			return err
+		}
+	}
+	t.buf.Reset()
+	return nil
+}
+
 // WriteText writes the report as tables, one per kind, each row followed
 // by the figures measured elsewhere that it compares with.
 func (r *Report) WriteText(w io.Writer) error {
@@ -141,8 +171,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			title += fmt.Sprintf(", %d connections, %v per sample", Connections, r.Settings.LoadTime)
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
-		var table bytes.Buffer
-		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+		tw := newTable(w)
 		head := []string{""}
 		for _, f := range figuresOf[kind] {
 			head = append(head, unitLabel(f))
@@ -178,13 +207,8 @@ func (r *Report) WriteText(w io.Writer) error {
 				fmt.Fprintln(tw, strings.Join(cells, "\t"))
 			}
 		}
-		if err := tw.Flush(); err != nil {
+		if err := tw.flush(); err != nil {
 			return err
-		}
-		// The cells end in a tab, to align the notes of the elsewhere
-		// lines past them, which pads every line: no line ends in spaces.
-		for line := range strings.Lines(table.String()) {
-			fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 		}
 	}
 	fmt.Fprintln(w, "\nsources of the elsewhere lines:")
