@@ -316,7 +316,7 @@ func (a *Analysis) group(p []heapdump.NodeID, listOthers bool) (*held, error) {
 		}
 		others := false
 		if listOthers {
-			a.otherRoots(g, false)
+			a.otherRoots(g)
 			others = g.OtherRootsTotal > 0
 		} else {
 			others = a.hasOtherRoots(g)
@@ -357,19 +357,16 @@ func (a *Analysis) viaDefer(h *Holder, p []heapdump.NodeID) {
 // otherRoots lists what else keeps a shared group's object alive: the
 // roots other than the nearest that reach it, and goroutines whose pprof
 // labels do, but for the runtime's own globals (allp, m0, allgs...), which
-// reach much of the heap. All are listed when all is set, else the first
+// reach much of the heap. It counts them all and lists the first
 // maxOtherRoots.
-func (a *Analysis) otherRoots(g *held, all bool) {
-	from, avoid := g.top, heapdump.NoNode
-	if g.avoid != heapdump.NoNode {
-		from, avoid = g.object, g.avoid
-	}
+func (a *Analysis) otherRoots(g *held) {
+	from, avoid := g.reachedFrom()
 	for _, r := range a.reachersOfObject(from, avoid) {
 		if !a.isOtherRoot(g, avoid, r) {
 			continue
 		}
 		g.OtherRootsTotal++
-		if !all && len(g.OtherRoots) >= maxOtherRoots {
+		if len(g.OtherRoots) >= maxOtherRoots {
 			continue // counted, not described: 20,000 goroutines share it
 		}
 		var h Holder
@@ -384,6 +381,17 @@ func (a *Analysis) otherRoots(g *held, all bool) {
 		}
 		g.OtherRoots = append(g.OtherRoots, h)
 	}
+}
+
+// reachedFrom returns the node whose reachers are shared group g's other
+// roots, and the node the walk back must not pass through (NoNode for
+// none): the top of its holding, or, for a holder classified as a timer or
+// a goroutine, the object itself and that holder.
+func (g *held) reachedFrom() (from, avoid heapdump.NodeID) {
+	if g.avoid != heapdump.NoNode {
+		return g.object, g.avoid
+	}
+	return g.top, heapdump.NoNode
 }
 
 // isOtherRoot reports whether reacher r of shared group g's object, found
@@ -401,10 +409,7 @@ func (a *Analysis) isOtherRoot(g *held, avoid heapdump.NodeID, r reacher) bool {
 // hasOtherRoots reports whether shared group g's object has other roots:
 // whether otherRoots would list any. It stops at the first.
 func (a *Analysis) hasOtherRoots(g *held) bool {
-	from, avoid := g.top, heapdump.NoNode
-	if g.avoid != heapdump.NoNode {
-		from, avoid = g.object, g.avoid
-	}
+	from, avoid := g.reachedFrom()
 	found := false
 	a.eachReacher(from, avoid, func(r reacher) bool {
 		found = a.isOtherRoot(g, avoid, r)
@@ -418,7 +423,7 @@ func (a *Analysis) hasOtherRoots(g *held) bool {
 func (a *Analysis) listOtherRoots(g *held) {
 	if g.othersUnlisted {
 		g.othersUnlisted = false
-		a.otherRoots(g, false)
+		a.otherRoots(g)
 	}
 }
 
@@ -652,41 +657,6 @@ func (a *Analysis) timerCode(t heapdump.NodeID, accept func(pc uint64) bool) uin
 		}
 	}
 	return 0
-}
-
-// frameLine returns the source position of a frame of function fn at pc
-// (a return address): the line of fn itself, where the call is that code
-// inlined into fn made (main.wait's call of sync.(*Mutex).Lock, not
-// sync/mutex.go).
-func (a *Analysis) frameLine(fn string, pc uint64) *binsym.Position {
-	k := frameKey{fn, pc}
-	if p, ok := a.frameLines[k]; ok {
-		return p
-	}
-	p := a.lookUpFrameLine(fn, pc)
-	if a.frameLines == nil {
-		a.frameLines = map[frameKey]*binsym.Position{}
-	}
-	if len(a.frameLines) < maxSites {
-		a.frameLines[k] = p // shared by the holders it describes, which do not change it
-	}
-	return p
-}
-
-// lookUpFrameLine is frameLine, without keeping its answer.
-func (a *Analysis) lookUpFrameLine(fn string, pc uint64) *binsym.Position {
-	p := a.callSite(fn, pc)
-	if p == nil {
-		return nil
-	}
-	cs, ok := a.siteOf(pc)
-	if !ok {
-		return p
-	}
-	if fs := a.Binary.Frames(cs.PC); len(fs) > 1 && fs[len(fs)-1].Function == fn {
-		return &binsym.Position{Function: fn, File: fs[len(fs)-1].File, Line: fs[len(fs)-1].Line}
-	}
-	return p
 }
 
 // DetailChanTimer is the Detail of a timer holder that sends the time on a

@@ -34,3 +34,37 @@ type frameKey struct {
 	fn string
 	pc uint64
 }
+
+// frameLine returns the source position of a frame of function fn at pc
+// (a return address): the line of fn itself, where the call is that code
+// inlined into fn made (main.wait's call of sync.(*Mutex).Lock, not
+// sync/mutex.go).
+func (a *Analysis) frameLine(fn string, pc uint64) *binsym.Position {
+	k := frameKey{fn, pc}
+	if p, ok := a.frameLines[k]; ok {
+		return p
+	}
+	p := a.lookUpFrameLine(fn, pc)
+	if a.frameLines == nil {
+		a.frameLines = map[frameKey]*binsym.Position{}
+	}
+	if len(a.frameLines) < maxSites {
+		a.frameLines[k] = p // shared by the holders it describes, which do not change it
+	}
+	return p
+}
+
+// lookUpFrameLine is frameLine, without keeping its answer.
+func (a *Analysis) lookUpFrameLine(fn string, pc uint64) *binsym.Position {
+	if a.Binary == nil {
+		return nil
+	}
+	cs, ok := a.siteOf(pc)
+	if !ok {
+		return nil
+	}
+	if fs := a.Binary.Frames(cs.PC); len(fs) > 1 && fs[len(fs)-1].Function == fn {
+		return &binsym.Position{Function: fn, File: fs[len(fs)-1].File, Line: fs[len(fs)-1].Line}
+	}
+	return &binsym.Position{Function: fn, File: cs.File, Line: cs.Line} // as callSite
+}
