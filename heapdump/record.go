@@ -47,7 +47,7 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 // of a record but that word: the labels of 100,000 goroutines' runtime.g
 // cost one pass over their spans' records, with no allocation per record.
 func (g *Graph) ObjectWords(vs []NodeID, off int64, fn func(v NodeID, word uint64) error) error {
-	c := g.newCursor(make([]byte, min(recordsBufSize, g.size+16)))
+	c := g.newCursor(make([]byte, min(objectWordsBufSize, g.size+16)))
 	ps := g.words.size
 	var word [8]byte
 	for i, v := range vs {
@@ -75,8 +75,8 @@ func (g *Graph) ObjectWords(vs []NodeID, off int64, fn func(v NodeID, word uint6
 	return nil
 }
 
-// recordsBufSize is the read buffer of ObjectWords.
-const recordsBufSize = 256 << 10
+// objectWordsBufSize is the read buffer of ObjectWords.
+const objectWordsBufSize = 256 << 10
 
 // recordCursor reads object records through one buffer. After a record,
 // it stands at the next: a later object of the same group is reached by
