@@ -319,18 +319,6 @@ func (a *Analysis) prepareConcurrent() {
 	}
 }
 
-// callSite returns the source position of a frame's PC (a return address).
-func (a *Analysis) callSite(fn string, pc uint64) *binsym.Position {
-	if a.Binary == nil {
-		return nil
-	}
-	f, ok := a.siteOf(pc)
-	if !ok {
-		return nil
-	}
-	return &binsym.Position{Function: fn, File: f.File, Line: f.Line}
-}
-
 // funcSite names the function at code pointer pc (a closure's or a
 // finalizer's entry) with its source position.
 func (a *Analysis) funcSite(pc uint64) *binsym.Position {

@@ -66,5 +66,5 @@ func (a *Analysis) lookUpFrameLine(fn string, pc uint64) *binsym.Position {
 	if fs := a.Binary.Frames(cs.PC); len(fs) > 1 && fs[len(fs)-1].Function == fn {
 		return &binsym.Position{Function: fn, File: fs[len(fs)-1].File, Line: fs[len(fs)-1].Line}
 	}
-	return &binsym.Position{Function: fn, File: cs.File, Line: cs.Line} // as callSite
+	return &binsym.Position{Function: fn, File: cs.File, Line: cs.Line}
 }
