@@ -16,8 +16,9 @@
 // O(m log n) time. Its memory is 20 bytes a node, which end up holding its
 // results: the immediate dominators and the preorder, and then the first
 // results of Retained and RetainedObjects, which a Tree keeps for them until
-// they are asked for; plus, while New runs, 4 bytes a non-tree edge (12 when
-// there are more non-tree edges than nodes).
+// they are asked for; plus, while New runs, a bit a node and 4 bytes a
+// non-tree edge (12 when there are more than half as many non-tree edges
+// as nodes).
 package dom
 
 import (

@@ -371,6 +371,34 @@ func TestRandom(t *testing.T) {
 	}
 }
 
+// TestNonTreeEdges checks graphs whose edges that are not tree edges are
+// a few, about as many as the nodes, and many more: New sorts them in the
+// arrays it has at hand, in one buffer of their own, or in place and a
+// buffer (groupByTarget).
+func TestNonTreeEdges(t *testing.T) {
+	for _, n := range []int{9, 100, 400} {
+		for _, back := range []int{1, n / 3, 2 * n / 3, n - 2, 3 * n} {
+			t.Run(fmt.Sprintf("%d nodes %d edges back", n, back), func(t *testing.T) {
+				// A path from 0 through every node, and edges from its
+				// far end back to the nodes after 1, each not a tree edge.
+				var edges [][2]uint32
+				for w := 1; w < n; w++ {
+					edges = append(edges, [2]uint32{uint32(w - 1), uint32(w)})
+				}
+				for i := range back {
+					edges = append(edges, [2]uint32{uint32(n - 1 - i%(n/2)), uint32(2 + i%(n-2))})
+				}
+				g := build(n, edges)
+				tr, err := dom.New(g, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, g, 0, tr)
+			})
+		}
+	}
+}
+
 // TestDeep runs on graphs 200,000 nodes deep (a million with CTXLEAK_LONG
 // set), with answers known by construction. The goroutine stacks are capped
 // at 1 MiB meanwhile, so that any recursion as deep as the graph overflows.

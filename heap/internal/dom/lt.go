@@ -23,8 +23,8 @@ import (
 // parent and cursor arrays, and path compression reverses the pointers of the
 // path instead of keeping a stack. Its memory is 20 bytes a node, reused from
 // step to step and then by the results of New, Retained and RetainedObjects,
-// and 4 bytes a non-tree edge (12 when there are more non-tree edges than
-// nodes).
+// a bit a node while it searches, and 4 bytes a non-tree edge (12 when there
+// are more than half as many non-tree edges as nodes).
 func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	keep := false
 	for _, o := range opts {
@@ -57,8 +57,9 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 		return nil, err
 	}
 	order := e[:r:r]
-	hasIn := in.groupByTarget(r, ab) // a and b are free until Step 2
-	var parent []uint32              // of each target of non-tree edges, for KeepRootKids
+	// b and d are free until Step 2, a once groupByTarget has read it.
+	hasIn := in.groupByTarget(r, a, ab, cd[(n+1)/2:])
+	var parent []uint32 // of each target of non-tree edges, for KeepRootKids
 	if keep {
 		parent = make([]uint32, hasIn.count())
 	}
@@ -171,21 +172,25 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 	for i := range pre {
 		pre[i] = None
 	}
+	// seen marks the nodes numbered: a set of n bits stays in the cache
+	// where pre, 32 times larger, would miss on most edges.
+	seen := newBitset(len(pre))
+	seen.set(root)
 	pre[root] = 0
 	order[0] = root
 	parent[0] = None
 	n := uint32(1)
-	cur, src := uint32(0), None
+	cur, src, node := uint32(0), None, root
 	succ, e := g.Succs(N(root)), 0
 	for {
 		for e < len(succ) {
 			w := uint32(succ[e])
 			e++
 			if w > last {
-				return 0, fmt.Errorf("dom: an edge from node %d points to node %d, past the last node %d", order[cur], w, last)
+				return 0, fmt.Errorf("dom: an edge from node %d points to node %d, past the last node %d", node, w, last)
 			}
-			pw := pre[w]
-			if pw == None {
+			if !seen.has(w) {
+				seen.set(w)
 				pre[w] = n
 				order[n] = w
 				parent[n] = cur
@@ -194,30 +199,39 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 					n++
 					continue
 				}
-				cursor[cur] = uint32(e)
-				c := &left[cur%uint32(len(left))]
-				c.succ, c.num = succ, cur
-				cur = n
+				if e == len(succ) {
+					cursor[cur] = None // nothing left: the return skips it
+				} else {
+					cursor[cur] = uint32(e)
+					c := &left[cur%uint32(len(left))]
+					c.succ, c.num = succ, cur
+				}
+				cur, node = n, w
 				n++
 				succ, e = ws, 0
 				continue
 			}
-			if pw != cur && pw != 0 {
+			if w != node && w != root {
 				if cur != src {
 					in.add(cur | mark)
 					src = cur
 				}
-				in.add(pw)
+				in.add(w) // a node: groupByTarget reads its number
 			}
 		}
-		if cur == 0 {
-			return int(n), nil
+		for {
+			if cur == 0 {
+				return int(n), nil
+			}
+			if cur = parent[cur]; cursor[cur] != None {
+				break
+			}
 		}
-		cur = parent[cur]
+		node = order[cur]
 		if c := &left[cur%uint32(len(left))]; c.num == cur && c.succ != nil {
 			succ = c.succ
 		} else {
-			succ = g.Succs(N(order[cur]))
+			succ = g.Succs(N(node))
 		}
 		e = int(cursor[cur])
 	}
@@ -254,30 +268,55 @@ func (l *edges) at(i int) uint32     { return l.chunks[i>>chunkBits][i&chunkMask
 func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
 
 // groupByTarget sorts the edges of l, which are among r nodes, by target, as
-// its doc says, and returns the set of targets that have any. It is a least
-// significant digit radix sort in two passes through the (target, source)
-// pairs in buf, when buf can hold them all, or else in a buffer of its own.
-func (l *edges) groupByTarget(r int, buf []uint64) bitset {
+// its doc says, and returns the set of targets that have any. The search
+// added each target as a node, whose number is pre of it. It is a least
+// significant digit radix sort in two passes, low digit then high, through
+// (target, source) pairs in ab, whose first half is pre: when ab can hold
+// the pairs, those are first put in order of their nodes' high bits in
+// spare, or a buffer of their own, so that the reads of pre stay within a
+// few pages at a time; with more edges than ab holds, the targets are
+// turned into numbers in place, and the pairs sorted in a buffer of their
+// own.
+func (l *edges) groupByTarget(r int, pre []uint32, ab, spare []uint64) bitset {
+	m := 0
+	for i := range l.n {
+		if l.at(i)&mark == 0 {
+			m++
+		}
+	}
+	var pairs []uint64
+	if m <= len(ab) {
+		pairs = l.pairsByNode(m, pre, spare)
+	} else {
+		for i := range l.n {
+			if x := l.at(i); x&mark == 0 {
+				l.set(i, pre[x])
+			}
+		}
+		ab = make([]uint64, m)
+	}
+
 	has := newBitset(r)
 	keyBits := bits.Len32(uint32(r - 1))
 	digit := max(1, (keyBits+1)/2) // two passes: low digit, then high
 	mask := uint32(1)<<digit - 1
-
-	// Count the edges and the targets with each digit.
 	lo := make([]int, 1<<digit)
 	hi := make([]int, 1<<digit)
-	m := 0
-	for i := range l.n {
-		if x := l.at(i); x&mark == 0 {
-			lo[x&mask]++
-			hi[x>>digit]++
-			m++
+	count := func(w uint32) {
+		lo[w&mask]++
+		hi[w>>digit]++
+	}
+	if pairs != nil {
+		for _, y := range pairs {
+			count(uint32(y >> 32))
+		}
+	} else {
+		for i := range l.n {
+			if x := l.at(i); x&mark == 0 {
+				count(x)
+			}
 		}
 	}
-	if len(buf) < m {
-		buf = make([]uint64, m)
-	}
-	buf = buf[:m]
 	for _, count := range [][]int{lo, hi} {
 		at := 0
 		for d, k := range count {
@@ -286,16 +325,26 @@ func (l *edges) groupByTarget(r int, buf []uint64) bitset {
 		}
 	}
 
-	// Pass 1: into buf as target<<32 | source, by the low digit.
-	src := uint32(0)
-	for i := range l.n {
-		x := l.at(i)
-		if x&mark != 0 {
-			src = x &^ mark
-			continue
+	// Pass 1: into ab as target<<32 | source, by the low digit.
+	buf := ab[:m]
+	put := func(y uint64) {
+		w := uint32(y >> 32)
+		buf[lo[w&mask]] = y
+		lo[w&mask]++
+	}
+	if pairs != nil {
+		for _, y := range pairs {
+			put(y)
 		}
-		buf[lo[x&mask]] = uint64(x)<<32 | uint64(src)
-		lo[x&mask]++
+	} else {
+		src := uint64(0)
+		for i := range l.n {
+			if x := l.at(i); x&mark != 0 {
+				src = uint64(x &^ mark)
+			} else {
+				put(uint64(x)<<32 | src)
+			}
+		}
 	}
 
 	// Pass 2: back into l, by the high digit, sources only. The pass is
@@ -317,6 +366,42 @@ func (l *edges) groupByTarget(r int, buf []uint64) bitset {
 	}
 	l.n = m
 	return has
+}
+
+// pairsByNode returns the m edges of l as target number<<32 | source, in
+// order of the high bits of the target's node, in buf or, when it is
+// too short, a buffer of their own.
+func (l *edges) pairsByNode(m int, pre []uint32, buf []uint64) []uint64 {
+	const parts = 1 << 12
+	shift := max(0, bits.Len32(uint32(len(pre)-1))-bits.Len32(parts-1))
+	at := make([]int, parts)
+	for i := range l.n {
+		if x := l.at(i); x&mark == 0 {
+			at[x>>shift]++
+		}
+	}
+	n := 0
+	for d, k := range at {
+		at[d] = n
+		n += k
+	}
+	if len(buf) < m {
+		buf = make([]uint64, m)
+	}
+	buf = buf[:m]
+	src := uint64(0)
+	for i := range l.n {
+		if x := l.at(i); x&mark != 0 {
+			src = uint64(x &^ mark)
+		} else {
+			buf[at[x>>shift]] = uint64(x)<<32 | src
+			at[x>>shift]++
+		}
+	}
+	for i, y := range buf {
+		buf[i] = uint64(pre[y>>32])<<32 | y&(1<<32-1)
+	}
+	return buf
 }
 
 // eval returns the node with the smallest semidominator on the forest path
