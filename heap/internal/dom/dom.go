@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"iter"
 	"sort"
+	"sync"
 	"sync/atomic"
 )
 
@@ -130,8 +131,10 @@ type Tree struct {
 	// calls to Retained and RetainedObjects as their results.
 	spare        atomic.Pointer[[]uint64]
 	spareObjects atomic.Pointer[[]uint32]
-	// rootKids is what KeepRootKids kept, until TakeRootKids.
-	rootKids atomic.Pointer[RootKids]
+	// rootKids is what KeepRootKids kept, until TakeRootKids, which waits
+	// for rootKidsDone: New returns before their predecessors are all in.
+	rootKids     atomic.Pointer[RootKids]
+	rootKidsDone sync.WaitGroup
 }
 
 // Len returns the number of nodes of the graph, reachable or not.

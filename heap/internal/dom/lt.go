@@ -3,7 +3,6 @@ package dom
 import (
 	"fmt"
 	"math/bits"
-	"sync"
 	"unsafe"
 )
 
@@ -125,13 +124,16 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 		}
 	}
 
-	// The kids of the root, if kept, are collected on another core while
-	// Step 4 runs: it writes only a, which rootKids does not read, and
-	// rootKids writes only semi, free after Step 3, and its own arrays.
-	var kids *RootKids
-	var wg sync.WaitGroup
+	// The kids of the root, if kept, are known from idom now; their
+	// predecessors are collected on another core while Step 4 and the
+	// caller go on: that reads only order, in and parent, which nothing
+	// writes any more (TakeRootKids waits for it).
+	t := &Tree{root: uint32(root), order: order}
 	if keep {
-		wg.Go(func() { kids = rootKids(n, idom, order, &in, hasIn, parent, semi) })
+		kids := newRootKids(n, idom, order)
+		t.rootKids.Store(kids)
+		in, parent := in, parent
+		t.rootKidsDone.Go(func() { kids.collectPreds(order, in, hasIn, parent) })
 	}
 
 	// Step 4: back from numbers to nodes.
@@ -142,13 +144,10 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	for i, v := range order {
 		out[v] = order[idom[i]]
 	}
-	wg.Wait()
-	in, parent = edges{}, nil
 
-	t := &Tree{root: uint32(root), idom: out, order: order}
+	t.idom = out
 	t.spare.Store(&cd)
 	t.spareObjects.Store(&b)
-	t.rootKids.Store(kids)
 	return t, nil
 }
 

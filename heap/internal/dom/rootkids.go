@@ -14,9 +14,11 @@ type Option uint8
 // links to the GC roots, those nodes are the roots and the objects no
 // single root holds, and their predecessors are all the edges that cross
 // from one holding into another. New has them at hand: they are the tree
-// edges and the non-tree edges it sorts by target anyway. It costs 4 bytes
-// a node with non-tree edges into it while New runs, and 8 bytes a kept
-// node plus 4 a kept edge until the caller lets go.
+// edges and the non-tree edges it sorts by target anyway. New collects the
+// predecessors on another core after it returns. It costs 4 bytes a node
+// with non-tree edges into it, and keeps New's non-tree edges, until they
+// are collected, and 8 bytes a kept node plus 4 a kept edge until the
+// caller lets go.
 const KeepRootKids Option = 1
 
 // RootKids are the nodes a tree's root immediately dominates, in increasing
@@ -56,18 +58,19 @@ func (k *RootKids) Preds(i int) []uint32 {
 func (k *RootKids) DropPreds() { k.start, k.preds = nil, nil }
 
 // TakeRootKids returns what KeepRootKids kept, once: later calls, and calls
-// on a tree computed without it, return nil.
-func (t *Tree) TakeRootKids() *RootKids { return t.rootKids.Swap(nil) }
+// on a tree computed without it, return nil. New returns before the
+// predecessors are all collected: the first call waits for them.
+func (t *Tree) TakeRootKids() *RootKids {
+	t.rootKidsDone.Wait()
+	return t.rootKids.Swap(nil)
+}
 
-// rootKids collects the kids of the root, number 0, from New's arrays:
-// idom by number, order the node of each number, parent the search parent
-// of each target of non-tree edges, in order, and in those edges, grouped by
-// target (see edges). n is the number of nodes of the graph; rank is work
-// memory of at least len(order) words.
-func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank []uint32) *RootKids {
-	r := len(order)
+// newRootKids returns the kids of the root, number 0, from New's arrays:
+// idom by number and order the node of each number; n is the number of
+// nodes of the graph. Their predecessors are for collectPreds.
+func newRootKids(n int, idom, order []uint32) *RootKids {
 	k := &RootKids{kids: newBitset(n), cum: make([]uint32, (n+63)/64+1)}
-	for w := 1; w < r; w++ {
+	for w := 1; w < len(order); w++ {
 		if idom[w] == 0 {
 			k.kids.set(order[w])
 		}
@@ -75,17 +78,28 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank
 	for i, word := range k.kids {
 		k.cum[i+1] = k.cum[i] + uint32(bits.OnesCount64(word))
 	}
-	kids := int(k.cum[len(k.kids)])
-	// The rank of each kid by number, None for the other numbers, and
-	// each kid's predecessors counted in start[rank+2]: its parent, and
-	// its group of non-tree edges.
+	return k
+}
+
+// collectPreds collects the predecessors of the kids from New's arrays:
+// order the node of each number, parent the search parent of each target
+// of non-tree edges, in order, and in those edges, grouped by target (see
+// edges). It only reads them, and not idom: New goes on meanwhile.
+func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent []uint32) {
+	r := len(order)
+	kids := k.Len()
+	// rank returns the rank of number w's node if it is a kid, None if not.
+	rank := func(w uint32) uint32 {
+		if i, ok := k.Rank(order[w]); ok {
+			return uint32(i)
+		}
+		return None
+	}
+	// Each kid's predecessors are counted in start[rank+2]: its parent,
+	// and its group of non-tree edges.
 	k.start = make([]uint32, kids+2)
-	rank = rank[:r]
 	for w := 1; w < r; w++ {
-		rank[w] = None
-		if idom[w] == 0 {
-			i, _ := k.Rank(order[w])
-			rank[w] = uint32(i)
+		if i := rank(uint32(w)); i != None {
 			k.start[i+2]++
 		}
 	}
@@ -103,7 +117,7 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank
 		}
 	}
 	groups(func(w uint32, first, end int) {
-		if i := rank[w]; i != None {
+		if i := rank(w); i != None {
 			k.start[i+2] += uint32(end - first)
 		}
 	})
@@ -121,13 +135,13 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank
 			p = parent[g]
 			g++
 		}
-		if i := rank[w]; i != None {
+		if i := rank(uint32(w)); i != None {
 			k.preds[k.start[i+1]] = order[p]
 			k.start[i+1]++
 		}
 	}
 	groups(func(w uint32, first, end int) {
-		i := rank[w]
+		i := rank(w)
 		if i == None {
 			return
 		}
@@ -137,7 +151,6 @@ func rootKids(n int, idom, order []uint32, in *edges, hasIn bitset, parent, rank
 		}
 	})
 	k.start = k.start[:kids+1]
-	return k
 }
 
 // All yields the kids in increasing order, each with its rank.
