@@ -59,6 +59,17 @@ type typer struct {
 	// address of the object (pointerIndex); indexed counts their entries.
 	pointers map[uint64][]pointerTarget
 	indexed  int
+	// records reads the records of the objects on paths, built on first
+	// use: the objects of one group's paths are often near each other.
+	records *heapdump.RecordReader
+}
+
+// record returns the record of object v (heapdump.Graph.ObjectRecord).
+func (t *typer) record(v heapdump.NodeID, limit int) (*heapdump.ObjectRecord, error) {
+	if t.records == nil {
+		t.records = t.a.g.RecordReader()
+	}
+	return t.records.ObjectRecord(v, limit)
 }
 
 // memoStep is a typed object on a path and its record, whole.
@@ -114,7 +125,7 @@ func (t *typer) limitedWalk(p []heapdump.NodeID, most int, prev *heapdump.Object
 	gap := typedStep{node: heapdump.NoNode, t: last.t, base: last.base, mapType: last.mapType,
 		Step: Step{Via: last.Via, Type: last.Type, Omitted: n - head - tail}}
 	from := p[len(p)-tail-1] // the last object left out
-	rec, err := t.a.g.ObjectRecord(from, 0)
+	rec, err := t.record(from, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +153,7 @@ func (t *typer) walk(p []heapdump.NodeID, prev *heapdump.ObjectRecord, prevStep 
 		if last {
 			limit = 64 // the last object: only its first words are needed
 		}
-		rec, err := a.g.ObjectRecord(v, limit)
+		rec, err := t.record(v, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package heapdump
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -487,5 +488,49 @@ func TestObjectWordsAgreeWithObjectRecord(t *testing.T) {
 	}
 	if err := g.ObjectWords([]NodeID{5, 3}, 0, func(NodeID, uint64) error { return nil }); err == nil || !strings.Contains(err.Error(), "increasing order") {
 		t.Errorf("objects out of order: %v", err)
+	}
+}
+
+// TestRecordReaderAgreesWithObjectRecord reads records through one
+// RecordReader forward, backward and jumping about, and checks each
+// against Graph.ObjectRecord.
+func TestRecordReaderAgreesWithObjectRecord(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	g := d.load(t, Options{})
+	n := g.NumObjects()
+	var order []NodeID
+	for v := 0; v < n; v += 7 {
+		order = append(order, NodeID(v))
+	}
+	for v := n - 1; v >= 0; v -= 13 {
+		order = append(order, NodeID(v))
+	}
+	for i := range 500 {
+		order = append(order, NodeID((i*7919)%n), NodeID((i*7919)%n)) // twice in a row, too
+	}
+	rr := g.RecordReader()
+	for i, v := range order {
+		limit := []int{0, 8, 64}[i%3]
+		got, err := rr.ObjectRecord(v, limit)
+		if err != nil {
+			t.Fatalf("object %d: %v", v, err)
+		}
+		want, err := g.ObjectRecord(v, limit)
+		if err != nil {
+			t.Fatalf("object %d: %v", v, err)
+		}
+		if got.Addr != want.Addr || got.Size != want.Size || !bytes.Equal(got.Contents, want.Contents) || !slices.Equal(got.PtrOffsets, want.PtrOffsets) {
+			t.Fatalf("object %d, limit %d: RecordReader read %#x (%d bytes, %d pointers), ObjectRecord %#x (%d bytes, %d pointers)",
+				v, limit, got.Addr, got.Size, len(got.PtrOffsets), want.Addr, want.Size, len(want.PtrOffsets))
+		}
+		if got.Size > 8 && got.Word(int64(got.Size)-8) != want.Word(int64(want.Size)-8) {
+			t.Fatalf("object %d: last words differ", v)
+		}
+	}
+	if _, err := rr.ObjectRecord(NodeID(n), 0); err == nil {
+		t.Fatal("object past the last: no error")
+	}
+	if _, err := rr.ObjectRecord(0, 0); err != nil {
+		t.Fatalf("object 0 after an error: %v", err)
 	}
 }

@@ -40,6 +40,22 @@ func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 	return g.newCursor((*bp)[:min(recordBufSize, g.size+16)]).read(v, limit)
 }
 
+// RecordReader reads object records back from the file through one buffer
+// it keeps from read to read: the records of objects whose ids are close,
+// which lie near each other in the file, cost one read of it between them.
+// Unlike Graph.ObjectRecord, a RecordReader is not safe for concurrent use.
+type RecordReader struct{ c *recordCursor }
+
+// RecordReader returns a reader of g's object records.
+func (g *Graph) RecordReader() *RecordReader {
+	return &RecordReader{c: g.newCursor(make([]byte, min(recordBufSize, g.size+16)))}
+}
+
+// ObjectRecord is Graph.ObjectRecord, read through r's buffer.
+func (r *RecordReader) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
+	return r.c.read(v, limit)
+}
+
 // ObjectWords calls fn with the pointer-sized word at offset off of the
 // contents of each object of vs, which must be in increasing order (0 for an
 // object too small to hold it), and stops at the first error, which it
