@@ -325,7 +325,6 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	n := heapdump.NodeID(a.g.NumObjects())
 	// Large objects, and below which other large objects they are: only
 	// the outermost large objects of a holding count against it.
-	inLarge := map[heapdump.NodeID]uint64{}
 	var large []heapdump.NodeID
 	for v := range a.g.ObjectsOfSize(o.minSize) {
 		if _, isG := a.gObject(v); a.reachable(v) && !isG { // a runtime.g is the runtime's
@@ -334,19 +333,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	}
 	slices.Sort(large)
 	nested := a.nestedLarge(large, o.minSize)
-	for i, v := range large {
-		if !nested[i] {
-			inLarge[a.topOf(v)] += a.retained[v]
-		}
-	}
-	// Timers hold what they retain as roots do: what a timer retains
-	// counts for the holdings under it, not for the runtime's structures
-	// that list it.
-	for _, t := range a.g.Timers() {
-		if top := a.topOf(t); top != heapdump.NoNode && top != t {
-			inLarge[top] += a.retained[t]
-		}
-	}
+	hl := a.largeHoldings(large, nested)
 
 	byKey := map[holdKey]*pending{}
 	var out []*pending
@@ -365,14 +352,9 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		return p
 	}
 	// Holdings: each counts what it retains beyond its large objects.
-	type topKey struct {
-		key  holdKey
-		gid  uint64
-		hasG bool
-	}
-	keys := map[heapdump.NodeID]topKey{} // of the tops of large objects
-	// large[li] is the first large object from v on.
-	li := 0
+	// large[li] is the first large object from v on, hl.tops[hi] the
+	// first holding with large objects.
+	li, hi := 0, 0
 	tops := a.holdingTops()
 	for v := range n {
 		// A holding's top: tops says itself, or for a shared holding its
@@ -383,21 +365,22 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		for li < len(large) && large[li] < v {
 			li++
 		}
+		for hi < len(hl.tops) && hl.tops[hi] < v {
+			hi++
+		}
 		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
 			continue // a goroutine or a timer itself, which the runtime holds
 		}
 		key, user, gid, hasG := a.holdingKey(v)
+		r, in := a.retained[v], uint64(0)
+		if hi < len(hl.tops) && hl.tops[hi] == v {
+			hl.keys[hi] = largeKey{key, gid, hasG, user, true}
+			in = hl.in[hi]
+		}
 		if !user {
 			continue
 		}
-		r, in := a.retained[v], uint64(0)
-		if len(inLarge) > 0 {
-			in = inLarge[v]
-		}
 		b := r - min(r, in)
-		if in > 0 {
-			keys[v] = topKey{key, gid, hasG}
-		}
 		if li < len(large) && large[li] == v {
 			continue // a large object: an entry of its own below
 		}
@@ -407,18 +390,19 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// are inside another.
 	var runtimeHeld []heapdump.NodeID
 	for i, v := range large {
-		t := a.topOf(v)
-		k, ok := keys[t]
-		if !ok {
-			var user bool
-			k.key, user, k.gid, k.hasG = a.holdingKey(t)
-			if !user {
-				runtimeHeld = append(runtimeHeld, v)
-				continue
-			}
+		k := &hl.keys[hl.of[i]]
+		if !k.known {
+			t := a.topOf(v)
+			k.key, k.user, k.gid, k.hasG = a.holdingKey(t)
+			k.known = true
 		}
-		k.key.large, k.key.nested = true, nested[i]
-		p := get(k.key)
+		if !k.user {
+			runtimeHeld = append(runtimeHeld, v)
+			continue
+		}
+		key := k.key
+		key.large, key.nested = true, nested[i]
+		p := get(key)
 		p.large = true
 		p.add(a, v, a.retained[v], k.gid, k.hasG)
 	}
@@ -478,6 +462,71 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			cmp.Compare(x.rep, y.rep))
 	})
 	return out, nil
+}
+
+// largeHoldings are the holdings with large objects: their tops in
+// increasing order, what the outermost large objects in each, and the
+// timers under each, retain (in), and each one's key once known (keys).
+// of gives for each large object the index of its holding.
+type largeHoldings struct {
+	tops []heapdump.NodeID
+	in   []uint64
+	keys []largeKey
+	of   []int32
+}
+
+// largeKey is the key of a holding with large objects, with what
+// holdingKey says of it; known once it is set.
+type largeKey struct {
+	key        holdKey
+	gid        uint64
+	hasG, user bool
+	known      bool
+}
+
+// largeHoldings finds the holdings of large, sorted, whose nested says
+// which are inside another, and of the timers: sorted slices rather than
+// maps keyed by node, which a million large objects (--min-size 1) would
+// make the report's largest cost.
+func (a *Analysis) largeHoldings(large []heapdump.NodeID, nested []bool) largeHoldings {
+	type entry struct {
+		top   heapdump.NodeID
+		large int32 // the index of a large object, -1 for a timer
+		bytes uint64
+	}
+	timers := a.g.Timers()
+	es := make([]entry, 0, len(large)+len(timers))
+	for i, v := range large {
+		e := entry{top: a.topOf(v), large: int32(i)}
+		if !nested[i] {
+			e.bytes = a.retained[v]
+		}
+		es = append(es, e)
+	}
+	// Timers hold what they retain as roots do: what a timer retains
+	// counts for the holdings under it, not for the runtime's structures
+	// that list it.
+	for _, t := range timers {
+		if top := a.topOf(t); top != heapdump.NoNode && top != t {
+			es = append(es, entry{top: top, large: -1, bytes: a.retained[t]})
+		}
+	}
+	slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.top, y.top) })
+	var h largeHoldings
+	h.of = make([]int32, len(large))
+	for i, e := range es {
+		if i == 0 || e.top != es[i-1].top {
+			h.tops = append(h.tops, e.top)
+			h.in = append(h.in, 0)
+		}
+		j := len(h.tops) - 1
+		h.in[j] += e.bytes
+		if e.large >= 0 {
+			h.of[e.large] = int32(j)
+		}
+	}
+	h.keys = make([]largeKey, len(h.tops))
+	return h
 }
 
 // nestedLarge reports, for each of the large objects (of at least min

@@ -466,7 +466,11 @@ func groupKey(g *held) string {
 	r := g.Root
 	fmt.Fprintf(&b, "%s|%s|%s|%v", r.Kind, r.Function, r.Global, g.Shared)
 	for _, s := range g.Path {
-		b.WriteString("|" + anyIndex.ReplaceAllString(s.Via, "[]") + ">" + s.Type)
+		via := s.Via
+		if strings.IndexByte(via, '[') >= 0 { // most steps have no index
+			via = anyIndex.ReplaceAllString(via, "[]")
+		}
+		b.WriteString("|" + via + ">" + s.Type)
 	}
 	return b.String()
 }
