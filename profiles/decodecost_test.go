@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"encoding/binary"
+	"errors"
 	"runtime"
 	"testing"
 
@@ -65,5 +66,51 @@ func TestDecodeCostCoversAllocation(t *testing.T) {
 		if alloc := int64(after.TotalAlloc - before.TotalAlloc); alloc > cost*11/10 {
 			t.Errorf("%s: decoding allocated %d bytes, %d per record; the estimate is %d, %d per record", tt.what, alloc, alloc/n, cost, cost/n)
 		}
+	}
+}
+
+// TestDecodeCostLongLocation checks that a location's lines past the
+// first longLines are charged as they cost: a million lines in one
+// location, which the decoder grows one slice for, are refused where the
+// same lines over a thousand locations are read.
+func TestDecodeCostLongLocation(t *testing.T) {
+	const lines = 1_000_000
+	field := func(b []byte, num int, body []byte) []byte {
+		b = binary.AppendUvarint(b, uint64(num<<3|2))
+		b = binary.AppendUvarint(b, uint64(len(body)))
+		return append(b, body...)
+	}
+	profile := func(locations int) []byte {
+		var p []byte
+		p = field(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
+		for _, s := range []string{"", "a", "b"} {
+			p = field(p, 6, []byte(s))
+		}
+		p = field(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
+		line := field(nil, 4, []byte{0x08, 1, 0x10, 1})
+		for l := range locations {
+			loc := binary.AppendUvarint([]byte{0x08}, uint64(l+1))
+			for range lines / locations {
+				loc = append(loc, line...)
+			}
+			p = field(p, 4, loc)
+		}
+		return p
+	}
+	one, spread := profile(1), profile(1000)
+	costOne, _ := protoCost(one, 1<<40)
+	costSpread, _ := protoCost(spread, 1<<40)
+	if want := int64(longLines*costLine + (lines-longLines)*costLongLine); costOne < want {
+		t.Errorf("one location of %d lines: estimate %d, want at least %d", lines, costOne, want)
+	}
+	if costSpread > lines*costLine+1000*(costLocation+costOther)+1<<10 {
+		t.Errorf("%d lines over 1,000 locations: estimate %d, more than their lines and locations", lines, costSpread)
+	}
+	if _, err := checkDecodeCost(spread, int64(len(spread)), DefaultMaxBytes, 0); err != nil {
+		t.Errorf("%d lines over 1,000 locations (%d bytes): %v", lines, len(spread), err)
+	}
+	var le *LimitError
+	if _, err := checkDecodeCost(one, int64(len(one)), DefaultMaxBytes, 0); !errors.As(err, &le) || le.Limit != LimitDecoded {
+		t.Errorf("one location of %d lines (%d bytes): %v, want a %s limit error", lines, len(one), err, LimitDecoded)
 	}
 }
