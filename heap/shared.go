@@ -306,61 +306,12 @@ func (a *Analysis) shares() *shareIndex {
 		wg.Go(func() { several[part] = a.classifySeeds(s, lo, hi, fwdStart) })
 	}
 	wg.Wait()
-	var run, prev []uint32
-	prevID := uint32(0)
-	for k := range s.set {
-		run = run[:0]
-		if len(several[0]) == 0 {
-			several[0], several[1] = several[1], nil
-		}
-		switch rest := several[0]; {
-		case s.set[k]&oneHolder != 0:
-			run = append(run, s.set[k]&^oneHolder)
-		case len(rest) > 0 && rest[0].k == k:
-			run = append(run, rest[0].holders...)
-			several[0] = rest[1:]
-		}
-		if len(run) == 0 {
-			continue
-		}
-		for i, h := range run {
-			run[i] = uint32(s.timerStandIn(a, heapdump.NodeID(h)))
-		}
-		if len(run) > maxSetHolders {
-			slices.Sort(run)
-		} else {
-			for j := 1; j < len(run); j++ { // most runs have one or two
-				for i := j; i > 0 && run[i] < run[i-1]; i-- {
-					run[i], run[i-1] = run[i-1], run[i]
-				}
-			}
-		}
-		if !slices.Equal(run, prev) {
-			s.merged = append(s.merged[:0], run...) // intern may compact it
-			prevID = s.intern(s.merged, maxSetHolders)
-			prev = append(prev[:0], run...)
-		}
-		s.set[k] = prevID
-	}
-	// The flow edges by source: counted at fwdStart[source+2], summed,
-	// placed at fwdStart[source+1]++, which leaves fwdStart[source+1]
-	// where the next source's begin.
-	for k := 2; k < len(fwdStart); k++ {
-		fwdStart[k] += fwdStart[k-1]
-	}
-	fwd := make([]uint32, fwdStart[tops+1])
-	for k, u := range kids.All() {
-		if !s.isShared(heapdump.NodeID(u)) {
-			continue
-		}
-		for _, p := range kids.Preds(k) {
-			if p&fromShared != 0 && p&^fromShared != u {
-				src := s.rank(heapdump.NodeID(p &^ fromShared))
-				fwd[fwdStart[src+1]] = uint32(k)
-				fwdStart[src+1]++
-			}
-		}
-	}
+	// The flow edges are placed by source on the other core while this
+	// one interns the seeds: they share nothing.
+	var fwd []uint32
+	wg.Go(func() { fwd = s.flowEdges(fwdStart) })
+	s.internSeeds(a, several)
+	wg.Wait()
 	fwdStart = fwdStart[:tops+1]
 	// Let the sets flow: a shared top whose set changed passes it on. A
 	// set changes at most maxSetHolders+1 times (a cut set takes no
@@ -408,6 +359,76 @@ func (a *Analysis) shares() *shareIndex {
 		kids.DropPreds()
 	}
 	return s
+}
+
+// internSeeds gives each shared top with seeds its set of holders: the
+// one holder classifySeeds left in s.set, or its run in several, timers
+// standing in for those that run the same code (timerStandIn). Sets are
+// interned in rank order, so that their ids do not depend on timing.
+func (s *shareIndex) internSeeds(a *Analysis, several [2][]seedRun) {
+	var run, prev []uint32
+	prevID := uint32(0)
+	for k := range s.set {
+		run = run[:0]
+		if len(several[0]) == 0 {
+			several[0], several[1] = several[1], nil
+		}
+		switch rest := several[0]; {
+		case s.set[k]&oneHolder != 0:
+			run = append(run, s.set[k]&^oneHolder)
+		case len(rest) > 0 && rest[0].k == k:
+			run = append(run, rest[0].holders...)
+			several[0] = rest[1:]
+		}
+		if len(run) == 0 {
+			continue
+		}
+		for i, h := range run {
+			run[i] = uint32(s.timerStandIn(a, heapdump.NodeID(h)))
+		}
+		if len(run) > maxSetHolders {
+			slices.Sort(run)
+		} else {
+			for j := 1; j < len(run); j++ { // most runs have one or two
+				for i := j; i > 0 && run[i] < run[i-1]; i-- {
+					run[i], run[i-1] = run[i-1], run[i]
+				}
+			}
+		}
+		if !slices.Equal(run, prev) {
+			s.merged = append(s.merged[:0], run...) // intern may compact it
+			prevID = s.intern(s.merged, maxSetHolders)
+			prev = append(prev[:0], run...)
+		}
+		s.set[k] = prevID
+	}
+}
+
+// flowEdges returns the flow edges between shared tops by source rank,
+// those of source k at fwd[fwdStart[k]:fwdStart[k+1]]: fwdStart holds
+// their counts at source rank+2 (classifySeeds), and leaves with each
+// source's start at rank+1, that of the next (see shares).
+func (s *shareIndex) flowEdges(fwdStart []uint32) []uint32 {
+	// The flow edges by source: counted at fwdStart[source+2], summed,
+	// placed at fwdStart[source+1]++, which leaves fwdStart[source+1]
+	// where the next source's begin.
+	for k := 2; k < len(fwdStart); k++ {
+		fwdStart[k] += fwdStart[k-1]
+	}
+	fwd := make([]uint32, fwdStart[len(fwdStart)-1])
+	for k, u := range s.kids.All() {
+		if !s.isShared(heapdump.NodeID(u)) {
+			continue
+		}
+		for _, p := range s.kids.Preds(k) {
+			if p&fromShared != 0 && p&^fromShared != u {
+				src := s.rank(heapdump.NodeID(p &^ fromShared))
+				fwd[fwdStart[src+1]] = uint32(k)
+				fwdStart[src+1]++
+			}
+		}
+	}
+	return fwd
 }
 
 // oneHolder marks a shared top's entry in shareIndex.set that classifySeeds
