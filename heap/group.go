@@ -356,6 +356,10 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// first holding with large objects.
 	li, hi := 0, 0
 	tops := a.holdingTops()
+	sr := a.g.SuperRoot()
+	var shared *pending // the group of the last shared holding, of set sharedSet and slot sharedSlot
+	var sharedSet uint32
+	var sharedSlot uint64
 	for v := range n {
 		// A holding's top: tops says itself, or for a shared holding its
 		// first root (topOf).
@@ -370,6 +374,20 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		}
 		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
 			continue // a goroutine or a timer itself, which the runtime holds
+		}
+		if a.Idom(v) == sr && (hi == len(hl.tops) || hl.tops[hi] != v) && (li == len(large) || large[li] != v) {
+			// A shared holding with no large object: most of a heap of
+			// piles, keyed as holdingKey does from two numbers, whose
+			// group is most often the last one's.
+			set, user := a.sharedSet(v)
+			if !user {
+				continue
+			}
+			if slot := a.sharedSlot(v); shared == nil || set != sharedSet || slot != sharedSlot {
+				shared, sharedSet, sharedSlot = get(holdKey{kind: 's', sig: set, slot: slot}), set, slot
+			}
+			shared.add(a, v, a.retained[v], 0, false)
+			continue
 		}
 		key, user, gid, hasG := a.holdingKey(v)
 		r, in := a.retained[v], uint64(0)
