@@ -922,7 +922,13 @@ func (p *parser) frame(recOff int64) error {
 	if err := p.keep(cost, recOff); err != nil {
 		return err
 	}
+	if len(p.d.Frames) == 0 {
+		p.framesFrom = recOff
+	}
 	f.slotsStart = uint32(len(p.slots))
+	if len(p.slots)+len(p.offs) > cap(p.slots) {
+		p.slots = growFrom(p, p.slots, len(p.offs), p.framesFrom)
+	}
 	for _, o := range p.offs {
 		v, err := p.wordAt(cOff + int64(o))
 		if err != nil {
@@ -931,9 +937,6 @@ func (p *parser) frame(recOff int64) error {
 		p.slots = append(p.slots, Slot{Offset: o, Value: v})
 	}
 	f.slotsEnd = uint32(len(p.slots))
-	if len(p.d.Frames) == 0 {
-		p.framesFrom = recOff
-	}
 	if len(p.d.Frames) == cap(p.d.Frames) {
 		p.d.Frames = growFrom(p, p.d.Frames, 1, p.framesFrom)
 	}
