@@ -9,6 +9,14 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// appendField appends to b field num of a protobuf message, length
+// delimited, with body.
+func appendField(b []byte, num int, body []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(num<<3|2))
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
+}
+
 // The decode cost estimate covers what decoding allocates for the records
 // a crafted profile repeats: labels, lines, samples, locations, functions
 // and strings, 100,000 of each. An estimate below the real allocation lets
@@ -16,16 +24,11 @@ import (
 // profile took 2.4 GB with the old costLine of 64).
 func TestDecodeCostCoversAllocation(t *testing.T) {
 	const n = 100_000
-	field := func(b []byte, num int, body []byte) []byte {
-		b = binary.AppendUvarint(b, uint64(num<<3|2))
-		b = binary.AppendUvarint(b, uint64(len(body)))
-		return append(b, body...)
-	}
 	sample := []byte{0x0a, 1, 1, 0x12, 1, 1} // location 1, value 1
 	repeat := func(num int, body func(i int) []byte) []byte {
 		var b []byte
 		for i := range n {
-			b = field(b, num, body(i))
+			b = appendField(b, num, body(i))
 		}
 		return b
 	}
@@ -34,21 +37,21 @@ func TestDecodeCostCoversAllocation(t *testing.T) {
 		what string
 		body []byte // fields after the sample type and strings
 	}{
-		{"labels", field(nil, 2, append(sample, repeat(3, func(int) []byte { return []byte{0x08, 1, 0x10, 2} })...))},
-		{"numeric labels", field(nil, 2, append(sample, repeat(3, func(int) []byte { return []byte{0x08, 1, 0x18, 2} })...))},
-		{"lines", field(nil, 4, append([]byte{0x08, 1}, repeat(4, func(int) []byte { return []byte{0x08, 1, 0x10, 1} })...))},
+		{"labels", appendField(nil, 2, append(sample, repeat(3, func(int) []byte { return []byte{0x08, 1, 0x10, 2} })...))},
+		{"numeric labels", appendField(nil, 2, append(sample, repeat(3, func(int) []byte { return []byte{0x08, 1, 0x18, 2} })...))},
+		{"lines", appendField(nil, 4, append([]byte{0x08, 1}, repeat(4, func(int) []byte { return []byte{0x08, 1, 0x10, 1} })...))},
 		{"samples", repeat(2, func(int) []byte { return sample })},
 		{"locations", repeat(4, id)},
 		{"functions", repeat(5, func(i int) []byte { return append(id(i), 0x10, 1) })},
 		{"strings", repeat(6, func(int) []byte { return []byte("x") })},
 	} {
 		var p []byte
-		p = field(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
+		p = appendField(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
 		for _, s := range []string{"", "a", "b"} {
-			p = field(p, 6, []byte(s))
+			p = appendField(p, 6, []byte(s))
 		}
-		p = field(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
-		p = field(p, 4, []byte{0x08, 1})          // location 1
+		p = appendField(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
+		p = appendField(p, 4, []byte{0x08, 1})          // location 1
 		p = append(p, tt.body...)
 		cost, ok := protoCost(p, 1<<40)
 		if !ok {
@@ -75,25 +78,20 @@ func TestDecodeCostCoversAllocation(t *testing.T) {
 // same lines over a thousand locations are read.
 func TestDecodeCostLongLocation(t *testing.T) {
 	const lines = 1_000_000
-	field := func(b []byte, num int, body []byte) []byte {
-		b = binary.AppendUvarint(b, uint64(num<<3|2))
-		b = binary.AppendUvarint(b, uint64(len(body)))
-		return append(b, body...)
-	}
 	profile := func(locations int) []byte {
 		var p []byte
-		p = field(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
+		p = appendField(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
 		for _, s := range []string{"", "a", "b"} {
-			p = field(p, 6, []byte(s))
+			p = appendField(p, 6, []byte(s))
 		}
-		p = field(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
-		line := field(nil, 4, []byte{0x08, 1, 0x10, 1})
+		p = appendField(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
+		line := appendField(nil, 4, []byte{0x08, 1, 0x10, 1})
 		for l := range locations {
 			loc := binary.AppendUvarint([]byte{0x08}, uint64(l+1))
 			for range lines / locations {
 				loc = append(loc, line...)
 			}
-			p = field(p, 4, loc)
+			p = appendField(p, 4, loc)
 		}
 		return p
 	}
