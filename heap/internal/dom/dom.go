@@ -252,6 +252,7 @@ func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
 func (t *Tree) RetainedObjects() []uint32 {
 	var ret []uint32
 	if p := t.spareObjects.Swap(nil); p != nil {
+		t.rootKidsDone.Wait() // it ranks the kids in there first
 		ret = *p
 	} else {
 		ret = make([]uint32, len(t.idom))

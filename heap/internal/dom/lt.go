@@ -124,16 +124,12 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 		}
 	}
 
-	// The kids of the root, if kept, are known from idom now; their
-	// predecessors are collected on another core while Step 4 and the
-	// caller go on: that reads only order, in and parent, which nothing
-	// writes any more (TakeRootKids waits for it).
+	// The kids of the root, if kept, are known from idom now.
 	t := &Tree{root: uint32(root), order: order}
+	var kids *RootKids
 	if keep {
-		kids := newRootKids(n, idom, order)
+		kids = newRootKids(n, idom, order)
 		t.rootKids.Store(kids)
-		in, parent := in, parent
-		t.rootKidsDone.Go(func() { kids.collectPreds(order, in, hasIn, parent) })
 	}
 
 	// Step 4: back from numbers to nodes.
@@ -143,6 +139,14 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	}
 	for i, v := range order {
 		out[v] = order[idom[i]]
+	}
+	// The kids' predecessors are collected on another core while the
+	// caller goes on: that reads only order, in and parent, which nothing
+	// writes any more, and ranks the kids in b, free after Step 4 until
+	// RetainedObjects, which waits for it (as TakeRootKids does).
+	if keep {
+		in, parent := in, parent
+		t.rootKidsDone.Go(func() { kids.collectPreds(order, in, hasIn, parent, b) })
 	}
 
 	t.idom = out

@@ -15,10 +15,11 @@ type Option uint8
 // single root holds, and their predecessors are all the edges that cross
 // from one holding into another. New has them at hand: they are the tree
 // edges and the non-tree edges it sorts by target anyway. New collects the
-// predecessors on another core after it returns. It costs 4 bytes a node
-// with non-tree edges into it, and keeps New's non-tree edges, until they
-// are collected, and 8 bytes a kept node plus 4 a kept edge until the
-// caller lets go.
+// predecessors on another core after it returns, in work memory it has,
+// which the first RetainedObjects waits for. It costs 4 bytes a node with
+// non-tree edges into it, and keeps New's non-tree edges, until they are
+// collected, and 8 bytes a kept node plus 4 a kept edge until the caller
+// lets go.
 const KeepRootKids Option = 1
 
 // RootKids are the nodes a tree's root immediately dominates, in increasing
@@ -84,22 +85,20 @@ func newRootKids(n int, idom, order []uint32) *RootKids {
 // collectPreds collects the predecessors of the kids from New's arrays:
 // order the node of each number, parent the search parent of each target
 // of non-tree edges, in order, and in those edges, grouped by target (see
-// edges). It only reads them, and not idom: New goes on meanwhile.
-func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent []uint32) {
+// edges). It only reads them: New's caller goes on meanwhile. rank is work
+// memory of at least len(order) words.
+func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent, rank []uint32) {
 	r := len(order)
 	kids := k.Len()
-	// rank returns the rank of number w's node if it is a kid, None if not.
-	rank := func(w uint32) uint32 {
-		if i, ok := k.Rank(order[w]); ok {
-			return uint32(i)
-		}
-		return None
-	}
-	// Each kid's predecessors are counted in start[rank+2]: its parent,
-	// and its group of non-tree edges.
+	// The rank of each kid by number, None for the other numbers, and
+	// each kid's predecessors counted in start[rank+2]: its parent, and
+	// its group of non-tree edges.
 	k.start = make([]uint32, kids+2)
+	rank = rank[:r]
 	for w := 1; w < r; w++ {
-		if i := rank(uint32(w)); i != None {
+		rank[w] = None
+		if i, ok := k.Rank(order[w]); ok {
+			rank[w] = uint32(i)
 			k.start[i+2]++
 		}
 	}
@@ -117,7 +116,7 @@ func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent [
 		}
 	}
 	groups(func(w uint32, first, end int) {
-		if i := rank(w); i != None {
+		if i := rank[w]; i != None {
 			k.start[i+2] += uint32(end - first)
 		}
 	})
@@ -135,13 +134,13 @@ func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent [
 			p = parent[g]
 			g++
 		}
-		if i := rank(uint32(w)); i != None {
+		if i := rank[w]; i != None {
 			k.preds[k.start[i+1]] = order[p]
 			k.start[i+1]++
 		}
 	}
 	groups(func(w uint32, first, end int) {
-		i := rank(w)
+		i := rank[w]
 		if i == None {
 			return
 		}

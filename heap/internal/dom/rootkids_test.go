@@ -24,6 +24,18 @@ func TestRootKids(t *testing.T) {
 		if err != nil {
 			t.Fatalf("graph %d: %v", i, err)
 		}
+		if i%2 == 0 {
+			// New collects the kids' predecessors in what becomes the
+			// first RetainedObjects: asked first, it must wait for them
+			// and leave them whole.
+			plain, err := dom.New(g, root)
+			if err != nil {
+				t.Fatalf("graph %d: %v", i, err)
+			}
+			if got, want := tr.RetainedObjects(), plain.RetainedObjects(); !slices.Equal(got, want) {
+				t.Fatalf("graph %d: RetainedObjects %v with KeepRootKids, %v without", i, got, want)
+			}
+		}
 		checkRootKids(t, i, g, root, tr)
 	}
 	tr, err := dom.New(build(2, [][2]uint32{{0, 1}}), 0)
