@@ -99,6 +99,29 @@
 #   g100k  604MB   default                 1.41s   4.55   1.76s  224MiB  0.39
 #   g100k  604MB   --min-size 4KiB --top 0 1.54s   1.09   1.91s  229MiB  0.40
 # Peak RSS is within 0.45 for all; the default run is 3.3 to 4.6 times the floor.
+# On main at 9e8c95c (the search marks nodes in a bitset and sorts non-tree
+# edges by node; the super-root's kids collected and the goroutines' labels
+# read on the other core; flow edges placed while seeds are interned), just
+# after a fuzzing round (load 2.4):
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.16s   -      0.16s  6MiB
+#   2M     286MB   default                 0.51s   3.19   0.76s  114MiB  0.42
+#   2M     286MB   --min-size 150B --top 3 0.65s   1.18   0.90s  114MiB  0.42
+#   2M     286MB   --min-size 4KiB --top 0 0.57s   1.08   0.80s  114MiB  0.42
+#   2M     286MB   --top 1                 0.56s   1.06   0.83s  114MiB  0.42
+#   10M    1179MB  floor                   0.71s   -      0.71s  6MiB
+#   10M    1179MB  default                 2.78s   3.28   3.64s  486MiB  0.43
+#   10M    1179MB  --min-size 150B --top 3 2.95s   1.07   3.96s  488MiB  0.43
+#   10M    1179MB  --min-size 4KiB --top 0 2.55s   1.09   3.65s  487MiB  0.43
+#   10M    1179MB  --top 1                 2.61s   1.07   3.71s  485MiB  0.43
+#   g100k  604MB   floor                   0.28s   -      0.28s  6MiB
+#   g100k  604MB   default                 1.03s   3.47   1.35s  202MiB  0.35
+#   g100k  604MB   --min-size 4KiB --top 0 1.15s   1.16   1.50s  219MiB  0.38
+# Interleaved with the build of 4746799 (nine runs each, medians), the
+# default run went 0.52 -> 0.46 s (2M), 0.41 -> 0.35 s (1.5M) and 0.95 ->
+# 0.87 s (g100k). The default run is still 2.8 to 3.5 times the floor: past
+# the dominator tree, the shared holdings' sets and their groups (about
+# 0.08 and 0.04 s at 2M) run on one core at a time for the most part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
