@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/trace"
+	"strings"
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -15,7 +16,9 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 3 {
+	if len(os.Args) < 3 || len(os.Args) > 4 || strings.HasPrefix(os.Args[len(os.Args)-1], "-") {
+		// No flags: "phases holders DUMP --binary EXE" would write a
+		// trace named --binary.
 		fmt.Fprintln(os.Stderr, "usage: phases DUMP EXE [TRACEFILE]")
 		os.Exit(2)
 	}
