@@ -32,7 +32,7 @@ func (t *typer) inferBack(steps []typedStep) {
 			rec = m.rec
 		} else {
 			var err error
-			if rec, err = a.g.ObjectRecord(s.node, recordContents); err != nil {
+			if rec, err = t.record(s.node, recordContents); err != nil {
 				continue
 			}
 		}

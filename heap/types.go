@@ -64,7 +64,8 @@ type typer struct {
 	records *heapdump.RecordReader
 }
 
-// record returns the record of object v (heapdump.Graph.ObjectRecord).
+// record returns the record of object v (heapdump.Graph.ObjectRecord):
+// every record the typer reads goes through records.
 func (t *typer) record(v heapdump.NodeID, limit int) (*heapdump.ObjectRecord, error) {
 	if t.records == nil {
 		t.records = t.a.g.RecordReader()
@@ -527,7 +528,7 @@ func (t *typer) fromGoroutineFields(r heapdump.NodeID, rec *heapdump.ObjectRecor
 		if !ok {
 			return nil
 		}
-		xrec, err := a.g.ObjectRecord(x, 4096)
+		xrec, err := t.record(x, 4096)
 		if err != nil || xrec.Addr != addr {
 			return nil
 		}
