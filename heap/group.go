@@ -164,11 +164,11 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 	d := a.Idom(t)
 	switch {
 	case d == a.g.SuperRoot():
-		set, user := a.sharedSet(t)
+		set, slot, user := a.sharedKey(t)
 		if !user {
 			return key, false, 0, false
 		}
-		return holdKey{kind: 's', sig: set, slot: a.sharedSlot(t)}, true, 0, false
+		return holdKey{kind: 's', sig: set, slot: slot}, true, 0, false
 	case a.g.IsTimer(d):
 		return holdKey{kind: 'T', slot: a.codeWord(t)}, true, 0, false
 	case a.g.IsObject(d):
@@ -201,6 +201,16 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		return key, true, a.d.Goroutines[root.Goroutine].ID, true
 	}
 	return key, true, 0, false
+}
+
+// sharedKey returns what the key of shared holding t is made of (holdKey
+// of kind 's'): the id of its set of holder signatures and its slot
+// (sharedSlot), and whether the set names any of the program's holders.
+func (a *Analysis) sharedKey(t heapdump.NodeID) (set uint32, slot uint64, user bool) {
+	if set, user = a.sharedSet(t); !user {
+		return 0, 0, false
+	}
+	return set, a.sharedSlot(t), true
 }
 
 // codeWord returns the first word of object v when it is not a heap
@@ -379,11 +389,11 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			// A shared holding with no large object: most of a heap of
 			// piles, keyed as holdingKey does from two numbers, whose
 			// group is most often the last one's.
-			set, user := a.sharedSet(v)
+			set, slot, user := a.sharedKey(v)
 			if !user {
 				continue
 			}
-			if slot := a.sharedSlot(v); shared == nil || set != sharedSet || slot != sharedSlot {
+			if shared == nil || set != sharedSet || slot != sharedSlot {
 				shared, sharedSet, sharedSlot = get(holdKey{kind: 's', sig: set, slot: slot}), set, slot
 			}
 			shared.add(a, v, a.retained[v], 0, false)
