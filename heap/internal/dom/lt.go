@@ -159,7 +159,7 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 // is the number of node v, None if root does not reach it; order[i] is the
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
-// root goes into in (see edges). It does not recurse: cursor[i] keeps the
+// root goes into in (see edges), w as a node: its number is read after. It does not recurse: cursor[i] keeps the
 // place in the successors of node i while the search is below it, and a small
 // cache keeps the successors of the nodes most recently left, so that most
 // returns to a node do not ask g again. It returns the number of nodes
@@ -242,16 +242,17 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 
 // edges holds the edges that are not tree edges, in chunks so that it grows
 // without copying or slack. The search adds them as a sequence of words: a
-// source number with mark set, then the target numbers of its edges, then
+// source number with mark set, then the target nodes of its edges, then
 // another source and so on; groupByTarget turns that into the source numbers
-// only, sorted by target, the first of each target's group with mark set.
+// only, sorted by target number, the first of each target's group with mark
+// set.
 type edges struct {
 	chunks [][]uint32
 	n      int
 }
 
-// mark flags a word in edges. Numbers are at most MaxNodes, so their top bit
-// is free.
+// mark flags a word in edges. Numbers and nodes are at most MaxNodes, so
+// their top bit is free.
 const mark = 1 << 31
 
 const (
