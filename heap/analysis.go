@@ -83,6 +83,9 @@ type Analysis struct {
 	shared *[2]uint64
 	// maxSteps is the longest path a group shows (MaxPathSteps).
 	maxSteps int
+	// scanParts is how many parts of the nodes groupHoldings scans at
+	// once, 0 to choose by their number (scanHoldings); tests set it.
+	scanParts int
 	// kids are the dominator tree's child lists, built once on demand
 	// (tree.go); kidsSorted marks the nodes whose list is sorted by
 	// retained size; wideRet are the retained sizes of the children of

@@ -206,6 +206,8 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 // sharedKey returns what the key of shared holding t is made of (holdKey
 // of kind 's'): the id of its set of holder signatures and its slot
 // (sharedSlot), and whether the set names any of the program's holders.
+// scanPart reads the same two parts, the set of holders and the size run,
+// for runs of shared holdings on both cores: change them together.
 func (a *Analysis) sharedKey(t heapdump.NodeID) (set uint32, slot uint64, user bool) {
 	if set, user = a.sharedSet(t); !user {
 		return 0, 0, false
@@ -365,39 +367,29 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// large[li] is the first large object from v on, hl.tops[hi] the
 	// first holding with large objects.
 	li, hi := 0, 0
-	tops := a.holdingTops()
-	sr := a.g.SuperRoot()
-	var shared *pending // the group of the last shared holding, of set sharedSet and slot sharedSlot
+	var shared *pending // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
 	var sharedSet uint32
 	var sharedSlot uint64
-	for v := range n {
-		// A holding's top: tops says itself, or for a shared holding its
-		// first root (topOf).
-		if t := tops[v]; t != v && (t == heapdump.NoNode || a.g.IsObject(t)) {
+	for _, it := range a.scanHoldings(n, large, hl) {
+		if it.count > 0 {
+			// Shared holdings with no large object, keyed as holdingKey
+			// does (sharedKey), whose group is most often the last one's.
+			set := a.sigSet(it.set)
+			if set == 0 {
+				continue // the runtime's alone
+			}
+			if shared == nil || set != sharedSet || it.slot != sharedSlot {
+				shared, sharedSet, sharedSlot = get(holdKey{kind: 's', sig: set, slot: it.slot}), set, it.slot
+			}
+			shared.addRun(&it)
 			continue
 		}
+		v := it.v
 		for li < len(large) && large[li] < v {
 			li++
 		}
 		for hi < len(hl.tops) && hl.tops[hi] < v {
 			hi++
-		}
-		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
-			continue // a goroutine or a timer itself, which the runtime holds
-		}
-		if a.Idom(v) == sr && (hi == len(hl.tops) || hl.tops[hi] != v) && (li == len(large) || large[li] != v) {
-			// A shared holding with no large object: most of a heap of
-			// piles, keyed as holdingKey does from two numbers, whose
-			// group is most often the last one's.
-			set, slot, user := a.sharedKey(v)
-			if !user {
-				continue
-			}
-			if shared == nil || set != sharedSet || slot != sharedSlot {
-				shared, sharedSet, sharedSlot = get(holdKey{kind: 's', sig: set, slot: slot}), set, slot
-			}
-			shared.add(a, v, a.retained[v], 0, false)
-			continue
 		}
 		key, user, gid, hasG := a.holdingKey(v)
 		r, in := a.retained[v], uint64(0)

@@ -13,6 +13,9 @@
 //     and main.right: no single root holds one;
 //   - list N: a linked list of N nodes held by the global main.head, whose
 //     last node holds a 2 MiB payload;
+//   - indexed N: a linked list of N nodes held by main.head, each node also
+//     in the global slice main.nodes, every third with a 1 KiB payload: N
+//     shared nodes that retain one object or two;
 //   - clean N: N goroutines blocked on one channel, holding nothing else.
 package main
 
@@ -70,7 +73,10 @@ type node struct {
 	payload []byte
 }
 
-var head *node
+var (
+	head  *node
+	nodes []*node
+)
 
 // result is what the program prints after the dump.
 type result struct {
@@ -129,6 +135,15 @@ func main() {
 		head = &node{id: n - 1, payload: payload}
 		for i := n - 2; i >= 0; i-- {
 			head = &node{next: head, id: i}
+		}
+	case "indexed":
+		nodes = make([]*node, n)
+		for i := n - 1; i >= 0; i-- {
+			head = &node{next: head, id: i}
+			if i%3 == 0 {
+				head.payload = make([]byte, 1<<10)
+			}
+			nodes[i] = head
 		}
 	case "clean":
 		for range n {

@@ -1,0 +1,118 @@
+package heap
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/ctxleak/ctxleak/heapdump"
+)
+
+// groupHoldings looks at every node once to find the holdings. On a heap
+// of piles most of them are shared holdings without large objects, each
+// keyed by two numbers (sharedKey): the scan finds those, and adds up runs
+// of consecutive ones held alike, on both cores, half the nodes each. The
+// keys are made after, on one core and in node order, so that the ids of
+// sets and signatures (sigSet, sigID), which the keys intern, do not
+// depend on which core ran first.
+
+// scanItem is what the scan found at node v, in node order: a run of
+// shared holdings without large objects, all of holder set set (an id of
+// shares) and slot slot, from v on; or, when count is 0, holding v, to be
+// keyed by holdingKey.
+type scanItem struct {
+	v                 heapdump.NodeID
+	set               uint32
+	slot              uint64
+	count             int
+	retained, objects uint64
+	minEach, maxEach  uint64
+}
+
+// scanParallelMin is the number of nodes from which scanHoldings uses both
+// cores.
+const scanParallelMin = 1 << 16
+
+// scanHoldings returns the holdings' items of nodes below n, large the
+// large objects and hl their holdings, both sorted. It scans a.scanParts
+// parts of the nodes at once, or when that is 0 two from scanParallelMin
+// nodes on.
+func (a *Analysis) scanHoldings(n heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) []scanItem {
+	a.shares() // computed before the parts read it
+	parts := a.scanParts
+	if parts <= 0 {
+		parts = 1
+		if n >= scanParallelMin {
+			parts = 2
+		}
+	}
+	items := make([][]scanItem, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		lo, hi := heapdump.NodeID(int(n)*i/parts), heapdump.NodeID(int(n)*(i+1)/parts)
+		wg.Go(func() { items[i] = a.scanPart(lo, hi, large, hl) })
+	}
+	wg.Wait()
+	return slices.Concat(items...)
+}
+
+// scanPart returns the items of nodes lo to hi-1. It reads the analysis
+// only, and sharedSlot's cache not at all: both cores run it.
+func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) []scanItem {
+	var out []scanItem
+	s := a.shareIdx
+	tops := a.holdingTops()
+	sr := a.g.SuperRoot()
+	li, _ := slices.BinarySearch(large, lo)
+	ti, _ := slices.BinarySearch(hl.tops, lo)
+	var runFirst, runEnd heapdump.NodeID // the run of objects of one size, runSize
+	var runSize uint64
+	for v := lo; v < hi; v++ {
+		// A holding's top: tops says itself, or for a shared holding its
+		// first root (topOf).
+		if t := tops[v]; t != v && (t == heapdump.NoNode || a.g.IsObject(t)) {
+			continue
+		}
+		for li < len(large) && large[li] < v {
+			li++
+		}
+		for ti < len(hl.tops) && hl.tops[ti] < v {
+			ti++
+		}
+		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
+			continue // a goroutine or a timer itself, which the runtime holds
+		}
+		if a.Idom(v) != sr || (ti < len(hl.tops) && hl.tops[ti] == v) || (li < len(large) && large[li] == v) {
+			out = append(out, scanItem{v: v})
+			continue
+		}
+		// A shared holding with no large object: most of a heap of piles,
+		// most often held as the last one.
+		if v < runFirst || v >= runEnd {
+			runFirst, runEnd, runSize = a.g.SizeRun(v)
+		}
+		set := s.setOf(v)
+		r, objs := a.retained[v], a.RetainedObjects(v)
+		if k := len(out) - 1; k >= 0 && out[k].count > 0 && out[k].set == set && out[k].slot == runSize {
+			it := &out[k]
+			it.count++
+			it.retained += r
+			it.objects += objs
+			it.minEach, it.maxEach = min(it.minEach, r), max(it.maxEach, r)
+			continue
+		}
+		out = append(out, scanItem{v: v, set: set, slot: runSize, count: 1, retained: r, objects: objs, minEach: r, maxEach: r})
+	}
+	return out
+}
+
+// addRun counts the run of shared holdings it as members of p.
+func (p *pending) addRun(it *scanItem) {
+	if p.count == 0 {
+		p.rep, p.minEach, p.maxEach = it.v, it.minEach, it.maxEach
+	}
+	p.count += it.count
+	p.bytes += it.retained
+	p.retained += it.retained
+	p.objects += it.objects
+	p.minEach, p.maxEach = min(p.minEach, it.minEach), max(p.maxEach, it.maxEach)
+}
