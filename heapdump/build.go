@@ -40,14 +40,25 @@ func build(p *parser, opts Options) (*Graph, error) {
 		g.stats.Bytes += uint64(gr.count) * gr.size
 	}
 
+	// The roots' edges go after the objects': room for them, so that they
+	// are not appended by growing the whole array, a copy the collector
+	// cannot interrupt (10M nodes: 0.13 s, and as long spinning on the
+	// other core in a collection that waits for it).
+	d := g.dump
+	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 2*len(d.Panics) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
+	for _, s := range d.Segments {
+		rootEdges += 2 * len(s.PtrOffsets)
+	}
+
 	// Object edges, resolved and compacted in place, in parallel over
 	// ranges of objects.
 	var succ []NodeID
 	if p.compact {
-		// The compacted pointers become the node IDs in place.
-		succ = unsafe.Slice((*NodeID)(unsafe.SliceData(p.edges32)), len(p.edges32))
+		// The compacted pointers become the node IDs in place, with the
+		// room the parser's growth left after them.
+		succ = unsafe.Slice((*NodeID)(unsafe.SliceData(p.edges32)), cap(p.edges32))[:len(p.edges32)]
 	} else {
-		succ = make([]NodeID, len(p.edges64))
+		succ = make([]NodeID, len(p.edges64), len(p.edges64)+rootEdges)
 	}
 	ne := len(succ)
 	if ne > maxIndex {
@@ -85,12 +96,8 @@ func build(p *parser, opts Options) (*Graph, error) {
 	g.stats.Dangling = uint64(ne) - uint64(w)
 	g.start = start
 	g.succ = succ[:w]
-	// Make room for the roots' edges now rather than by append's growth.
-	d := g.dump
-	rootEdges := len(p.slots) + len(d.Goroutines) + len(d.Defers) + 2*len(d.Panics) + 3*(len(d.Finalizers)+len(d.QueuedFinalizers)) + 2*len(d.OtherRoots) + len(d.Frames)
-	for _, s := range d.Segments {
-		rootEdges += 2 * len(s.PtrOffsets)
-	}
+	// Make room for the roots' edges now, if the parser left too little,
+	// rather than by append's growth.
 	if cap(g.succ)-len(g.succ) < rootEdges {
 		g.succ = append(make([]NodeID, 0, len(g.succ)+rootEdges), g.succ...)
 	}
