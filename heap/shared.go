@@ -461,12 +461,12 @@ func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) [
 		preds := s.kids.Preds(k)
 		for i, p := range preds {
 			u := heapdump.NodeID(p)
-			if src, shared := a.sharedSource(u); shared {
+			if src, shared, h := a.predKind(u, w); shared {
 				preds[i] = uint32(src) | fromShared
 				if src != w {
 					atomic.AddUint32(&fwdStart[s.rank(src)+2], 1)
 				}
-			} else if h := a.holderOf(u, w); h != heapdump.NoNode {
+			} else if h != heapdump.NoNode {
 				run = append(run, uint32(h))
 			}
 		}
@@ -498,42 +498,30 @@ func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
 	return out
 }
 
-// sharedSource returns the shared top whose holding node u is in, if it
-// is in one.
-func (a *Analysis) sharedSource(u heapdump.NodeID) (heapdump.NodeID, bool) {
+// predKind says what node u, which points to shared top w, is: in the
+// shared holding of top src (shared), or else held by holder. The holder
+// is the root node itself, the root that holds u's holding, or the
+// runtime.g of the goroutine that does (for an edge from a runtime.g, when
+// its pprof labels point to w); NoNode for a runtime.g's other fields and
+// for garbage.
+func (a *Analysis) predKind(u, w heapdump.NodeID) (src heapdump.NodeID, shared bool, holder heapdump.NodeID) {
 	if !a.g.IsObject(u) {
-		return heapdump.NoNode, false
-	}
-	if _, isG := a.gObject(u); isG {
-		return heapdump.NoNode, false
-	}
-	t := a.topOf(u)
-	if t == heapdump.NoNode || !a.shareIdx.isShared(t) {
-		return heapdump.NoNode, false
-	}
-	return t, true
-}
-
-// holderOf returns the holder of node u, which points to shared top w and
-// is not in a shared holding: the root node itself, the root that holds
-// u's holding, or the runtime.g of the goroutine that does (for an edge
-// from a runtime.g, when its pprof labels point to w). It returns NoNode
-// for a runtime.g's other fields and for garbage.
-func (a *Analysis) holderOf(u, w heapdump.NodeID) heapdump.NodeID {
-	if !a.g.IsObject(u) {
-		return u
+		return heapdump.NoNode, false, u
 	}
 	if _, isG := a.gObject(u); isG {
 		if a.labelsPoint(u, w) {
-			return u
+			return heapdump.NoNode, false, u
 		}
-		return heapdump.NoNode
+		return heapdump.NoNode, false, heapdump.NoNode
 	}
 	t := a.topOf(u)
-	if t == heapdump.NoNode {
-		return heapdump.NoNode
+	switch {
+	case t == heapdump.NoNode:
+		return heapdump.NoNode, false, heapdump.NoNode
+	case a.shareIdx.isShared(t):
+		return t, true, heapdump.NoNode
 	}
-	return a.Idom(t) // a root node, or a runtime.g
+	return heapdump.NoNode, false, a.Idom(t) // a root node, or a runtime.g
 }
 
 // goroutineSigID returns the signature id of goroutine gi as the holder of
@@ -669,14 +657,15 @@ func (a *Analysis) sharedReachers(v heapdump.NodeID, yield func(reacher) bool) {
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
 		for _, w := range a.predsOf(u) {
-			if src, ok := a.sharedSource(w); ok {
+			src, shared, h := a.predKind(w, u)
+			if shared {
 				if !seen[src] {
 					seen[src] = true
 					queue = append(queue, src)
 				}
 				continue
 			}
-			if h := a.holderOf(w, u); h != heapdump.NoNode && !seen[h] {
+			if h != heapdump.NoNode && !seen[h] {
 				seen[h] = true
 				if !yield(a.reacherOf(h)) {
 					return
