@@ -370,21 +370,19 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	var shared *pending // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
 	var sharedSet uint32
 	var sharedSlot uint64
-	for _, it := range a.scanHoldings(n, large, hl) {
-		if it.count > 0 {
-			// Shared holdings with no large object, keyed as holdingKey
-			// does (sharedKey), whose group is most often the last one's.
-			set := a.sigSet(it.set)
-			if set == 0 {
-				continue // the runtime's alone
-			}
-			if shared == nil || set != sharedSet || it.slot != sharedSlot {
-				shared, sharedSet, sharedSlot = get(holdKey{kind: 's', sig: set, slot: it.slot}), set, it.slot
-			}
-			shared.addRun(&it)
-			continue
+	addRun := func(run *sharedRun) {
+		// Shared holdings with no large object, keyed as holdingKey does
+		// (sharedKey), whose group is most often the last one's.
+		set := a.sigSet(run.set)
+		if set == 0 {
+			return // the runtime's alone
 		}
-		v := it.v
+		if shared == nil || set != sharedSet || run.slot != sharedSlot {
+			shared, sharedSet, sharedSlot = get(holdKey{kind: 's', sig: set, slot: run.slot}), set, run.slot
+		}
+		shared.addRun(run)
+	}
+	addOther := func(v heapdump.NodeID) {
 		for li < len(large) && large[li] < v {
 			li++
 		}
@@ -398,13 +396,27 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			in = hl.in[hi]
 		}
 		if !user {
-			continue
+			return
 		}
 		b := r - min(r, in)
 		if li < len(large) && large[li] == v {
-			continue // a large object: an entry of its own below
+			return // a large object: an entry of its own below
 		}
 		get(key).add(a, v, b, gid, hasG)
+	}
+	// In node order, so that keys intern their sets and signatures in
+	// the same order however many parts were scanned.
+	for _, sc := range a.scanHoldings(n, large, hl) {
+		runs, others := sc.runs, sc.others
+		for len(runs) > 0 || len(others) > 0 {
+			if len(others) == 0 || len(runs) > 0 && runs[0].v < others[0] {
+				addRun(&runs[0])
+				runs = runs[1:]
+			} else {
+				addOther(others[0])
+				others = others[1:]
+			}
+		}
 	}
 	// Large objects, grouped by the key of their holding, and whether they
 	// are inside another.

@@ -15,11 +15,10 @@ import (
 // sets and signatures (sigSet, sigID), which the keys intern, do not
 // depend on which core ran first.
 
-// scanItem is what the scan found at node v, in node order: a run of
-// shared holdings without large objects, all of holder set set (an id of
-// shares) and slot slot, from v on; or, when count is 0, holding v, to be
-// keyed by holdingKey.
-type scanItem struct {
+// sharedRun is a run of shared holdings without large objects, all of
+// holder set set (an id of shares) and slot slot, the first at node v:
+// what they retain added up.
+type sharedRun struct {
 	v                 heapdump.NodeID
 	set               uint32
 	slot              uint64
@@ -28,15 +27,23 @@ type scanItem struct {
 	minEach, maxEach  uint64
 }
 
+// holdingScan is what the scan of some nodes found, each in node order:
+// the runs of shared holdings without large objects, and the other
+// holdings, which holdingKey keys.
+type holdingScan struct {
+	runs   []sharedRun
+	others []heapdump.NodeID
+}
+
 // scanParallelMin is the number of nodes from which scanHoldings uses both
 // cores.
 const scanParallelMin = 1 << 16
 
-// scanHoldings returns the holdings' items of nodes below n, large the
-// large objects and hl their holdings, both sorted. It scans a.scanParts
-// parts of the nodes at once, or when that is 0 two from scanParallelMin
-// nodes on.
-func (a *Analysis) scanHoldings(n heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) []scanItem {
+// scanHoldings returns what the scan of the nodes below n found, part by
+// part in node order; large are the large objects and hl their holdings,
+// both sorted. It scans a.scanParts parts of the nodes at once, or when
+// that is 0 two from scanParallelMin nodes on.
+func (a *Analysis) scanHoldings(n heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) []holdingScan {
 	a.shares() // computed before the parts read it
 	parts := a.scanParts
 	if parts <= 0 {
@@ -45,20 +52,20 @@ func (a *Analysis) scanHoldings(n heapdump.NodeID, large []heapdump.NodeID, hl l
 			parts = 2
 		}
 	}
-	items := make([][]scanItem, parts)
+	scans := make([]holdingScan, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		lo, hi := heapdump.NodeID(int(n)*i/parts), heapdump.NodeID(int(n)*(i+1)/parts)
-		wg.Go(func() { items[i] = a.scanPart(lo, hi, large, hl) })
+		wg.Go(func() { scans[i] = a.scanPart(lo, hi, large, hl) })
 	}
 	wg.Wait()
-	return slices.Concat(items...)
+	return scans
 }
 
-// scanPart returns the items of nodes lo to hi-1. It reads the analysis
-// only, and sharedSlot's cache not at all: both cores run it.
-func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) []scanItem {
-	var out []scanItem
+// scanPart scans nodes lo to hi-1. It reads the analysis only, and
+// sharedSlot's cache not at all: both cores run it.
+func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) holdingScan {
+	var out holdingScan
 	s := a.shareIdx
 	tops := a.holdingTops()
 	sr := a.g.SuperRoot()
@@ -82,7 +89,7 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 			continue // a goroutine or a timer itself, which the runtime holds
 		}
 		if a.Idom(v) != sr || (ti < len(hl.tops) && hl.tops[ti] == v) || (li < len(large) && large[li] == v) {
-			out = append(out, scanItem{v: v})
+			out.others = append(out.others, v)
 			continue
 		}
 		// A shared holding with no large object: most of a heap of piles,
@@ -92,27 +99,27 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 		}
 		set := s.setOf(v)
 		r, objs := a.retained[v], a.RetainedObjects(v)
-		if k := len(out) - 1; k >= 0 && out[k].count > 0 && out[k].set == set && out[k].slot == runSize {
-			it := &out[k]
-			it.count++
-			it.retained += r
-			it.objects += objs
-			it.minEach, it.maxEach = min(it.minEach, r), max(it.maxEach, r)
+		if k := len(out.runs) - 1; k >= 0 && out.runs[k].set == set && out.runs[k].slot == runSize {
+			run := &out.runs[k]
+			run.count++
+			run.retained += r
+			run.objects += objs
+			run.minEach, run.maxEach = min(run.minEach, r), max(run.maxEach, r)
 			continue
 		}
-		out = append(out, scanItem{v: v, set: set, slot: runSize, count: 1, retained: r, objects: objs, minEach: r, maxEach: r})
+		out.runs = append(out.runs, sharedRun{v: v, set: set, slot: runSize, count: 1, retained: r, objects: objs, minEach: r, maxEach: r})
 	}
 	return out
 }
 
-// addRun counts the run of shared holdings it as members of p.
-func (p *pending) addRun(it *scanItem) {
+// addRun counts the run of shared holdings as members of p.
+func (p *pending) addRun(run *sharedRun) {
 	if p.count == 0 {
-		p.rep, p.minEach, p.maxEach = it.v, it.minEach, it.maxEach
+		p.rep, p.minEach, p.maxEach = run.v, run.minEach, run.maxEach
 	}
-	p.count += it.count
-	p.bytes += it.retained
-	p.retained += it.retained
-	p.objects += it.objects
-	p.minEach, p.maxEach = min(p.minEach, it.minEach), max(p.maxEach, it.maxEach)
+	p.count += run.count
+	p.bytes += run.retained
+	p.retained += run.retained
+	p.objects += run.objects
+	p.minEach, p.maxEach = min(p.minEach, run.minEach), max(p.maxEach, run.maxEach)
 }
