@@ -279,3 +279,30 @@ func TestUnionAgreesWithIntern(t *testing.T) {
 		sets = append(sets, got)
 	}
 }
+
+// The shared tops are the objects the super-root immediately dominates,
+// but the goroutines' runtime.g, which the runtime holds (allgs and the
+// goroutine's own root both reach each one).
+func TestSharedTops(t *testing.T) {
+	t.Parallel()
+	a := runPile(t, "goroutines", 300).analyze(t)
+	s := a.shares()
+	sr := a.g.SuperRoot()
+	gs, shared := 0, 0
+	for v := range heapdump.NodeID(a.g.NumNodes()) {
+		_, isG := a.gObject(v)
+		want := a.g.IsObject(v) && a.Idom(v) == sr && !isG
+		if got := s.isShared(v); got != want {
+			t.Errorf("node %d (object %v, goroutine %v, idom %d): shared top %v, want %v", v, a.g.IsObject(v), isG, a.Idom(v), got, want)
+		}
+		if isG && a.Idom(v) == sr {
+			gs++
+		}
+		if want {
+			shared++
+		}
+	}
+	if gs < 300 || shared == 0 {
+		t.Errorf("%d runtime.g and %d other objects the super-root holds, want 300 or more and some", gs, shared)
+	}
+}

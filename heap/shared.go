@@ -282,12 +282,18 @@ func (a *Analysis) shares() *shareIndex {
 	}
 	a.shareIdx = s
 	// The shared tops: every object the super-root immediately
-	// dominates, but a runtime.g, which is the runtime's.
-	for _, u := range kids.All() {
-		v := heapdump.NodeID(u)
-		if _, isG := a.gObject(v); a.g.IsObject(v) && !isG {
-			s.open[v/64] |= 1 << (v % 64)
+	// dominates, but a runtime.g, which is the runtime's; a word of 64
+	// nodes at a time.
+	a.prepareConcurrent()
+	objects := a.g.NumObjects()
+	for w, kw := range kids.Words()[:(objects+63)/64] {
+		if w < len(a.gNodes) {
+			kw &^= a.gNodes[w]
 		}
+		if w == objects/64 {
+			kw &= 1<<(objects%64) - 1 // the root nodes that follow the objects
+		}
+		s.open[w] = kw
 	}
 	// The edges into each shared top from outside its holding, on both
 	// cores, half the tops each (classifySeeds): one from another shared
@@ -297,7 +303,6 @@ func (a *Analysis) shares() *shareIndex {
 	// first.
 	tops := len(s.set)
 	fwdStart := make([]uint32, tops+2)
-	a.prepareConcurrent()
 	a.holdingTops()
 	var several [2][]seedRun
 	var wg sync.WaitGroup

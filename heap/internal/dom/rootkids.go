@@ -33,6 +33,10 @@ type RootKids struct {
 	preds []uint32
 }
 
+// Words returns the kids as a bitset: node v is one when bit v%64 of
+// word v/64 is set. The caller must not modify it.
+func (k *RootKids) Words() []uint64 { return k.kids }
+
 // Len returns the number of nodes the root immediately dominates.
 func (k *RootKids) Len() int { return int(k.cum[len(k.cum)-1]) }
 
