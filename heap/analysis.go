@@ -168,35 +168,30 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		return nil, fmt.Errorf("%s: dominators: %w", g.Name(), err)
 	}
 	a.tree = tree
-	// The holdings' tops and the shared holdings' sets, which every
-	// report needs, need only the tree and the super-root's kids, which
-	// the dominator computation is still collecting: compute them on the
-	// other core while this one adds up the retained sizes, which
-	// allocates nothing. Both goroutines read the lazy indexes of
-	// prepareConcurrent, built before. Once the kids are in, the dominator
-	// computation's work memory is garbage, and the shared sets take about
-	// as much again: the other core gives it back to the system first,
-	// rather than keep both resident (10M nodes: 578 to 538 MB of peak
-	// RSS, for one collection of a heap with few pointers).
-	pre := make(chan struct{})
-	go func() {
-		defer close(pre)
-		a.holdingTops()
-		a.rootKids = tree.TakeRootKids()
-		debug.FreeOSMemory()
-		a.shares()
-	}()
-	defer func() { <-pre }()
-	// The dominator tree says what is live: the graph need not be
-	// searched for it again.
+	// The holdings' tops, then the shared holdings' sets, which every
+	// report needs, need only the tree and the super-root's kids, whose
+	// predecessors the dominator computation is still collecting on the
+	// other core. Once the kids are in, the dominator computation's work
+	// memory is garbage, and the shared sets take about as much again:
+	// it goes back to the system first, rather than stay resident with
+	// them (10M nodes: 578 to 538 MB of peak RSS, for one collection of a
+	// heap with few pointers). The sets are made on both cores but as they
+	// flow, on one: the retained sizes, which allocate nothing, are added
+	// up then on the other. The dominator tree says what is live: the
+	// graph need not be searched for it again.
+	a.holdingTops()
+	a.rootKids = tree.TakeRootKids()
+	debug.FreeOSMemory()
 	var total uint64
-	a.retained = dom.RetainedFill(tree, func(sizes []uint64) {
-		g.FillSizes(sizes)
-		for _, s := range sizes {
-			total += s
-		}
+	a.computeShares(func() {
+		a.retained = dom.RetainedFill(tree, func(sizes []uint64) {
+			g.FillSizes(sizes)
+			for _, s := range sizes {
+				total += s
+			}
+		})
+		a.objects = tree.RetainedObjects()
 	})
-	a.objects = tree.RetainedObjects()
 	sr := g.SuperRoot()
 	a.stats = heapdump.Stats{
 		Objects:     uint64(g.NumObjects()),

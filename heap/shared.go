@@ -265,8 +265,16 @@ func (s *shareIndex) timerStandIn(a *Analysis, h heapdump.NodeID) heapdump.NodeI
 
 // shares returns the shared tops of the analysis and their sets of
 // holders, computed on first use.
-func (a *Analysis) shares() *shareIndex {
+func (a *Analysis) shares() *shareIndex { return a.computeShares(nil) }
+
+// computeShares is shares, which runs alongside, if not nil, on the other
+// core while the sets flow on this one, which is all the flow needs, and
+// returns once both are done.
+func (a *Analysis) computeShares(alongside func()) *shareIndex {
 	if a.shareIdx != nil {
+		if alongside != nil {
+			alongside()
+		}
 		return a.shareIdx
 	}
 	kids := a.rootKids
@@ -318,6 +326,10 @@ func (a *Analysis) shares() *shareIndex {
 	s.internSeeds(a, several)
 	wg.Wait()
 	fwdStart = fwdStart[:tops+1]
+	if alongside != nil {
+		wg.Go(alongside)
+		defer wg.Wait()
+	}
 	// Let the sets flow: a shared top whose set changed passes it on. A
 	// set changes at most maxSetHolders+1 times (a cut set takes no
 	// more, see union), so the work is linear. First every top with a set
