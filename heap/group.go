@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // Holdings are grouped before any threshold applies: 10,000 goroutines
@@ -72,7 +73,7 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 	if a.tops != nil {
 		return a.tops
 	}
-	tops := make([]heapdump.NodeID, a.g.NumNodes())
+	tops := hugepage.Make[heapdump.NodeID](a.g.NumNodes(), a.g.NumNodes())
 	for i := range tops {
 		tops[i] = heapdump.NoNode
 	}

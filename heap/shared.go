@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // Objects that no single root holds are the ones the super-root
@@ -286,7 +287,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 		hash:     setHash,
 		sigSets:  map[uint32]uint32{},
 		setEnd:   []uint32{0, 0},
-		set:      make([]uint32, kids.Len()),
+		set:      hugepage.Make[uint32](kids.Len(), kids.Len()),
 	}
 	a.shareIdx = s
 	// The shared tops: every object the super-root immediately
@@ -310,7 +311,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 	// the timers standing in for others do not depend on which core ran
 	// first.
 	tops := len(s.set)
-	fwdStart := make([]uint32, tops+2)
+	fwdStart := hugepage.Make[uint32](tops+2, tops+2)
 	a.holdingTops()
 	var several [2][]seedRun
 	var wg sync.WaitGroup
@@ -432,7 +433,7 @@ func (s *shareIndex) flowEdges(fwdStart []uint32) []uint32 {
 	for k := 2; k < len(fwdStart); k++ {
 		fwdStart[k] += fwdStart[k-1]
 	}
-	fwd := make([]uint32, fwdStart[len(fwdStart)-1])
+	fwd := hugepage.Make[uint32](int(fwdStart[len(fwdStart)-1]), int(fwdStart[len(fwdStart)-1]))
 	for k, u := range s.kids.All() {
 		if !s.isShared(heapdump.NodeID(u)) {
 			continue

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // build resolves the parser's raw pointers to objects and adds the roots.
@@ -58,7 +60,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 		// room the parser's growth left after them.
 		succ = unsafe.Slice((*NodeID)(unsafe.SliceData(p.edges32)), cap(p.edges32))[:len(p.edges32)]
 	} else {
-		succ = make([]NodeID, len(p.edges64), len(p.edges64)+rootEdges)
+		succ = hugepage.Make[NodeID](len(p.edges64), len(p.edges64)+rootEdges)
 	}
 	ne := len(succ)
 	if ne > maxIndex {
@@ -99,7 +101,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	// Make room for the roots' edges now, if the parser left too little,
 	// rather than by append's growth.
 	if cap(g.succ)-len(g.succ) < rootEdges {
-		g.succ = append(make([]NodeID, 0, len(g.succ)+rootEdges), g.succ...)
+		g.succ = append(hugepage.Make[NodeID](0, len(g.succ)+rootEdges), g.succ...)
 	}
 
 	if err := g.addRoots(p, opts); err != nil {
@@ -118,7 +120,7 @@ func (p *parser) starts(n int) []uint32 {
 	for _, s := range p.d.Segments {
 		roots += len(s.PtrOffsets)
 	}
-	start := make([]uint32, n+1, n+roots+2)
+	start := hugepage.Make[uint32](n+1, n+roots+2)
 	acc, b := uint32(0), 0
 	for i, c := range p.counts {
 		start[i] = acc

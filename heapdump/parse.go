@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // Record tags and field kinds, as in src/runtime/heapdump.go.
@@ -674,7 +675,7 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
 		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
-	t := make([]T, len(s), c)
+	t := hugepage.Make[T](len(s), c)
 	copy(t, s)
 	return t
 }

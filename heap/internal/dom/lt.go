@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"unsafe"
+
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // New computes the dominator tree of g from root. It returns an error, and
@@ -37,15 +39,15 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// Five arrays of n words, each playing several parts in turn. c and d are
 	// the two halves of one []uint64, kept for the first Retained to return;
 	// b is kept for the first RetainedObjects.
-	ab := make([]uint64, n)
+	ab := hugepage.Make[uint64](n, n)
 	a, b := halves(ab)
 	// a: preorder number of each node; then labels and bucket heads; then idom of each node
 	// b: bucket links, relative dominators, then idoms, by number
-	cd := make([]uint64, n)
+	cd := hugepage.Make[uint64](n, n)
 	c, d := halves(cd)
 	// c: DFS parent; then compressed ancestor
 	// d: DFS cursor; then semidominator
-	e := make([]uint32, n) // node of each number (the preorder)
+	e := hugepage.Make[uint32](n, n) // node of each number (the preorder)
 
 	// Step 1: number the nodes the root reaches in depth-first preorder, and
 	// collect the edges that are not tree edges, sorted by target. From here
@@ -297,7 +299,7 @@ func (l *edges) groupByTarget(r int, pre []uint32, ab, spare []uint64) bitset {
 				l.set(i, pre[x])
 			}
 		}
-		ab = make([]uint64, m)
+		ab = hugepage.Make[uint64](m, m)
 	}
 
 	has := newBitset(r)
@@ -390,7 +392,7 @@ func (l *edges) pairsByNode(m int, pre []uint32, buf []uint64) []uint64 {
 		n += k
 	}
 	if len(buf) < m {
-		buf = make([]uint64, m)
+		buf = hugepage.Make[uint64](m, m)
 	}
 	buf = buf[:m]
 	src := uint64(0)

@@ -4,6 +4,8 @@ import (
 	"iter"
 	"math/bits"
 	"sort"
+
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // Option changes what New computes beyond the tree.
@@ -130,7 +132,7 @@ func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent, 
 	// Place them at start[rank+1]++, which leaves start[rank+1] where the
 	// next kid's begin. Parents go first: a kid without non-tree edges into
 	// it hangs from the root, the others' parents were kept in order.
-	k.preds = make([]uint32, k.start[kids+1])
+	k.preds = hugepage.Make[uint32](int(k.start[kids+1]), int(k.start[kids+1]))
 	g := 0
 	for w := 1; w < r; w++ {
 		p := uint32(0)
