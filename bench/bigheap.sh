@@ -122,6 +122,28 @@
 # 0.87 s (g100k). The default run is still 2.8 to 3.5 times the floor: past
 # the dominator tree, the shared holdings' sets and their groups (about
 # 0.08 and 0.04 s at 2M) run on one core at a time for the most part.
+# On main at a3d823b (groups scanned on both cores; retained sizes added up
+# while the sets flow; roots' edges appended without copying the graph's;
+# transparent huge pages asked for on Linux), on a slow turn of the machine
+# (floor of 2M 0.2 to 0.3 s rather than 0.15 s; load 1.4):
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.28s   -      0.27s  6MiB
+#   2M     286MB   default                 0.57s   2.04   0.84s  116MiB  0.42
+#   2M     286MB   --min-size 150B --top 3 0.56s   1.00   0.87s  115MiB  0.42
+#   2M     286MB   --min-size 4KiB --top 0 0.60s   1.04   0.89s  115MiB  0.42
+#   2M     286MB   --top 1                 0.59s   0.97   0.85s  115MiB  0.42
+#   10M    1179MB  floor                   1.09s   -      1.10s  6MiB
+#   10M    1179MB  default                 3.20s   2.89   4.26s  487MiB  0.43
+#   10M    1179MB  --min-size 150B --top 3 3.53s   1.09   4.66s  488MiB  0.43
+#   10M    1179MB  --min-size 4KiB --top 0 3.05s   0.95   4.10s  488MiB  0.43
+#   10M    1179MB  --top 1                 3.05s   1.00   4.27s  486MiB  0.43
+#   g100k  604MB   floor                   0.31s   -      0.31s  6MiB
+#   g100k  604MB   default                 0.96s   3.19   1.27s  206MiB  0.36
+#   g100k  604MB   --min-size 4KiB --top 0 1.06s   1.16   1.38s  219MiB  0.38
+# Interleaved with the builds of 8be4b1e and a11cd08 (medians of 9 and 5 runs),
+# the default run went 0.70 -> 0.56 s on 2M (8be4b1e: 0.48 s) and 3.46 ->
+# 3.06 s on 10M (8be4b1e: 2.50 s). The parse and the dominator search
+# still run on one core; they are most of the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
