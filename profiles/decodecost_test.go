@@ -17,6 +17,16 @@ func appendField(b []byte, num int, body []byte) []byte {
 	return append(b, body...)
 }
 
+// profileHead returns the fields the crafted profiles start with: a sample
+// type of strings 1 and 2, the strings "", "a" and "b", and function 1.
+func profileHead() []byte {
+	p := appendField(nil, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
+	for _, s := range []string{"", "a", "b"} {
+		p = appendField(p, 6, []byte(s))
+	}
+	return appendField(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
+}
+
 // The decode cost estimate covers what decoding allocates for the records
 // a crafted profile repeats: labels, lines, samples, locations, functions
 // and strings, 100,000 of each. An estimate below the real allocation lets
@@ -45,13 +55,7 @@ func TestDecodeCostCoversAllocation(t *testing.T) {
 		{"functions", repeat(5, func(i int) []byte { return append(id(i), 0x10, 1) })},
 		{"strings", repeat(6, func(int) []byte { return []byte("x") })},
 	} {
-		var p []byte
-		p = appendField(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
-		for _, s := range []string{"", "a", "b"} {
-			p = appendField(p, 6, []byte(s))
-		}
-		p = appendField(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
-		p = appendField(p, 4, []byte{0x08, 1})          // location 1
+		p := appendField(profileHead(), 4, []byte{0x08, 1}) // location 1
 		p = append(p, tt.body...)
 		cost, ok := protoCost(p, 1<<40)
 		if !ok {
@@ -79,12 +83,7 @@ func TestDecodeCostCoversAllocation(t *testing.T) {
 func TestDecodeCostLongLocation(t *testing.T) {
 	const lines = 1_000_000
 	profile := func(locations int) []byte {
-		var p []byte
-		p = appendField(p, 1, []byte{0x08, 1, 0x10, 2}) // sample type: strings 1, 2
-		for _, s := range []string{"", "a", "b"} {
-			p = appendField(p, 6, []byte(s))
-		}
-		p = appendField(p, 5, []byte{0x08, 1, 0x10, 1}) // function 1
+		p := profileHead()
 		line := appendField(nil, 4, []byte{0x08, 1, 0x10, 1})
 		for l := range locations {
 			loc := binary.AppendUvarint([]byte{0x08}, uint64(l+1))
