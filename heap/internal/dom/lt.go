@@ -161,11 +161,12 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 // is the number of node v, None if root does not reach it; order[i] is the
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
-// root goes into in (see edges), w as a node: its number is read after. It does not recurse: cursor[i] keeps the
-// place in the successors of node i while the search is below it, and a small
-// cache keeps the successors of the nodes most recently left, so that most
-// returns to a node do not ask g again. It returns the number of nodes
-// numbered, or an error for an edge to a node past the last.
+// root goes into in (see edges), w as a node: its number is read after. It
+// does not recurse: cursor[i] keeps the place in the successors of node i
+// while the search is below it, and a small cache keeps the successors of
+// the nodes most recently left, so that most returns to a node do not ask
+// g again. It returns the number of nodes numbered, or an error for an edge
+// to a node past the last.
 func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) (int, error) {
 	last := uint32(len(pre) - 1)
 	// left[i%len(left)] holds the successors of node number i while the
