@@ -26,8 +26,9 @@ const (
 )
 
 // OnProgress has Analyze call report as it reads the dump (about every 1%
-// of its bytes) and as it starts each later phase. report is called from
-// Analyze's goroutine. It is an option of Analyze.
+// of its bytes) and as it starts each later phase. report is called one
+// call at a time, from Analyze's goroutine or, while the dump is read,
+// from the reader's. It is an option of Analyze.
 func OnProgress(report func(Progress)) Option {
 	return Option{func(o *options) { o.progress = report }}
 }
@@ -44,6 +45,7 @@ func loadWithProgress(path string, lo heapdump.Options, report func(Progress)) (
 	r := &countingReader{r: f, size: size, step: max(size/100, 1), report: report}
 	prepare := lo.Prepare
 	lo.Prepare = func(d *heapdump.Dump) error {
+		r.finish()
 		report(Progress{Phase: PhaseGraph})
 		if prepare != nil {
 			return prepare(d)
@@ -58,7 +60,7 @@ func loadWithProgress(path string, lo heapdump.Options, report func(Progress)) (
 	return g, f, nil
 }
 
-// countingReader reports how far into the dump the reads have come.
+// countingReader reports how much of the dump has been read.
 type countingReader struct {
 	r          io.ReaderAt
 	size, step int64
@@ -66,18 +68,33 @@ type countingReader struct {
 
 	mu         sync.Mutex
 	done, next int64
+	finished   bool
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if end := off + int64(n); end > c.done {
-		c.done = end
-		if c.done >= c.next {
-			c.next = c.done + c.step
-			c.report(Progress{Phase: PhaseRead, Done: c.done, Total: c.size})
-		}
+	if c.finished {
+		return n, err // a later read of an object's record
+	}
+	// Bytes read, not the furthest offset: a second parser reads the
+	// second half of the objects while the first reads the first.
+	c.done = min(c.done+int64(n), c.size)
+	if c.done >= c.next {
+		c.next = c.done + c.step
+		c.report(Progress{Phase: PhaseRead, Done: c.done, Total: c.size})
 	}
 	return n, err
+}
+
+// finish reports the whole dump read, once the reader is done with it
+// (it skips what it does not need), and no read after.
+func (c *countingReader) finish() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.finished && c.done < c.size {
+		c.report(Progress{Phase: PhaseRead, Done: c.size, Total: c.size})
+	}
+	c.finished = true
 }

@@ -3,6 +3,7 @@ package heapdump
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -23,12 +24,24 @@ func fuzzStackObjects(entry uint64) []binsym.StackObject {
 }
 
 // FuzzRead feeds the reader mutated dumps: it must return a graph or a
-// *FormatError, never panic, and a graph must be consistent.
+// *FormatError, never panic, and a graph must be consistent. Reading the
+// objects with a second parser, from a point the input's length picks,
+// must end as reading them with one does.
 func FuzzRead(f *testing.F) {
 	seed := dumptest.Minimized(f)
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
+		one, err1 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { p.specMin, p.cutEvery = math.MaxInt64, 64 })
+		two, err2 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) {
+			p.specMin, p.specAt, p.cutEvery, p.syncRecords = 0, float64(len(data)%7+1)/40, 64, 2
+		})
+		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+			t.Fatalf("one parser: %v; two: %v", err1, err2)
+		}
+		if diff := parseDiff(one, two); err1 == nil && diff != "" {
+			t.Fatalf("one parser and two: %s differ", diff)
+		}
 		opts := Options{
 			OutArgs:      func(entry uint64) (int64, bool) { return int64(entry % 64), entry%3 != 0 },
 			GlobalSymbol: func(addr uint64) (string, uint64, bool) { return "g", addr &^ 63, addr%5 != 0 },

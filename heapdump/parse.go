@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -118,6 +119,17 @@ type parser struct {
 	segSeen   [2]bool // a data, a bss record was read
 	groups    int     // object groups counted in kept
 
+	// Reading the objects on two cores (speculate.go), and its settings.
+	specMin     int64
+	specAt      float64
+	cutEvery    int64
+	syncRecords int
+	speculated  bool         // speculate was called
+	adopted     int          // times adopt took a second parser's work
+	spec        *speculation // the second parser, until adopted or dropped
+	origin      int64        // file offset this parser started at
+	nextCut     int64        // a record from this offset on starts a new group
+
 	offs []uint64 // scratch: field offsets
 	win  []byte   // scratch: window of contents not in the buffer
 	wOff int64    // file offset of win
@@ -131,26 +143,40 @@ type sample struct{ obj, bucket uint64 }
 
 func newParser(r *reader) *parser {
 	return &parser{
-		r:         r,
-		d:         &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
-		strs:      map[string]string{},
-		funcIdx:   map[string]uint32{},
-		curG:      -1,
-		wOff:      -1,
-		keptLimit: sideLimit(r.size),
+		r:           r,
+		d:           &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
+		strs:        map[string]string{},
+		funcIdx:     map[string]uint32{},
+		curG:        -1,
+		wOff:        -1,
+		keptLimit:   sideLimit(r.size),
+		specMin:     speculateMin,
+		specAt:      speculateAt,
+		cutEvery:    cutEvery,
+		syncRecords: syncRecords,
 	}
 }
 
 // run reads the whole dump.
-func (p *parser) run() error {
+func (p *parser) run() (err error) {
 	r := p.r
+	if r.mapped {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer r.recoverFault(&err)
+	}
 	r.rec = "dump"
 	if err := r.fill(len(header), 0); err != nil || string(r.buf[r.pos:r.pos+len(header)]) != header {
 		return r.errorf(0, "not a Go heap dump: the file does not start with %q", header)
 	}
 	r.pos += len(header)
+	defer p.dropSpeculation()
 	for {
 		off := r.off()
+		if p.spec != nil && off >= p.spec.start && p.adopt(off) {
+			continue
+		}
+		r.dropBehind()
+		p.cutGroups(off)
 		r.rec = "dump"
 		if r.remaining() == 0 {
 			return r.errorf(off, "unexpected end of file: no end-of-dump record")
@@ -173,6 +199,9 @@ func (p *parser) run() error {
 			p.idx.sealed = true
 		}
 		if tag == tagObject && p.compact && p.le64 {
+			if !p.speculated {
+				p.speculate(off)
+			}
 			// Put the tag back: objectsFast reads whole records.
 			r.pos = int(off - r.base)
 			if p.objectsFast() {
@@ -552,7 +581,11 @@ func (p *parser) objectFields(cOff int64, n uint64) error {
 func (p *parser) objectsFast() bool {
 	r := p.r
 	x := &p.idx
-	buf := r.buf[:r.end]
+	end := min(r.end, r.pos+dropEvery) // return to let the reader drop pages
+	if lim := p.specStart() - r.base; lim < int64(end) {
+		end = int(max(lim, int64(r.pos))) // the second parser reads on from there
+	}
+	buf := r.buf[:end]
 	pos0 := r.pos
 	pos := pos0
 	lo, span, shift := p.arenaLo, p.arenaLen, p.shift
@@ -561,6 +594,7 @@ func (p *parser) objectsFast() bool {
 		if pos+24 > len(buf) {
 			break
 		}
+		p.cutGroups(r.base + int64(pos))
 		// The address takes 5-8 bytes, the length 1 to 3.
 		addr, i := uvarintAt(buf, pos+1)
 		if i < 0 || i+2 > len(buf) {
@@ -664,7 +698,7 @@ func (p *parser) objectsFast() bool {
 // size: pages beyond what is used are never touched, so a generous
 // estimate costs address space, not memory, and saves the copies and page
 // faults of repeated growth.
-func grow[T any](p *parser, s []T, need int) []T { return growFrom(p, s, need, 0) }
+func grow[T any](p *parser, s []T, need int) []T { return growFrom(p, s, need, p.origin) }
 
 // growFrom is grow for an array whose elements come from the part of the
 // file after offset from (the frames, which follow the objects): it

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // reader is a buffered, forward-only reader over an io.ReaderAt of known
@@ -15,6 +17,13 @@ import (
 // It does not use bufio: the parser needs to look back at an object's
 // contents after reading the field list that follows them, so a record's
 // contents can be pinned in the buffer while the rest of it is read.
+//
+// A big file (prefetchMin bytes or more) is mapped into memory where the
+// system allows, and its buffer is then the whole file: no copy, which
+// matters when both cores parse (speculate.go). Else a goroutine reads it
+// ahead. A goroutine that reads a mapped file sets
+// debug.SetPanicOnFault and defers recoverFault, so that a file that
+// shrinks meanwhile is an error, not a crash.
 type reader struct {
 	ra   io.ReaderAt
 	path string
@@ -32,6 +41,11 @@ type reader struct {
 	stop int64
 
 	pf *prefetcher // reads ahead in another goroutine, or nil
+	// mapped is set when buf is the whole file, mapped into memory
+	// (mapFile): nothing is read or copied, and dropped is the offset up
+	// to which its pages have been given back (dropBehind).
+	mapped  bool
+	dropped int64
 
 	rec string // kind of the record being read, for errors
 }
@@ -53,14 +67,24 @@ const (
 var prefetchMin int64 = 16 << 20
 
 func newReader(ra io.ReaderAt, size int64, path string) *reader {
-	r := &reader{ra: ra, path: path, size: size, pin: -1}
+	return newReaderFrom(ra, size, path, 0)
+}
+
+// newReaderFrom returns a reader whose first byte is the file's byte at
+// offset from.
+func newReaderFrom(ra io.ReaderAt, size int64, path string, from int64) *reader {
+	r := &reader{ra: ra, path: path, size: size, pin: -1, base: from}
 	if size >= prefetchMin {
-		r.pf = startPrefetch(ra, size)
+		if m := mapFile(ra, size); m != nil {
+			r.buf, r.base, r.pos, r.end, r.mapped, r.dropped = m, 0, int(from), len(m), true, from/pageSize*pageSize
+			return r
+		}
+		r.pf = startPrefetch(ra, size, from)
 		return r
 	}
 	n := int64(headroom + chunk)
-	if size+16 < n {
-		n = size + 16
+	if size-from+16 < n {
+		n = size - from + 16
 	}
 	r.buf = make([]byte, n)
 	return r
@@ -68,10 +92,55 @@ func newReader(ra io.ReaderAt, size int64, path string) *reader {
 
 // close stops the read-ahead goroutine, if any.
 func (r *reader) close() {
+	if r.mapped {
+		unmapFile(r.buf)
+		r.buf, r.pos, r.end, r.mapped = nil, 0, 0, false
+	}
 	if r.pf != nil {
 		r.pf.close()
 		r.pf = nil
 	}
+}
+
+// dropEvery is how far the reader moves between two calls of dropBehind
+// that drop pages.
+const dropEvery = 16 << 20
+
+// pageSize is the granularity of dropBehind.
+var pageSize = int64(os.Getpagesize())
+
+// dropBehind gives back the pages of a mapped file more than headroom
+// bytes behind the reader, once every dropEvery bytes: a mapped file's
+// pages count in the process's resident memory as they are read.
+func (r *reader) dropBehind() {
+	if !r.mapped {
+		return
+	}
+	to := (r.off() - headroom) / pageSize * pageSize
+	if to-r.dropped < dropEvery {
+		return
+	}
+	dropPages(r.buf[r.dropped:to])
+	r.dropped = to
+}
+
+// recoverFault, deferred by a goroutine that reads a mapped file with
+// debug.SetPanicOnFault(true), turns a fault in the mapping, which a file
+// that shrank since it was mapped causes, into an error in *err. It
+// panics again with any other panic.
+func (r *reader) recoverFault(err *error) {
+	e := recover()
+	if e == nil {
+		return
+	}
+	if f, ok := e.(interface{ Addr() uintptr }); ok && r.mapped && len(r.buf) > 0 {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(r.buf)))
+		if a := f.Addr(); a >= lo && a-lo < uintptr(len(r.buf)) {
+			*err = r.errorf(int64(a-lo), "file shrank while reading")
+			return
+		}
+	}
+	panic(e)
 }
 
 // off returns the file offset of the next byte to read.
@@ -338,7 +407,8 @@ type filled struct {
 
 const prefetchBuffers = 4
 
-func startPrefetch(ra io.ReaderAt, size int64) *prefetcher {
+// startPrefetch starts reading the file ahead from offset from.
+func startPrefetch(ra io.ReaderAt, size, from int64) *prefetcher {
 	pf := &prefetcher{
 		ra:   ra,
 		size: size,
@@ -349,6 +419,7 @@ func startPrefetch(ra io.ReaderAt, size int64) *prefetcher {
 	for range prefetchBuffers {
 		pf.free <- make([]byte, headroom+chunk)
 	}
+	pf.to.Store(from)
 	pf.done.Add(1)
 	go pf.run()
 	return pf

@@ -1,0 +1,211 @@
+package heapdump
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// parseWith runs a parser over the size bytes of ra, its settings changed
+// by set.
+func parseWith(ra io.ReaderAt, size int64, set func(*parser)) (*parser, error) {
+	r := newReader(ra, size, "dump")
+	defer r.close()
+	p := newParser(r)
+	p.perNode, p.perEdge = graphNodeCost, graphEdgeCost
+	set(p)
+	return p, p.run()
+}
+
+// sequential and speculative are parser settings: one parser, or a second
+// from fraction at of the objects on, with groups cut every 4 KiB in both.
+func sequential(p *parser) { p.specMin, p.cutEvery = math.MaxInt64, 4<<10 }
+func speculative(at float64) func(*parser) {
+	return func(p *parser) { p.specMin, p.specAt, p.cutEvery = 0, at, 4<<10 }
+}
+
+// smallRuns returns k values of speculateAt that start a second parser
+// in runs of small objects of the dump p read, where it finds a
+// boundary: most of dumpprog's bytes are in big payloads.
+func smallRuns(t *testing.T, p *parser, k int) []float64 {
+	var offs []int64
+	for _, g := range p.idx.groups {
+		if g.count >= 40 && g.size <= 512 {
+			offs = append(offs, g.file)
+		}
+	}
+	if len(offs) < k {
+		t.Fatalf("%d runs of small objects, want %d", len(offs), k)
+	}
+	first := p.idx.groups[0].file
+	var ats []float64
+	for i := range k {
+		o := offs[i*len(offs)/k]
+		ats = append(ats, float64(o-first)/float64(p.r.size-first))
+	}
+	return ats
+}
+
+// parseDiff names the first difference between what two parsers read, or
+// returns "".
+func parseDiff(a, b *parser) string {
+	x, y := &a.idx, &b.idx
+	for _, c := range []struct {
+		what string
+		a, b any
+	}{
+		{"objects", x.n, y.n},
+		{"groups", x.groups, y.groups},
+		{"marks", x.marks, y.marks},
+		{"slot bitmaps", x.bits, y.bits},
+		{"gaps", x.gapped, y.gapped},
+		{"edge counts", a.counts, b.counts},
+		{"big edge counts", a.big, b.big},
+		{"edges", a.edges32, b.edges32},
+		{"wide edges", a.edges64, b.edges64},
+		{"memory estimate", a.total(), b.total()},
+		{"groups counted", a.groups, b.groups},
+		{"slots", a.slots, b.slots},
+		{"functions", a.funcs, b.funcs},
+		{"samples", a.samples, b.samples},
+		{"records", a.d, b.d},
+	} {
+		if !reflect.DeepEqual(c.a, c.b) {
+			return c.what
+		}
+	}
+	return ""
+}
+
+// A second parser's part of a real dump, from anywhere in it, read from
+// memory or from the mapped file, gives what one parser reads; and it is
+// used, not dropped.
+func TestSpeculationAgrees(t *testing.T) {
+	d := progDump(t, "-gc=false")
+	data := d.bytes(t)
+	want, err := parseWith(bytes.NewReader(data), int64(len(data)), sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	withPrefetch(func() {
+		for _, src := range []struct {
+			name string
+			ra   io.ReaderAt
+		}{{"memory", bytes.NewReader(data)}, {"file", f}} {
+			adopted := 0
+			for _, at := range smallRuns(t, want, 5) {
+				got, err := parseWith(src.ra, int64(len(data)), speculative(at))
+				if err != nil {
+					t.Fatalf("%s, at %.2f: %v", src.name, at, err)
+				}
+				if diff := parseDiff(got, want); diff != "" {
+					t.Errorf("%s, second parser at %.2f: %s differ", src.name, at, diff)
+				}
+				adopted += got.adopted
+			}
+			if adopted < 4 {
+				t.Errorf("%s: the second parser's work was used %d times in 5", src.name, adopted)
+			}
+		}
+	})
+}
+
+// On damaged dumps, two parsers end as one does: the same error or the
+// same records.
+func TestSpeculationOnDamage(t *testing.T) {
+	data := progDump(t, "-gc=false").bytes(t)
+	whole, err := parseWith(bytes.NewReader(data), int64(len(data)), sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ats := smallRuns(t, whole, 4)
+	rng := rand.New(rand.NewPCG(1, 2))
+	adopted, failed := 0, 0
+	const n = 40
+	for i := range n {
+		// Damage anywhere, or within 64 KiB after the second parser's
+		// start, and truncations.
+		at := ats[i%len(ats)]
+		start := whole.idx.groups[0].file + int64(at*float64(len(data)-int(whole.idx.groups[0].file)))
+		pos := func() int {
+			if i%2 == 0 {
+				return len(header) + rng.IntN(len(data)-len(header))
+			}
+			return int(start) + rng.IntN(64<<10)
+		}
+		b := bytes.Clone(data)
+		if i%5 == 0 {
+			b = b[:pos()]
+		} else {
+			for range 1 + i%3 {
+				b[pos()] ^= byte(1 + rng.IntN(255))
+			}
+		}
+		want, werr := parseWith(bytes.NewReader(b), int64(len(b)), sequential)
+		got, gerr := parseWith(bytes.NewReader(b), int64(len(b)), speculative(at))
+		switch {
+		case (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error():
+			t.Fatalf("damage %d: one parser: %v; two: %v", i, werr, gerr)
+		case werr == nil:
+			if diff := parseDiff(got, want); diff != "" {
+				t.Fatalf("damage %d: %s differ", i, diff)
+			}
+		default:
+			failed++
+		}
+		adopted += got.adopted
+	}
+	if adopted < n/4 || failed < n/4 {
+		t.Errorf("%d of %d damaged dumps used the second parser's work, %d failed: the test needs more of both", adopted, n, failed)
+	}
+}
+
+// A mapped dump that shrinks while it is read is an error naming the
+// offset the reader could not read, not a crash.
+func TestMappedDumpShrinks(t *testing.T) {
+	data := progDump(t, "-gc=false").bytes(t)
+	path := filepath.Join(t.TempDir(), "dump")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []func(*parser){sequential, speculative(0.5)} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withPrefetch(func() {
+			r := newReader(f, int64(len(data)), path)
+			defer r.close()
+			if !r.mapped {
+				t.Skip("the file is not mapped here")
+			}
+			if err := os.Truncate(path, int64(len(data)/3)); err != nil {
+				t.Fatal(err)
+			}
+			p := newParser(r)
+			set(p)
+			err = p.run()
+		})
+		f.Close()
+		var fe *FormatError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "file shrank while reading") ||
+			fe.Offset < int64(len(data)/3)/pageSize*pageSize || fe.Offset >= int64(len(data)) {
+			t.Errorf("got %v, want the file shrank at an offset past %d", err, len(data)/3)
+		}
+	}
+}
