@@ -241,7 +241,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// Nearly every frame slot points into an object: room for them all
 	// and one slot of every other record, rather than append's copies
 	// (100,000 goroutines: 400,000 slots, 0.17 s of copying).
-	g.rootSlots = make([]RootSlot, 0, len(p.slots)+len(dump.Goroutines)+len(dump.Defers)+2*len(dump.Panics)+
+	g.rootSlots = hugepage.Make[RootSlot](0, len(p.slots)+len(dump.Goroutines)+len(dump.Defers)+2*len(dump.Panics)+
 		2*(len(dump.Finalizers)+len(dump.QueuedFinalizers))+len(dump.OtherRoots))
 	// Room for every root there can be, but globals: a frame's, if it has
 	// slots or defers, and one of every other record.
@@ -251,7 +251,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			withSlots++
 		}
 	}
-	g.roots = make([]Root, 0, withSlots+len(dump.Defers)+len(dump.Goroutines)+len(dump.Panics)+
+	g.roots = hugepage.Make[Root](0, withSlots+len(dump.Defers)+len(dump.Goroutines)+len(dump.Panics)+
 		len(dump.Finalizers)+len(dump.QueuedFinalizers)+len(dump.OtherRoots)+64)
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)
@@ -276,13 +276,14 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		return sz
 	}
 	stackBudget := maxStackObjectWords
+	var args []int64
 	for gi := range dump.Goroutines {
 		gr := &dump.Goroutines[gi]
 		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
 		objSlots := g.stackObjectSlots(gi, frames, gr.FirstFrame, defers, stackObjs, &stackBudget)
 		// args[d] is the size of the arguments of frame d-1 (the callee),
 		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
-		args := make([]int64, len(frames))
+		args = slices.Grow(args[:0], len(frames))[:len(frames)]
 		for d := range frames {
 			args[d] = -1
 			if d > 0 && opts.OutArgs != nil {
