@@ -298,7 +298,7 @@ func (a *Analysis) indexGObjects() {
 	for i, g := range a.d.Goroutines {
 		nodes[i] = heapdump.NoNode
 		// The object must start at the goroutine's address.
-		if u, ok := a.g.Find(g.Addr); ok && a.g.ObjectAddr(u) == g.Addr {
+		if u, ok := a.g.FindStart(g.Addr); ok {
 			a.gNodes[u/64] |= 1 << (u % 64)
 			nodes[i] = u
 		}

@@ -188,6 +188,13 @@ func (g *Graph) Find(addr uint64) (NodeID, bool) {
 	return NodeID(v), ok
 }
 
+// FindStart returns the object that starts at addr, without the search
+// for its address that Find and then ObjectAddr take.
+func (g *Graph) FindStart(addr uint64) (NodeID, bool) {
+	v, ok := g.idx.startsAt(addr)
+	return NodeID(v), ok
+}
+
 // ObjectAddr returns the address of object v, 0 for other nodes.
 func (g *Graph) ObjectAddr(v NodeID) uint64 {
 	if int(v) >= g.numObjects {

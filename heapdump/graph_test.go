@@ -534,3 +534,31 @@ func TestRecordReaderAgreesWithObjectRecord(t *testing.T) {
 		t.Fatalf("object 0 after an error: %v", err)
 	}
 }
+
+// FindStart finds an object by its first byte only: inside it, or in no
+// object, it finds nothing.
+func TestFindStart(t *testing.T) {
+	g := progDump(t, "-small", "-gc=false").load(t, Options{})
+	inside := 0
+	for v := range NodeID(g.NumObjects()) {
+		a := g.ObjectAddr(v)
+		if u, ok := g.FindStart(a); !ok || u != v {
+			t.Fatalf("object %d at %#x: FindStart gives %d, %v", v, a, u, ok)
+		}
+		if g.Size(v) > 8 {
+			inside++
+			if u, ok := g.FindStart(a + 8); ok {
+				t.Fatalf("object %d at %#x: FindStart(+8) gives %d", v, a, u)
+			}
+			if u, ok := g.Find(a + 8); !ok || u != v {
+				t.Fatalf("object %d at %#x: Find(+8) gives %d, %v", v, a, u, ok)
+			}
+		}
+	}
+	if inside == 0 {
+		t.Fatal("no object of more than a word")
+	}
+	if _, ok := g.FindStart(8); ok {
+		t.Error("FindStart(8) found an object")
+	}
+}

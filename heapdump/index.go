@@ -260,9 +260,22 @@ func (x *objIndex) groupOf(i uint32) int {
 	return k - 1
 }
 
+// startsAt returns the object that starts at addr.
+func (x *objIndex) startsAt(addr uint64) (uint32, bool) {
+	hint := 0
+	i, ok := x.lookup(addr, &hint)
+	if !ok {
+		return 0, false
+	}
+	e := &x.entries[hint] // the entry lookup used
+	return i, (addr-e.base)%e.size == 0
+}
+
 // addr returns the address of object i, which must be < n.
-func (x *objIndex) addr(i uint32) uint64 {
-	g := &x.groups[x.groupOf(i)]
+func (x *objIndex) addr(i uint32) uint64 { return x.addrIn(&x.groups[x.groupOf(i)], i) }
+
+// addrIn is addr for an object of group g.
+func (x *objIndex) addrIn(g *group, i uint32) uint64 {
 	k := i - g.first
 	if g.words < 0 {
 		return g.base + uint64(k)*g.size

@@ -163,7 +163,7 @@ func (c *recordCursor) find(v NodeID) (gi int, addr uint64, n int64, err error) 
 		r.stop = g.idx.recordsEnd(gi, g.size)
 		c.gi, c.k = gi, k
 	}
-	want := g.idx.addr(i)
+	want := g.idx.addrIn(gr, i)
 	for k = c.k; ; k++ {
 		c.gi = -1 // until the record is read whole
 		off := r.off()
