@@ -68,7 +68,11 @@ func build(p *parser, opts Options) (*Graph, error) {
 	}
 	start := p.starts(n)
 	p.edges32 = nil
-	parts := resolveParts(start, runtime.GOMAXPROCS(0))
+	// Parts of equal edges do not take equal time (pointers that jump
+	// around the heap miss the caches): more parts than cores, which take
+	// the next part as they finish one.
+	procs := runtime.GOMAXPROCS(0)
+	parts := resolveParts(start, partsPerCore*procs)
 	kept := make([]int, len(parts))
 	ends := make([]uint32, len(parts))
 	for k, part := range parts {
@@ -76,8 +80,13 @@ func build(p *parser, opts Options) (*Graph, error) {
 	}
 	g.pointedInto = make([]uint64, (n+63)/64)
 	var wg sync.WaitGroup
-	for k := range parts {
-		wg.Go(func() { kept[k] = g.resolve(p, start, succ, parts[k], ends[k]) })
+	var next atomic.Int64
+	for range min(procs, len(parts)) {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
+				kept[k] = g.resolve(p, start, succ, parts[k], ends[k])
+			}
+		})
 	}
 	wg.Wait()
 	p.edges64 = nil
@@ -139,6 +148,10 @@ func (p *parser) starts(n int) []uint32 {
 // parallelMinEdges is the number of edges from which they are resolved in
 // parallel; tests lower it.
 var parallelMinEdges = 1 << 16
+
+// partsPerCore is the number of parts of the objects per core whose edges
+// are resolved in parallel.
+const partsPerCore = 8
 
 // objRange is a range [lo, hi) of objects.
 type objRange struct{ lo, hi int }
