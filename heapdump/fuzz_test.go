@@ -34,7 +34,8 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		one, err1 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { p.specMin, p.cutEvery = math.MaxInt64, 64 })
 		two, err2 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) {
-			p.specMin, p.specAt, p.cutEvery, p.syncRecords = 0, float64(len(data)%7+1)/40, 64, 2
+			f := float64(len(data)%7+1) / 40
+			p.specMin, p.specAt, p.stealMin, p.cutEvery, p.syncRecords = 0, []float64{f, 2 * f}, 256, 64, 2
 		})
 		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
 			t.Fatalf("one parser: %v; two: %v", err1, err2)

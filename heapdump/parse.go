@@ -121,14 +121,16 @@ type parser struct {
 
 	// Reading the objects on two cores (speculate.go), and its settings.
 	specMin     int64
-	specAt      float64
+	specAt      []float64
+	stealMin    int64
 	cutEvery    int64
 	syncRecords int
-	speculated  bool         // speculate was called
-	adopted     int          // times adopt took a second parser's work
-	spec        *speculation // the second parser, until adopted or dropped
-	origin      int64        // file offset this parser started at
-	nextCut     int64        // a record from this offset on starts a new group
+	speculated  bool    // speculate was called
+	help        helping // the parts read by the helper
+	adopted     int     // parts whose records adopt took
+	origin      int64   // file offset this parser started at
+	stopAt      int64   // a part's parser reads no record from here on
+	nextCut     int64   // a record from this offset on starts a new group
 
 	offs []uint64 // scratch: field offsets
 	win  []byte   // scratch: window of contents not in the buffer
@@ -142,7 +144,7 @@ type bigCount struct{ obj, n uint32 }
 type sample struct{ obj, bucket uint64 }
 
 func newParser(r *reader) *parser {
-	return &parser{
+	p := &parser{
 		r:           r,
 		d:           &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
 		strs:        map[string]string{},
@@ -151,10 +153,14 @@ func newParser(r *reader) *parser {
 		wOff:        -1,
 		keptLimit:   sideLimit(r.size),
 		specMin:     speculateMin,
-		specAt:      speculateAt,
+		specAt:      []float64{speculateAt},
+		stealMin:    stealMin,
 		cutEvery:    cutEvery,
 		syncRecords: syncRecords,
+		stopAt:      math.MaxInt64,
 	}
+	p.help.next.Store(math.MaxInt64)
+	return p
 }
 
 // run reads the whole dump.
@@ -169,10 +175,11 @@ func (p *parser) run() (err error) {
 		return r.errorf(0, "not a Go heap dump: the file does not start with %q", header)
 	}
 	r.pos += len(header)
-	defer p.dropSpeculation()
+	defer p.stopHelping()
 	for {
 		off := r.off()
-		if p.spec != nil && off >= p.spec.start && p.adopt(off) {
+		p.help.at.Store(off)
+		if off >= p.help.next.Load() && p.adopt(off) {
 			continue
 		}
 		r.dropBehind()

@@ -24,12 +24,15 @@ func parseWith(ra io.ReaderAt, size int64, set func(*parser)) (*parser, error) {
 	return p, p.run()
 }
 
-// sequential and speculative are parser settings: one parser, or a second
-// from fraction at of the objects on, where it finds 4 object records in a
-// row, with groups cut every 4 KiB in both.
+// sequential and speculative are parser settings: one parser, or parts
+// from fractions at of the objects on, where 4 object records in a row
+// are found, and stolen from 64 KiB on; groups are cut every 4 KiB in
+// both.
 func sequential(p *parser) { p.specMin, p.cutEvery = math.MaxInt64, 4<<10 }
-func speculative(at float64) func(*parser) {
-	return func(p *parser) { p.specMin, p.specAt, p.cutEvery, p.syncRecords = 0, at, 4<<10, 4 }
+func speculative(at ...float64) func(*parser) {
+	return func(p *parser) {
+		p.specMin, p.specAt, p.stealMin, p.cutEvery, p.syncRecords = 0, at, 64<<10, 4<<10, 4
+	}
 }
 
 // smallRuns returns k values of speculateAt that start a second parser
@@ -105,19 +108,21 @@ func TestSpeculationAgrees(t *testing.T) {
 			name string
 			ra   io.ReaderAt
 		}{{"memory", bytes.NewReader(data)}, {"file", f}} {
+			// Each part alone, then the three, each up to the next.
+			ats := smallRuns(t, want, 3)
 			adopted := 0
-			for _, at := range smallRuns(t, want, 3) {
-				got, err := parseWith(src.ra, int64(len(data)), speculative(at))
+			for _, at := range [][]float64{ats[:1], ats[1:2], ats[2:], ats} {
+				got, err := parseWith(src.ra, int64(len(data)), speculative(at...))
 				if err != nil {
-					t.Fatalf("%s, at %.2f: %v", src.name, at, err)
+					t.Fatalf("%s, parts at %.2f: %v", src.name, at, err)
 				}
 				if diff := parseDiff(got, want); diff != "" {
-					t.Errorf("%s, second parser at %.2f: %s differ", src.name, at, diff)
+					t.Errorf("%s, parts at %.2f: %s differ", src.name, at, diff)
 				}
 				adopted += got.adopted
 			}
-			if adopted < 2 {
-				t.Errorf("%s: the second parser's work was used %d times in 3", src.name, adopted)
+			if adopted < 4 {
+				t.Errorf("%s: %d parts' work was used in 6", src.name, adopted)
 			}
 		}
 	})
@@ -136,8 +141,8 @@ func TestSpeculationOnDamage(t *testing.T) {
 	adopted, failed := 0, 0
 	const n = 40
 	for i := range n {
-		// Damage anywhere, or within 64 KiB after the second parser's
-		// start, and truncations.
+		// Damage anywhere, or within 64 KiB after a part's start, and
+		// truncations.
 		at := ats[i%len(ats)]
 		start := whole.idx.groups[0].file + int64(at*float64(len(data)-int(whole.idx.groups[0].file)))
 		pos := func() int {
@@ -154,8 +159,12 @@ func TestSpeculationOnDamage(t *testing.T) {
 				b[pos()] ^= byte(1 + rng.IntN(255))
 			}
 		}
+		parts := []float64{at}
+		if i%3 == 0 {
+			parts = ats // the damage may fall in any of the parts
+		}
 		want, werr := parseWith(bytes.NewReader(b), int64(len(b)), sequential)
-		got, gerr := parseWith(bytes.NewReader(b), int64(len(b)), speculative(at))
+		got, gerr := parseWith(bytes.NewReader(b), int64(len(b)), speculative(parts...))
 		switch {
 		case (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error():
 			t.Fatalf("damage %d: one parser: %v; two: %v", i, werr, gerr)
