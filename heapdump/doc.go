@@ -9,6 +9,12 @@
 // profile with its alloc samples. Objects are indexed by address, so an
 // interior pointer resolves to the object that contains it (Find).
 //
+// On a dump of 64 MiB or more, a helper goroutine reads parts of the object
+// records at the same time, each with a parser of its own, and the main
+// parser takes their work as it reaches them: the graph is the one a single
+// parser builds. A file of 16 MiB or more is mapped into memory, where the
+// system allows, rather than copied through buffers.
+//
 // The Graph numbers its nodes with NodeID: objects first, then one root node
 // per root (a goroutine frame with its defer records, a panic, a global,
 // a finalizer...; see Root and RootKind), then a super-root that points to
