@@ -374,7 +374,7 @@ func TestRandom(t *testing.T) {
 // TestNonTreeEdges checks graphs whose edges that are not tree edges are
 // a few, about as many as the nodes, and many more: New sorts them in the
 // arrays it has at hand, in one buffer of their own, or in place and a
-// buffer (groupByTarget).
+// buffer (groupByTarget), on one core and on every core.
 func TestNonTreeEdges(t *testing.T) {
 	for _, n := range []int{9, 100, 400} {
 		for _, back := range []int{1, n / 3, 2 * n / 3, n - 2, 3 * n} {
@@ -389,11 +389,15 @@ func TestNonTreeEdges(t *testing.T) {
 					edges = append(edges, [2]uint32{uint32(n - 1 - i%(n/2)), uint32(2 + i%(n-2))})
 				}
 				g := build(n, edges)
-				tr, err := dom.New(g, 0)
-				if err != nil {
-					t.Fatal(err)
+				for _, from := range []int{1 << 30, 1} { // on one core, then on every core
+					old := dom.SetParallelMinEdges(from)
+					tr, err := dom.New(g, 0)
+					dom.SetParallelMinEdges(old)
+					if err != nil {
+						t.Fatal(err)
+					}
+					check(t, g, 0, tr)
 				}
-				check(t, g, 0, tr)
 			})
 		}
 	}
@@ -572,6 +576,7 @@ func FuzzDominators(f *testing.F) {
 	f.Add([]byte{1, 3, 0, 0, 1, 2, 3, 1, 2, 0})
 	f.Add([]byte{1, 2, 1, 0, 3, 1, 0, 1, 1})
 	f.Add([]byte{2, 6, 0, 0, 1, 0, 2, 1, 3, 2, 3, 3, 4, 4, 3, 1, 5, 5, 1})
+	f.Add([]byte{6, 6, 0, 0, 1, 0, 2, 1, 3, 2, 3, 3, 4, 4, 3, 1, 5, 5, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 3 {
 			return
@@ -605,6 +610,10 @@ func FuzzDominators(f *testing.F) {
 		var opts []dom.Option
 		if data[0]&2 != 0 {
 			opts = append(opts, dom.KeepRootKids)
+		}
+		if data[0]&4 != 0 {
+			// The non-tree edges sorted on every core.
+			defer dom.SetParallelMinEdges(dom.SetParallelMinEdges(1))
 		}
 		tr, err := dom.New(g, root, opts...)
 		if err != nil {

@@ -291,6 +291,9 @@ func (l *edges) groupByTarget(r int, pre []uint32, ab, spare []uint64) bitset {
 			m++
 		}
 	}
+	if k := groupWorkers(m); k > 1 && m <= len(ab) {
+		return l.groupInParallel(k, m, r, pre, ab, spare)
+	}
 	var pairs []uint64
 	if m <= len(ab) {
 		pairs = l.pairsByNode(m, pre, spare)
