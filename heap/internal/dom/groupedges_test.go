@@ -1,6 +1,7 @@
 package dom
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -49,7 +50,7 @@ func TestGroupInParallel(t *testing.T) {
 		}
 		ab := make([]uint64, max(m, tc.r))
 		defer func(n int) { parallelMinEdges = n }(parallelMinEdges)
-		parallelMinEdges = 1 << 62
+		parallelMinEdges = math.MaxInt
 		wantHas := one.groupByTarget(tc.r, slices.Clone(pre32), ab, make([]uint64, m))
 		want := sorted(one)
 		for _, k := range []int{2, 3, 8} {
