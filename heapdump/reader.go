@@ -149,10 +149,23 @@ func (r *reader) off() int64 { return r.base + int64(r.pos) }
 // remaining returns the number of file bytes not read yet.
 func (r *reader) remaining() int64 { return r.size - r.off() }
 
-// inBuf reports whether the buffer holds the n file bytes at off.
+// inBuf reports whether the buffer holds the n file bytes at off. For a
+// mapped file, only bytes near the reader count: the pages of others
+// would stay resident until dropBehind passes them (a 1 GiB segment's
+// contents, or the words of a large object, read with readAt), or for
+// good, behind what it dropped. Those are read from the file instead.
 func (r *reader) inBuf(off, n int64) bool {
+	if r.mapped {
+		at := r.off()
+		return off >= max(r.dropped, at-mappedReach) && off+n <= min(r.size, at+mappedReach)
+	}
 	return off-r.base >= int64(r.lo) && off+n <= r.base+int64(r.end)
 }
+
+// mappedReach is how far from a mapped reader's offset inBuf counts bytes
+// as in the buffer: an object's contents read through the buffer and
+// the headroom.
+const mappedReach = headroom + maxBuffered
 
 func (r *reader) errorf(off int64, format string, args ...any) error {
 	return &FormatError{Path: r.path, Offset: off, Record: r.rec, Msg: fmt.Sprintf(format, args...)}

@@ -219,3 +219,38 @@ func TestMappedDumpShrinks(t *testing.T) {
 		}
 	}
 }
+
+// A mapped reader reads bytes far from its offset from the file, not the
+// mapping, whose pages would stay resident; it reads the same bytes.
+func TestMappedReaderReadsFarBytesFromFile(t *testing.T) {
+	d := progDump(t, "-small", "-gc=false")
+	data := d.bytes(t)
+	f, err := os.Open(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	withPrefetch(func() {
+		r := newReader(f, int64(len(data)), d.path)
+		defer r.close()
+		if !r.mapped {
+			t.Skip("the file is not mapped here")
+		}
+		far := int64(len(data)) - 4096
+		if far < 2*mappedReach {
+			t.Fatalf("the dump has %d bytes, too few", len(data))
+		}
+		for _, c := range []struct {
+			off  int64
+			near bool
+		}{{0, true}, {mappedReach - 4096, true}, {far, false}} {
+			if got := r.inBuf(c.off, 4096); got != c.near {
+				t.Errorf("offset %d: in the buffer %v, want %v", c.off, got, c.near)
+			}
+			b := make([]byte, 4096)
+			if err := r.readAt(b, c.off); err != nil || !bytes.Equal(b, data[c.off:c.off+4096]) {
+				t.Errorf("offset %d: read %v, or other bytes", c.off, err)
+			}
+		}
+	})
+}
