@@ -78,8 +78,8 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	if c.finished {
 		return n, err // a later read of an object's record
 	}
-	// Bytes read, not the furthest offset: a second parser reads the
-	// second half of the objects while the first reads the first.
+	// Bytes read, not the furthest offset: a helper reads parts of the
+	// objects further on while the main parser reads from the start.
 	c.done = min(c.done+int64(n), c.size)
 	if c.done >= c.next {
 		c.next = c.done + c.step

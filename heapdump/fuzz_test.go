@@ -25,8 +25,8 @@ func fuzzStackObjects(entry uint64) []binsym.StackObject {
 
 // FuzzRead feeds the reader mutated dumps: it must return a graph or a
 // *FormatError, never panic, and a graph must be consistent. Reading the
-// objects with a second parser, from a point the input's length picks,
-// must end as reading them with one does.
+// objects in parts, from points the input's length picks, and stealing,
+// must end as one parser does.
 func FuzzRead(f *testing.F) {
 	seed := dumptest.Minimized(f)
 	f.Add(seed)

@@ -590,7 +590,7 @@ func (p *parser) objectsFast() bool {
 	x := &p.idx
 	end := min(r.end, r.pos+dropEvery) // return to let the reader drop pages
 	if lim := p.specStart() - r.base; lim < int64(end) {
-		end = int(max(lim, int64(r.pos))) // the second parser reads on from there
+		end = int(max(lim, int64(r.pos))) // a part the helper reads starts there
 	}
 	buf := r.buf[:end]
 	pos0 := r.pos

@@ -35,7 +35,7 @@ func speculative(at ...float64) func(*parser) {
 	}
 }
 
-// smallRuns returns k values of speculateAt that start a second parser
+// smallRuns returns k values of speculateAt that start a part
 // in runs of small objects of the dump p read, where it finds a
 // boundary: most of dumpprog's bytes are in big payloads.
 func smallRuns(t *testing.T, p *parser, k int) []float64 {
@@ -88,9 +88,9 @@ func parseDiff(a, b *parser) string {
 	return ""
 }
 
-// A second parser's part of a real dump, from anywhere in it, read from
-// memory or from the mapped file, gives what one parser reads; and it is
-// used, not dropped.
+// Parts of a real dump, from anywhere in it, read from memory or from the
+// mapped file, give what one parser reads; and their work is used, not
+// dropped.
 func TestSpeculationAgrees(t *testing.T) {
 	d := progDump(t, "-small", "-gc=false")
 	data := d.bytes(t)
@@ -128,8 +128,8 @@ func TestSpeculationAgrees(t *testing.T) {
 	})
 }
 
-// On damaged dumps, two parsers end as one does: the same error or the
-// same records.
+// On damaged dumps, reading in parts ends as one parser does: the same
+// error or the same records.
 func TestSpeculationOnDamage(t *testing.T) {
 	data := progDump(t, "-small", "-gc=false").bytes(t)
 	whole, err := parseWith(bytes.NewReader(data), int64(len(data)), sequential)
@@ -178,7 +178,7 @@ func TestSpeculationOnDamage(t *testing.T) {
 		adopted += got.adopted
 	}
 	if adopted < n/4 || failed < n/8 {
-		t.Errorf("%d of %d damaged dumps used the second parser's work, %d failed: the test needs more of both", adopted, n, failed)
+		t.Errorf("%d of %d damaged dumps used a part's work, %d failed: the test needs more of both", adopted, n, failed)
 	}
 }
 
