@@ -389,14 +389,27 @@ func TestNonTreeEdges(t *testing.T) {
 					edges = append(edges, [2]uint32{uint32(n - 1 - i%(n/2)), uint32(2 + i%(n-2))})
 				}
 				g := build(n, edges)
-				for _, from := range []int{1 << 30, 1} { // on one core, then on every core
-					old := dom.SetParallelMinEdges(from)
-					tr, err := dom.New(g, 0)
-					dom.SetParallelMinEdges(old)
-					if err != nil {
-						t.Fatal(err)
+				old := dom.SetParallelMinEdges(1 << 30)
+				tr, err := dom.New(g, 0)
+				dom.SetParallelMinEdges(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, g, 0, tr)
+				// On every core: the same tree.
+				old = dom.SetParallelMinEdges(1)
+				par, err := dom.New(g, 0)
+				dom.SetParallelMinEdges(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v := range uint32(n) {
+					if par.Idom(v) != tr.Idom(v) {
+						t.Fatalf("on every core, idom(%d) = %d, want %d", v, par.Idom(v), tr.Idom(v))
 					}
-					check(t, g, 0, tr)
+				}
+				if !slices.Equal(par.Preorder(), tr.Preorder()) {
+					t.Fatal("on every core, another preorder")
 				}
 			})
 		}
