@@ -144,6 +144,29 @@
 # the default run went 0.70 -> 0.56 s on 2M (8be4b1e: 0.48 s) and 3.46 ->
 # 3.06 s on 10M (8be4b1e: 2.50 s). The parse and the dominator search
 # still run on one core; they are most of the rest.
+# On main at 78cb5fe (object records read on both cores from a mapped file,
+# the helper taking work from the main parser; edges resolved in 8 parts per
+# core; non-tree edges sorted on both cores; roots' arrays on huge pages),
+# load 1.2:
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.16s   -      0.16s  6MiB
+#   2M     286MB   default                 0.40s   2.38   0.62s  115MiB  0.42
+#   2M     286MB   --min-size 150B --top 3 0.49s   1.11   0.72s  116MiB  0.42
+#   2M     286MB   --min-size 4KiB --top 0 0.38s   0.88   0.57s  116MiB  0.42
+#   2M     286MB   --top 1                 0.42s   1.10   0.64s  115MiB  0.42
+#   10M    1179MB  floor                   1.12s   -      1.13s  6MiB
+#   10M    1179MB  default                 2.34s   2.19   3.64s  488MiB  0.43
+#   10M    1179MB  --min-size 150B --top 3 1.84s   0.95   2.76s  491MiB  0.44
+#   10M    1179MB  --min-size 4KiB --top 0 2.34s   0.94   3.43s  493MiB  0.44
+#   10M    1179MB  --top 1                 2.12s   0.93   3.36s  493MiB  0.44
+#   g100k  604MB   floor                   0.25s   -      0.25s  6MiB
+#   g100k  604MB   default                 0.78s   3.65   1.07s  210MiB  0.37
+#   g100k  604MB   --min-size 4KiB --top 0 0.95s   1.30   1.25s  222MiB  0.39
+# Interleaved with the builds of 8be4b1e and a3d823b (medians of 9 runs,
+# 7 for 10M and g100k), 8be4b1e / a3d823b / 78cb5fe: 2M 0.40 / 0.53 /
+# 0.47 s, 1.5M 0.26 / 0.36 / 0.35 s, 10M 2.24 / 2.64 / 2.07 s, g100k
+# 0.89 / 0.63 / 0.59 s. The dominator search and the semidominator sweep
+# still run on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
