@@ -2,6 +2,7 @@ package heapdump
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -167,6 +168,13 @@ func newParser(r *reader) *parser {
 func (p *parser) run() (err error) {
 	r := p.r
 	if r.mapped {
+		defer func() {
+			// An error where the file shrank is that (see shrank).
+			var fe *FormatError
+			if errors.As(err, &fe) && r.shrank() {
+				err = r.errorf(fe.Offset, "file shrank while reading")
+			}
+		}()
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer r.recoverFault(&err)
 	}

@@ -143,6 +143,19 @@ func (r *reader) recoverFault(err *error) {
 	panic(e)
 }
 
+// shrank reports whether the file, if ra is one, is now shorter than it
+// was when the reader was made. A mapped file that shrinks mid-page reads
+// as zeros up to the page's end rather than faulting, which the parser may
+// take for a malformed record.
+func (r *reader) shrank() bool {
+	f, ok := r.ra.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Size() < r.size
+}
+
 // off returns the file offset of the next byte to read.
 func (r *reader) off() int64 { return r.base + int64(r.pos) }
 
