@@ -139,7 +139,7 @@ func TestSpeculationOnDamage(t *testing.T) {
 	ats := smallRuns(t, whole, 3)
 	rng := rand.New(rand.NewPCG(1, 2))
 	adopted, failed := 0, 0
-	const n = 40
+	const n = 24
 	for i := range n {
 		// Damage anywhere, or within 64 KiB after a part's start, and
 		// truncations.
