@@ -157,7 +157,8 @@ const partsPerCore = 8
 type objRange struct{ lo, hi int }
 
 // resolveParts splits the objects into up to k ranges of about the same
-// number of edges.
+// number of edges, none empty: an empty range would read the start of the
+// next while that range's worker writes it.
 func resolveParts(start []uint32, k int) []objRange {
 	n := len(start) - 1
 	total := int(start[n])
@@ -171,10 +172,11 @@ func resolveParts(start []uint32, k int) []objRange {
 		if j < k {
 			target := uint32(total / k * j)
 			hi, _ = slices.BinarySearch(start[:n+1], target)
-			hi = max(hi, lo)
 		}
-		parts = append(parts, objRange{lo, hi})
-		lo = hi
+		if hi > lo {
+			parts = append(parts, objRange{lo, hi})
+			lo = hi
+		}
 	}
 	if len(parts) == 0 {
 		parts = append(parts, objRange{0, n})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -560,5 +561,38 @@ func TestFindStart(t *testing.T) {
 	}
 	if _, ok := g.FindStart(8); ok {
 		t.Error("FindStart(8) found an object")
+	}
+}
+
+// The parts whose edges are resolved in parallel cover the objects in
+// order, none of them empty, at most k.
+func TestResolveParts(t *testing.T) {
+	defer func(e int) { parallelMinEdges = e }(parallelMinEdges)
+	parallelMinEdges = 1
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 3, 10, 100, 1000} {
+		for _, k := range []int{1, 2, 16, 64} {
+			for _, spread := range []int{0, 1, 3, 50} {
+				start := make([]uint32, n+1)
+				for i := range n {
+					d := 0
+					if spread > 0 && rng.IntN(4) == 0 {
+						d = rng.IntN(spread) // most objects without edges
+					}
+					start[i+1] = start[i] + uint32(d)
+				}
+				parts := resolveParts(start, k)
+				lo := 0
+				for _, p := range parts {
+					if p.lo != lo || p.hi <= p.lo {
+						t.Fatalf("%d objects, %d parts, spread %d: parts %v", n, k, spread, parts)
+					}
+					lo = p.hi
+				}
+				if lo != n || len(parts) > k {
+					t.Fatalf("%d objects, %d parts, spread %d: parts %v", n, k, spread, parts)
+				}
+			}
+		}
 	}
 }
