@@ -39,7 +39,7 @@ type stackSlot struct {
 
 // stackObjectCache keeps the stack objects of each function, by entry,
 // and the arrays stackObjectSlots reuses from one goroutine to the next
-// (100,000 goroutines: 300,000 allocations fewer).
+// rather than make for each of, say, 100,000 goroutines.
 type stackObjectCache struct {
 	fn   func(entry uint64) []binsym.StackObject
 	objs map[uint64][]binsym.StackObject
