@@ -20,34 +20,80 @@ func groupWorkers(m int) int {
 	return min(runtime.GOMAXPROCS(0), 8)
 }
 
-// groupInParallel is groupByTarget on k cores, for m edges that ab holds:
-// the same passes, each worker taking a contiguous share of the input of
-// each pass and writing, stably, after the shares of the workers before
-// it in each bucket. The result is the one groupByTarget gives on one.
-func (l *edges) groupInParallel(k, m, r int, pre []uint32, ab, spare []uint64) bitset {
-	pairs := l.pairsInParallel(k, m, pre, spare)
+// groupByTarget sorts the edges of l, which are among r nodes, by target, as
+// its doc says, and returns the set of targets that have any. The search
+// added each target as a node, whose number is pre of it. It is a least
+// significant digit radix sort in two passes, low digit then high, through
+// (target, source) pairs in ab, whose first half is pre: when ab can hold
+// the pairs, those are first put in order of their nodes' high bits in
+// spare, or a buffer of their own, so that the reads of pre stay within a
+// few pages at a time; with more edges than ab holds, the targets are
+// turned into numbers in place, and the pairs sorted in a buffer of their
+// own.
+func (l *edges) groupByTarget(r int, pre []uint32, ab, spare []uint64) bitset {
+	m := 0
+	for i := range l.n {
+		if l.at(i)&mark == 0 {
+			m++
+		}
+	}
+	return l.group(groupWorkers(m), m, r, pre, ab, spare)
+}
+
+// group is groupByTarget for m edges on k cores (k may be 1): each worker
+// takes a contiguous share of the input of each pass and writes, stably,
+// after the shares of the workers before it in each bucket. The result
+// does not depend on k.
+func (l *edges) group(k, m, r int, pre []uint32, ab, spare []uint64) bitset {
 	keyBits := bits.Len32(uint32(r - 1))
 	digit := max(1, (keyBits+1)/2) // two passes: low digit, then high
 	mask := uint32(1)<<digit - 1
 	share := func(w, n int) (int, int) { return w * n / k, (w + 1) * n / k }
 
-	// Pass 1: into ab as target<<32 | source, by the low digit.
-	buf := ab[:m]
-	lo := bucketsInParallel(k, 1<<digit, func(w int, count []int) {
-		from, to := share(w, m)
-		for _, y := range pairs[from:to] {
-			count[uint32(y>>32)&mask]++
+	// Pass 1: into buf as target<<32 | source, by the low digit.
+	var buf []uint64
+	if m <= len(ab) {
+		pairs := l.pairsByNode(k, m, pre, spare)
+		buf = ab[:m]
+		lo := bucketsInParallel(k, 1<<digit, func(w int, count []int) {
+			from, to := share(w, m)
+			for _, y := range pairs[from:to] {
+				count[uint32(y>>32)&mask]++
+			}
+		})
+		parallel(k, func(w int) {
+			at := lo[w]
+			from, to := share(w, m)
+			for _, y := range pairs[from:to] {
+				d := uint32(y>>32) & mask
+				buf[at[d]] = y
+				at[d]++
+			}
+		})
+	} else {
+		for i := range l.n {
+			if x := l.at(i); x&mark == 0 {
+				l.set(i, pre[x])
+			}
 		}
-	})
-	parallel(k, func(w int) {
-		at := lo[w]
-		from, to := share(w, m)
-		for _, y := range pairs[from:to] {
-			d := uint32(y>>32) & mask
-			buf[at[d]] = y
-			at[d]++
+		buf = hugepage.Make[uint64](m, m)
+		at := bucketsInParallel(1, 1<<digit, func(_ int, count []int) {
+			for i := range l.n {
+				if x := l.at(i); x&mark == 0 {
+					count[x&mask]++
+				}
+			}
+		})[0]
+		src := uint64(0)
+		for i := range l.n {
+			if x := l.at(i); x&mark != 0 {
+				src = uint64(x &^ mark)
+			} else {
+				buf[at[x&mask]] = uint64(x)<<32 | src
+				at[x&mask]++
+			}
 		}
-	})
+	}
 
 	// Pass 2: back into l, by the high digit, sources only, the first of
 	// each target's group marked: by each worker in its share, then again
@@ -109,9 +155,11 @@ func (l *edges) groupInParallel(k, m, r int, pre []uint32, ab, spare []uint64) b
 	return has[0]
 }
 
-// pairsInParallel is pairsByNode on k cores. Each worker takes the edges
-// of a share of the sources, cut where a source begins.
-func (l *edges) pairsInParallel(k, m int, pre []uint32, buf []uint64) []uint64 {
+// pairsByNode returns the m edges of l as target number<<32 | source, in
+// order of the high bits of the target's node, in buf or, when it is too
+// short, a buffer of their own. Each of the k workers takes the edges of a
+// share of the sources, cut where a source begins.
+func (l *edges) pairsByNode(k, m int, pre []uint32, buf []uint64) []uint64 {
 	const parts = 1 << 12
 	shift := max(0, bits.Len32(uint32(len(pre)-1))-bits.Len32(parts-1))
 	cuts := make([]int, k+1)
@@ -175,8 +223,13 @@ func bucketsInParallel(k, n int, count func(w int, count []int)) [][]int {
 	return counts
 }
 
-// parallel runs f(0) to f(k-1) at once and waits for them.
+// parallel runs f(0) to f(k-1) at once and waits for them; f(0) alone on
+// the calling goroutine.
 func parallel(k int, f func(w int)) {
+	if k == 1 {
+		f(0)
+		return
+	}
 	var wg sync.WaitGroup
 	for w := range k {
 		wg.Go(func() { f(w) })

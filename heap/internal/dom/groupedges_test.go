@@ -1,64 +1,63 @@
 package dom
 
 import (
-	"math"
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
 
-// Sorting non-tree edges on several cores gives what one core gives: the
-// same sources in the same order, the same marks, the same targets.
-func TestGroupInParallel(t *testing.T) {
+// Sorting non-tree edges on one core or several, through pairs or in
+// place, gives the sources grouped by their target's number, in their
+// order within a group, the first of each group marked, and the targets.
+func TestGroupByTarget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct{ r, sources, maxEdges int }{
 		{2, 1, 3}, {50, 10, 20}, {1000, 300, 40}, {70000, 5000, 30}, {300, 20000, 4},
 	} {
 		// Sources with their edges' target nodes; pre numbers the nodes.
-		pre := rng.Perm(tc.r)
+		pre := make([]uint32, tc.r)
+		for i, v := range rng.Perm(tc.r) {
+			pre[i] = uint32(v)
+		}
 		var words []uint32
+		type edge struct{ target, source uint32 } // target by number
+		var in []edge
 		for range tc.sources {
-			words = append(words, uint32(rng.IntN(tc.r))|mark)
+			src := uint32(rng.IntN(tc.r))
+			words = append(words, src|mark)
 			for range 1 + rng.IntN(tc.maxEdges) {
-				words = append(words, uint32(rng.IntN(tc.r)))
+				node := uint32(rng.IntN(tc.r))
+				words = append(words, node)
+				in = append(in, edge{pre[node], src})
 			}
 		}
-		pre32 := make([]uint32, tc.r)
-		for i, v := range pre {
-			pre32[i] = uint32(v)
-		}
-		load := func() *edges {
-			var l edges
-			for _, w := range words {
-				l.add(w)
-			}
-			return &l
-		}
-		sorted := func(l *edges) []uint32 {
-			var out []uint32
-			for i := range l.n {
-				out = append(out, l.at(i))
-			}
-			return out
-		}
-		one := load()
-		m := 0
-		for _, w := range words {
-			if w&mark == 0 {
-				m++
+		slices.SortStableFunc(in, func(a, b edge) int { return cmp.Compare(a.target, b.target) })
+		var want []uint32
+		wantHas := newBitset(tc.r)
+		for i, e := range in {
+			if i == 0 || in[i-1].target != e.target {
+				want = append(want, e.source|mark)
+				wantHas.set(e.target)
+			} else {
+				want = append(want, e.source)
 			}
 		}
-		ab := make([]uint64, max(m, tc.r))
-		defer func(n int) { parallelMinEdges = n }(parallelMinEdges)
-		parallelMinEdges = math.MaxInt
-		wantHas := one.groupByTarget(tc.r, slices.Clone(pre32), ab, make([]uint64, m))
-		want := sorted(one)
-		for _, k := range []int{2, 3, 8} {
-			got := load()
-			ab := make([]uint64, max(m, tc.r))
-			has := got.groupInParallel(k, m, tc.r, slices.Clone(pre32), ab, make([]uint64, m))
-			if !slices.Equal(sorted(got), want) || !slices.Equal(has, wantHas) {
-				t.Errorf("%d nodes, %d sources, %d workers: the edges differ from one worker's", tc.r, tc.sources, k)
+		m := len(in)
+		for _, k := range []int{1, 2, 3, 8} {
+			for _, abLen := range []int{max(m, tc.r), m - 1} { // pairs, in place
+				var l edges
+				for _, w := range words {
+					l.add(w)
+				}
+				has := l.group(k, m, tc.r, slices.Clone(pre), make([]uint64, abLen), make([]uint64, m))
+				var got []uint32
+				for i := range l.n {
+					got = append(got, l.at(i))
+				}
+				if !slices.Equal(got, want) || !slices.Equal(has, wantHas) {
+					t.Errorf("%d nodes, %d sources, %d workers, ab of %d: the edges are not grouped by target", tc.r, tc.sources, k, abLen)
+				}
 			}
 		}
 	}
