@@ -87,7 +87,7 @@ func (p *parser) speculate(off int64) {
 	var starts []int64
 	for _, f := range p.specAt {
 		at := off + int64(float64(r.size-off)*f)
-		start, ok := p.syncObjects((at + p.cutEvery - 1) / p.cutEvery * p.cutEvery)
+		start, ok := p.syncObjects(at)
 		if ok && (len(starts) == 0 || start > starts[len(starts)-1]) {
 			starts = append(starts, start)
 		}
@@ -176,7 +176,7 @@ func (p *parser) steal() *speculation {
 		return nil
 	}
 	mid := at + (first.start-at)/2
-	start, ok := p.syncObjects((mid + p.cutEvery - 1) / p.cutEvery * p.cutEvery)
+	start, ok := p.syncObjects(mid)
 	if !ok || start >= first.start || h.budget-h.spent <= 0 {
 		return nil
 	}
@@ -187,10 +187,12 @@ func (p *parser) steal() *speculation {
 }
 
 // syncObjects returns the file offset of the first record boundary in the
-// cutEvery bytes from c on that p.syncRecords object records follow, each
-// of which objectsFast would read.
-func (p *parser) syncObjects(c int64) (int64, bool) {
+// cutEvery bytes from the first multiple of cutEvery at or past at, that
+// p.syncRecords object records follow, each of which objectsFast would
+// read.
+func (p *parser) syncObjects(at int64) (int64, bool) {
 	r := p.r
+	c := (at + p.cutEvery - 1) / p.cutEvery * p.cutEvery
 	n := min(p.cutEvery+syncSpan, r.size-c)
 	if n <= 0 {
 		return 0, false
