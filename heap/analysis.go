@@ -53,10 +53,13 @@ type Analysis struct {
 	// first root (holdingTops);
 	// sigIDs the id plus one of every root's signature, sigIndex the ids
 	// by signature (sigID). All are built on demand.
-	tops     []heapdump.NodeID
-	sigIDs   []uint32
-	sigIndex map[string]uint32
-	sigNames []string // by id
+	tops   []heapdump.NodeID
+	sigIDs []uint32
+	// topsAhead, if not nil, brings the array holdingTops fills, made
+	// ahead (prepareTops).
+	topsAhead chan []heapdump.NodeID
+	sigIndex  map[string]uint32
+	sigNames  []string // by id
 	// sites and frameLines keep the executable's answers for siteOf and
 	// frameLine.
 	sites      map[uint64]knownSite
@@ -163,6 +166,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	if o.progress != nil {
 		o.progress(Progress{Phase: PhaseDominators})
 	}
+	a.prepareTops()
 	tree, err := dom.New(domInput{g}, g.SuperRoot(), dom.KeepRootKids)
 	if err != nil {
 		return nil, fmt.Errorf("%s: dominators: %w", g.Name(), err)

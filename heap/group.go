@@ -73,9 +73,12 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 	if a.tops != nil {
 		return a.tops
 	}
-	tops := hugepage.Make[heapdump.NodeID](a.g.NumNodes(), a.g.NumNodes())
-	for i := range tops {
-		tops[i] = heapdump.NoNode
+	var tops []heapdump.NodeID
+	if a.topsAhead != nil {
+		tops = <-a.topsAhead
+		a.topsAhead = nil
+	} else {
+		tops = newTops(a.g.NumNodes())
 	}
 	sr := a.g.SuperRoot()
 	cur := sr
@@ -97,6 +100,26 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 		}
 	}
 	a.tops = tops
+	return tops
+}
+
+// prepareTops makes the array of holdingTops on another goroutine, which
+// the dominator computation, on one core for the most part, leaves idle:
+// the first touch of a fresh array is the kernel clearing its pages.
+func (a *Analysis) prepareTops() {
+	ahead := make(chan []heapdump.NodeID, 1)
+	a.topsAhead = ahead
+	n := a.g.NumNodes()
+	go func() { ahead <- newTops(n) }()
+}
+
+// newTops returns an array of n NoNode, the tops of holdingTops before
+// its pass.
+func newTops(n int) []heapdump.NodeID {
+	tops := hugepage.Make[heapdump.NodeID](n, n)
+	for i := range tops {
+		tops[i] = heapdump.NoNode
+	}
 	return tops
 }
 

@@ -29,3 +29,30 @@ func advise[T any](s []T) error {
 	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), lo-start)), hi-lo)
 	return syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 }
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in
+// as a write would, without changing what they hold.
+const madvPopulateWrite = 23
+
+// Populate faults in the whole pages of the memory of s as writes would,
+// without changing what s holds, so that their first use later does not
+// wait for the kernel to clear them: a goroutine on an idle core can
+// prepare an array the work on another core is about to fill. It is safe
+// while other goroutines read and write s. Where the kernel does not know
+// the request, it does nothing.
+func Populate[T any](s []T) { _ = populate(s) }
+
+// populate is Populate, which returns the kernel's refusal.
+func populate[T any](s []T) error {
+	var t T
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	size := uintptr(len(s)) * unsafe.Sizeof(t)
+	page := uintptr(syscall.Getpagesize())
+	lo := (start + page - 1) &^ (page - 1) // madvise takes whole pages
+	hi := (start + size) &^ (page - 1)
+	if hi <= lo {
+		return nil
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), lo-start)), hi-lo)
+	return syscall.Madvise(b, madvPopulateWrite)
+}

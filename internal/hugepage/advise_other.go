@@ -4,3 +4,6 @@ package hugepage
 
 // Advise does nothing but on Linux.
 func Advise[T any](s []T) {}
+
+// Populate does nothing but on Linux.
+func Populate[T any](s []T) {}

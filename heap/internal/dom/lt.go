@@ -48,6 +48,24 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// c: DFS parent; then compressed ancestor
 	// d: DFS cursor; then semidominator
 	e := hugepage.Make[uint32](n, n) // node of each number (the preorder)
+	// The search fills a, e, c and d as it numbers nodes, one core's work;
+	// the first touch of fresh memory is the kernel clearing it. Another
+	// goroutine has the kernel do that on the idle core, from the end of
+	// the arrays, which the search reaches last, then b for Step 2.
+	if n >= populateMin {
+		populated := make(chan struct{})
+		go func() {
+			defer close(populated)
+			const parts = 32
+			for i := parts - 1; i >= 0; i-- {
+				for _, s := range [][]uint32{a, e, c, d} {
+					hugepage.Populate(s[i*len(s)/parts : (i+1)*len(s)/parts])
+				}
+			}
+			hugepage.Populate(b)
+		}()
+		defer func() { <-populated }()
+	}
 
 	// Step 1: number the nodes the root reaches in depth-first preorder, and
 	// collect the edges that are not tree edges, sorted by target. From here
@@ -157,8 +175,13 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	return t, nil
 }
 
+// populateMin is the number of nodes from which New populates its arrays
+// on another goroutine; tests lower it.
+var populateMin = 1 << 20
+
 // search numbers the nodes that root reaches in depth-first preorder: pre[v]
-// is the number of node v, None if root does not reach it; order[i] is the
+// is the number of node v, left as it was if root does not reach it (no
+// one reads it); order[i] is the
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
 // root goes into in (see edges), w as a node: its number is read after. It
@@ -174,9 +197,6 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 	var left [256]struct {
 		succ []N
 		num  uint32
-	}
-	for i := range pre {
-		pre[i] = None
 	}
 	// seen marks the nodes numbered: a set of n bits stays in the cache
 	// where pre, 32 times larger, would miss on most edges.
