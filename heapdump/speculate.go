@@ -396,5 +396,8 @@ func appendGrown[T any](p *parser, s, t []T) []T {
 	if cap(s)-len(s) < len(t) {
 		s = grow(p, s, len(t))
 	}
-	return append(s, t...)
+	n := len(s)
+	s = s[:n+len(t)]
+	copyInSteps(s[n:], t)
+	return s
 }
