@@ -1,9 +1,7 @@
 package heap
 
 import (
-	"cmp"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -25,7 +23,6 @@ type Analysis struct {
 	Unknown []Unknown
 
 	g        *heapdump.Graph
-	file     io.Closer      // the dump, when Analyze opened it (OnProgress)
 	d        *heapdump.Dump // g.Dump()
 	opts     options        // as given to Analyze
 	tree     *dom.Tree
@@ -111,28 +108,19 @@ type Analysis struct {
 // report (MinSize, Top, Focus) given here are the defaults of Holders.
 func Analyze(path string, bin *binsym.Binary, opts ...Option) (*Analysis, error) {
 	o := newOptions(opts)
-	if o.progress == nil {
-		g, err := heapdump.Load(path, o.loadOptions(path, bin))
-		if err != nil {
-			return nil, err
-		}
-		a, err := newAnalysis(g, bin, o)
-		if err != nil {
-			g.Close()
-			return nil, err
-		}
-		return a, nil
+	lo := o.loadOptions(path, bin)
+	if o.progress != nil {
+		lo = withProgress(lo, o.progress)
 	}
-	g, file, err := loadWithProgress(path, o.loadOptions(path, bin), o.progress)
+	g, err := heapdump.Load(path, lo)
 	if err != nil {
 		return nil, err
 	}
 	a, err := newAnalysis(g, bin, o)
 	if err != nil {
-		file.Close()
+		g.Close()
 		return nil, err
 	}
-	a.file = file
 	return a, nil
 }
 
@@ -275,12 +263,7 @@ func (a *Analysis) Graph() *heapdump.Graph { return a.g }
 
 // Close releases the dump file. The Binary is the caller's to close.
 func (a *Analysis) Close() error {
-	err := a.g.Close()
-	if a.file != nil {
-		err = cmp.Or(err, a.file.Close())
-		a.file = nil
-	}
-	return err
+	return a.g.Close()
 }
 
 // Retained returns the bytes node v retains: its own size and that of every

@@ -1,12 +1,6 @@
 package heap
 
-import (
-	"io"
-	"sync"
-
-	"github.com/ctxleak/ctxleak/heapdump"
-	"github.com/ctxleak/ctxleak/internal/inputfile"
-)
+import "github.com/ctxleak/ctxleak/heapdump"
 
 // Progress is one report of Analyze's progress, for a status line: a dump
 // of a few gigabytes takes seconds to read and analyse.
@@ -33,68 +27,24 @@ func OnProgress(report func(Progress)) Option {
 	return Option{func(o *options) { o.progress = report }}
 }
 
-// loadWithProgress is heapdump.Load with the bytes read reported through
-// report. The caller closes the file returned once done with the graph.
-func loadWithProgress(path string, lo heapdump.Options, report func(Progress)) (*heapdump.Graph, io.Closer, error) {
-	f, fi, err := inputfile.Open(path)
-	if err != nil {
-		return nil, nil, err
+// withProgress returns lo with report called as the dump is read, and
+// once it has been.
+func withProgress(lo heapdump.Options, report func(Progress)) heapdump.Options {
+	var done, total int64
+	lo.Progress = func(read, size int64) {
+		done, total = read, size
+		report(Progress{Phase: PhaseRead, Done: read, Total: size})
 	}
-	size := fi.Size()
-	report(Progress{Phase: PhaseRead, Total: size})
-	r := &countingReader{r: f, size: size, step: max(size/100, 1), report: report}
 	prepare := lo.Prepare
 	lo.Prepare = func(d *heapdump.Dump) error {
-		r.finish()
+		if done < total { // the reports come every 1% or so
+			report(Progress{Phase: PhaseRead, Done: total, Total: total})
+		}
 		report(Progress{Phase: PhaseGraph})
 		if prepare != nil {
 			return prepare(d)
 		}
 		return nil
 	}
-	g, err := heapdump.Read(r, size, path, lo)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return g, f, nil
-}
-
-// countingReader reports how much of the dump has been read.
-type countingReader struct {
-	r          io.ReaderAt
-	size, step int64
-	report     func(Progress)
-
-	mu         sync.Mutex
-	done, next int64
-	finished   bool
-}
-
-func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := c.r.ReadAt(p, off)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.finished {
-		return n, err // a later read of an object's record
-	}
-	// Bytes read, not the furthest offset: a helper reads parts of the
-	// objects further on while the main parser reads from the start.
-	c.done = min(c.done+int64(n), c.size)
-	if c.done >= c.next {
-		c.next = c.done + c.step
-		c.report(Progress{Phase: PhaseRead, Done: c.done, Total: c.size})
-	}
-	return n, err
-}
-
-// finish reports the whole dump read, once the reader is done with it
-// (it skips what it does not need), and no read after.
-func (c *countingReader) finish() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.finished && c.done < c.size {
-		c.report(Progress{Phase: PhaseRead, Done: c.size, Total: c.size})
-	}
-	c.finished = true
+	return lo
 }

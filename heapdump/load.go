@@ -47,6 +47,13 @@ type Options struct {
 	// budget: 128 MiB plus 1.5 times the file's size.
 	NodeBytes, EdgeBytes int64
 
+	// Progress, if set, is called as the records are read, from the
+	// goroutine that called Load or Read: first with read 0, then about
+	// every 1% of the file with the number of its bytes read so far (by
+	// every core: an estimate, at most the file's size). Prepare follows
+	// once they all are.
+	Progress func(read, size int64)
+
 	// MemoryLimit is that budget in bytes, 0 for the default. A dump of
 	// millions of tiny objects can need more than the default: its records
 	// are small for what their nodes cost. A dump past it is refused with a
@@ -90,6 +97,7 @@ var errGapOverlap = errors.New("heapdump: a group with gaps overlaps another")
 
 func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*Graph, error) {
 	rd := newReader(r, size, name)
+	rd.progress = newReadProgress(size, opts.Progress)
 	p := newParser(rd)
 	p.idx.noGaps = noGaps
 	p.perNode = graphNodeCost + max(opts.NodeBytes, 0)

@@ -191,6 +191,7 @@ func (p *parser) run() (err error) {
 			continue
 		}
 		r.dropBehind()
+		p.reportRead()
 		p.cutGroups(off)
 		r.rec = "dump"
 		if r.remaining() == 0 {

@@ -48,6 +48,11 @@ type reader struct {
 	dropped int64
 
 	rec string // kind of the record being read, for errors
+
+	// progress, if not nil, counts the bytes read (Options.Progress), up
+	// to the offset counted.
+	progress *readProgress
+	counted  int64
 }
 
 // Buffer sizes. A buffer holds headroom bytes for the unread rest of the

@@ -71,6 +71,7 @@ type helping struct {
 	at     atomic.Int64   // the main parser's offset
 	budget int64          // memory estimate the parts may take together
 	spent  int64          // what the helper's parts took
+	made   int            // parts made, for tests
 	exited sync.WaitGroup // the helper
 }
 
@@ -157,6 +158,8 @@ func (p *parser) part(start, stop int64) *speculation {
 	}
 	q.help.next.Store(math.MaxInt64)
 	q.idx.noGaps = p.idx.noGaps
+	q.r.progress, q.r.counted = r.progress, start
+	p.help.made++
 	return &speculation{start: start, stop: stop, q: q, done: make(chan struct{})}
 }
 
@@ -256,6 +259,7 @@ func (s *speculation) run() {
 	q := s.q
 	r := q.r
 	defer r.close()
+	defer r.countRead(true)
 	if r.mapped {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		var err error
@@ -270,6 +274,7 @@ func (s *speculation) run() {
 			return
 		}
 		r.dropBehind()
+		r.countRead(false)
 		if r.remaining() == 0 || r.fill(1, off) != nil {
 			return
 		}
@@ -356,7 +361,9 @@ func (p *parser) adopt(off int64) bool {
 	p.groups = len(x.groups)
 	p.nextCut = q.nextCut
 	p.adopted++
+	p.r.countRead(true)
 	p.r.skip(s.end - off)
+	p.r.counted = s.end // the part's reader counted those
 	return true
 }
 

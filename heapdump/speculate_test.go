@@ -3,6 +3,7 @@ package heapdump
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -112,7 +113,12 @@ func TestSpeculationAgrees(t *testing.T) {
 			ats := smallRuns(t, want, 3)
 			adopted := 0
 			for _, at := range [][]float64{ats[:1], ats[1:2], ats[2:], ats} {
-				got, err := parseWith(src.ra, int64(len(data)), speculative(at...))
+				size := int64(len(data))
+				progress := &progressCheck{t: t, size: size}
+				got, err := parseWith(src.ra, size, func(p *parser) {
+					speculative(at...)(p)
+					p.r.progress = newReadProgress(size, progress.report)
+				})
 				if err != nil {
 					t.Fatalf("%s, parts at %.2f: %v", src.name, at, err)
 				}
@@ -120,6 +126,7 @@ func TestSpeculationAgrees(t *testing.T) {
 					t.Errorf("%s, parts at %.2f: %s differ", src.name, at, diff)
 				}
 				adopted += got.adopted
+				progress.check(got, fmt.Sprintf("%s, parts at %.2f", src.name, at))
 			}
 			if adopted < 4 {
 				t.Errorf("%s: %d parts' work was used in 6", src.name, adopted)
@@ -259,4 +266,42 @@ func TestMappedReaderReadsFarBytesFromFile(t *testing.T) {
 			}
 		}
 	})
+}
+
+// progressCheck checks the reports of Options.Progress: from 0, rising,
+// within the file's size, one per 1% of it or so.
+type progressCheck struct {
+	t       *testing.T
+	size    int64
+	reports []int64
+}
+
+func (c *progressCheck) report(read, size int64) {
+	if size != c.size {
+		c.t.Errorf("progress: size %d, want %d", size, c.size)
+	}
+	c.reports = append(c.reports, read)
+}
+
+// check checks the reports once p is done, and that every byte of the
+// file was counted, by one of the parsers at least (but for the main
+// parser's last bytes, less than a step, which it had not counted yet): as
+// many times as the parts p dropped and read itself, plus one, at most.
+func (c *progressCheck) check(p *parser, what string) {
+	c.t.Helper()
+	r := c.reports
+	if len(r) == 0 || r[0] != 0 || len(r) > 102 {
+		c.t.Errorf("%s: progress reports %v, want 0 first, then about one per 1%%", what, r)
+	}
+	for i := 1; i < len(r); i++ {
+		if r[i] < r[i-1] || r[i] > c.size {
+			c.t.Errorf("%s: progress report %d after %d, of %d", what, r[i], r[i-1], c.size)
+		}
+	}
+	pr := p.r.progress
+	most := c.size * int64(1+p.help.made-p.adopted)
+	if n := pr.read.Load(); n <= c.size-pr.step || n > most {
+		c.t.Errorf("%s: %d bytes counted, want the file's %d (less a step of %d), at most %d (%d parts, %d adopted)",
+			what, n, c.size, pr.step, most, p.help.made, p.adopted)
+	}
 }
