@@ -33,15 +33,20 @@ func FuzzRead(f *testing.F) {
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		one, err1 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { p.specMin, p.cutEvery = math.MaxInt64, 64 })
+		progress := &progressCheck{t: t, size: int64(len(data))}
 		two, err2 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) {
 			f := float64(len(data)%7+1) / 40
 			p.specMin, p.specAt, p.stealMin, p.cutEvery, p.syncRecords = 0, []float64{f, 2 * f}, 256, 64, 2
+			p.r.progress = newReadProgress(int64(len(data)), progress.report)
 		})
 		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
 			t.Fatalf("one parser: %v; two: %v", err1, err2)
 		}
 		if diff := parseDiff(one, two); err1 == nil && diff != "" {
 			t.Fatalf("one parser and two: %s differ", diff)
+		}
+		if err2 == nil {
+			progress.check(two, "two parsers")
 		}
 		opts := Options{
 			OutArgs:      func(entry uint64) (int64, bool) { return int64(entry % 64), entry%3 != 0 },
