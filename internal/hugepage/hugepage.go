@@ -10,6 +10,10 @@
 // analysis takes 16,000 page faults rather than 31,000, and runs about 8%
 // faster.
 //
+// Populate has the kernel fault an array's pages in ahead of its use, so
+// that a goroutine on an idle core can take that cost off the one about to
+// fill the array.
+//
 // Asking is best effort: elsewhere, or when the kernel says no, nothing
 // changes. Where memory is fragmented, a fault in an advised range may wait
 // for the kernel to make a huge page (transparent_hugepage/defrag); the
