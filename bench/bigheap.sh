@@ -167,6 +167,30 @@
 # 0.47 s, 1.5M 0.26 / 0.36 / 0.35 s, 10M 2.24 / 2.64 / 2.07 s, g100k
 # 0.89 / 0.63 / 0.59 s. The dominator search and the semidominator sweep
 # still run on one core.
+# On main at bf321fa (the dominator search's arrays populated on the idle
+# core; the parser's copies in steps a collection can interrupt; progress
+# counted by the parsers), load 1.1 to 1.35:
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.16s   -      0.16s  6MiB    0.03
+#   2M     286MB   default                 0.39s   2.29   0.61s  118MiB  0.43
+#   2M     286MB   --min-size 150B --top 3 0.37s   0.97   0.59s  116MiB  0.43
+#   2M     286MB   --min-size 4KiB --top 0 0.33s   0.97   0.52s  118MiB  0.43
+#   2M     286MB   --top 1                 0.33s   0.88   0.51s  117MiB  0.43
+#   10M    1179MB  floor                   0.67s   -      0.67s  6MiB    0.01
+#   10M    1179MB  default                 1.63s   2.43   2.59s  492MiB  0.44
+#   10M    1179MB  --min-size 150B --top 3 1.40s   0.85   2.20s  491MiB  0.44
+#   10M    1179MB  --min-size 4KiB --top 0 1.46s   0.89   2.28s  491MiB  0.44
+#   10M    1179MB  --top 1                 1.36s   0.83   2.15s  492MiB  0.44
+#   g100k  604MB   floor                   0.17s   -      0.17s  6MiB    0.01
+#   g100k  604MB   default                 0.54s   3.18   0.73s  208MiB  0.36
+#   g100k  604MB   --min-size 4KiB --top 0 0.61s   1.13   0.82s  221MiB  0.38
+# The default run, which follows the floor's, is slower than the variants,
+# which do more: on this VM, memory a process touches first costs more a
+# moment after the last big run than right after it (10M: sys 0.65 to
+# 0.70 s after a 6 s pause, 0.24 to 0.32 s back to back). Interleaved with
+# the builds of 8be4b1e and 592718d (medians of 11 runs, 7 for 10M and
+# g100k), 8be4b1e / 592718d / 8f5f149: 1.5M 0.19 / 0.24 / 0.24 s, 2M 0.26
+# / 0.31 / 0.31 s, 10M 1.50 / 1.68 / 1.38 s, g100k 0.85 / 0.50 / 0.51 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
