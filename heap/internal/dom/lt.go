@@ -91,16 +91,17 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// label slot holds its bucket head until the node is processed, when its
 	// bucket is empty for good; its idom slot holds the next node in its
 	// bucket until it leaves the bucket and gets its relative dominator.
-	anc := c[:r] // the DFS parent until compressed
-	semi := d[:r]
-	lab := a[:r]
-	for i := range lab {
-		lab[i] = None
+	// The four words of a number are read together, at random: they are
+	// kept side by side, the ancestor and label in ab (al), the
+	// semidominator and idom in cd (si), so that a number costs two cache
+	// misses rather than four.
+	al, si := pairs(ab)[:r], pairs(cd)[:r]
+	for w := range al {
+		al[w] = pair{c[w], None} // the DFS parent until compressed; c is in cd
 	}
-	idom := b[:r]
 	k := in.n - 1
 	for w := uint32(r - 1); w >= 1; w-- {
-		s := anc[w] // the parent is a predecessor numbered before w
+		s := al[w].x // the parent is a predecessor numbered before w
 		if keep && hasIn.has(w) {
 			pg--
 			parent[pg] = s
@@ -110,38 +111,43 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 			more = x&mark == 0
 			if v := x &^ mark; v < w {
 				s = min(s, v)
-			} else if u := semi[eval(anc, lab, semi, v, w+1)]; u < s {
+			} else if u := si[eval(al, si, v, w+1)].x; u < s {
 				s = u
 			}
 		}
-		semi[w] = s
-		idom[w] = lab[s]
-		lab[s] = w
-		lab[w] = w
-		p := anc[w]
-		for v := lab[p]; v != None; {
-			next := idom[v]
-			u := lab[v] // eval(v) when v is linked to an unlinked node, as most are
-			if anc[v] >= w {
-				u = eval(anc, lab, semi, v, w)
+		si[w].x = s
+		si[w].y = al[s].y
+		al[s].y = w
+		al[w].y = w
+		p := al[w].x
+		for v := al[p].y; v != None; {
+			next := si[v].y
+			u := al[v].y // eval(v) when v is linked to an unlinked node, as most are
+			if al[v].x >= w {
+				u = eval(al, si, v, w)
 			}
-			if semi[u] < semi[v] {
-				idom[v] = u
+			if si[u].x < si[v].x {
+				si[v].y = u
 			} else {
-				idom[v] = p
+				si[v].y = p
 			}
 			v = next
 		}
-		lab[p] = None
+		al[p].y = None
 	}
 
 	// Step 3: in preorder, a relative dominator that is not the
-	// semidominator has the same immediate dominator as the node.
-	idom[0] = 0
+	// semidominator has the same immediate dominator as the node. Then the
+	// idoms go to b, by number, ab's second half, free with al.
+	si[0].y = 0
 	for w := 1; w < r; w++ {
-		if idom[w] != semi[w] {
-			idom[w] = idom[idom[w]]
+		if si[w].y != si[w].x {
+			si[w].y = si[si[w].y].y
 		}
+	}
+	idom := b[:r]
+	for w := range idom {
+		idom[w] = si[w].y
 	}
 
 	// The kids of the root, if kept, are known from idom now.
@@ -298,31 +304,41 @@ func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
 // from v up to, and not including, the first node that is not linked (numbered
 // below last), and compresses the path: every node on it but the top one gets
 // that unlinked node as ancestor, and as label the node with the smallest
-// semidominator between it and the top. v must be linked. Instead of a stack,
-// the walk up reverses the ancestor links and the walk down restores them.
-func eval(anc, lab, semi []uint32, v, last uint32) uint32 {
-	a := anc[v]
+// semidominator between it and the top. v must be linked. al holds each
+// number's ancestor (x) and label (y), si its semidominator (x). Instead
+// of a stack, the walk up reverses the ancestor links and the walk down
+// restores them.
+func eval(al, si []pair, v, last uint32) uint32 {
+	a := al[v].x
 	if a < last {
-		return lab[v]
+		return al[v].y
 	}
 	prev, x := None, v
 	for a >= last {
-		anc[x] = prev
+		al[x].x = prev
 		prev, x = x, a
-		a = anc[x]
+		a = al[x].x
 	}
-	best := lab[x]
+	best := al[x].y
 	for y := prev; y != None; {
-		below := anc[y]
-		anc[y] = a
-		if l := lab[y]; semi[best] < semi[l] {
-			lab[y] = best
+		below := al[y].x
+		al[y].x = a
+		if l := al[y].y; si[best].x < si[l].x {
+			al[y].y = best
 		} else {
 			best = l
 		}
 		y = below
 	}
 	return best
+}
+
+// pair is two words of a number, side by side.
+type pair struct{ x, y uint32 }
+
+// pairs returns the memory of s as an array of len(s) pairs.
+func pairs(s []uint64) []pair {
+	return unsafe.Slice((*pair)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 // halves returns the two halves of s as arrays of len(s) uint32 each.
