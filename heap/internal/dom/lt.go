@@ -41,12 +41,14 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// b is kept for the first RetainedObjects.
 	ab := hugepage.Make[uint64](n, n)
 	a, b := halves(ab)
-	// a: preorder number of each node; then labels and bucket heads; then idom of each node
-	// b: bucket links, relative dominators, then idoms, by number
+	// a: preorder number of each node; then, with b, ancestors and labels
+	// side by side (Step 2); then idom of each node
+	// b: idoms, by number (after Step 3)
 	cd := hugepage.Make[uint64](n, n)
 	c, d := halves(cd)
-	// c: DFS parent; then compressed ancestor
-	// d: DFS cursor; then semidominator
+	// c: DFS parent
+	// d: DFS cursor; then, with c, semidominators and relative dominators
+	// side by side (Step 2)
 	e := hugepage.Make[uint32](n, n) // node of each number (the preorder)
 	// The search fills a, e, c and d as it numbers nodes, one core's work;
 	// the first touch of fresh memory is the kernel clearing it. Another
