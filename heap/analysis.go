@@ -50,13 +50,13 @@ type Analysis struct {
 	// first root (holdingTops);
 	// sigIDs the id plus one of every root's signature, sigIndex the ids
 	// by signature (sigID). All are built on demand.
-	tops   []heapdump.NodeID
-	sigIDs []uint32
+	tops     []heapdump.NodeID
+	sigIDs   []uint32
+	sigIndex map[string]uint32
+	sigNames []string // by id
 	// topsAhead, if not nil, brings the array holdingTops fills, made
 	// ahead (prepareTops).
 	topsAhead chan []heapdump.NodeID
-	sigIndex  map[string]uint32
-	sigNames  []string // by id
 	// sites and frameLines keep the executable's answers for siteOf and
 	// frameLine.
 	sites      map[uint64]knownSite
