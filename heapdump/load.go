@@ -51,7 +51,8 @@ type Options struct {
 	// goroutine that called Load or Read: first with read 0, then about
 	// every 1% of the file with the number of its bytes read so far (by
 	// every core: an estimate, at most the file's size). Prepare follows
-	// once they all are.
+	// once they all are. In the rare dump that has to be read twice (two
+	// spans' objects taken for one), the reports start again from 0.
 	Progress func(read, size int64)
 
 	// MemoryLimit is that budget in bytes, 0 for the default. A dump of
