@@ -20,14 +20,25 @@ func advise[T any](s []T) error {
 	if size < Min || disabled() {
 		return nil
 	}
+	b := whole(s, hugePage)
+	if len(b) == 0 {
+		return nil
+	}
+	return syscall.Madvise(b, syscall.MADV_HUGEPAGE)
+}
+
+// whole returns the memory of s that lies in whole units of unit bytes, a
+// power of two, aligned on unit: the part madvise may be asked about.
+func whole[T any](s []T, unit uintptr) []byte {
+	var t T
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-	lo := (start + hugePage - 1) &^ (hugePage - 1)
-	hi := (start + size) &^ (hugePage - 1)
+	size := uintptr(len(s)) * unsafe.Sizeof(t)
+	lo := (start + unit - 1) &^ (unit - 1)
+	hi := (start + size) &^ (unit - 1)
 	if hi <= lo {
 		return nil
 	}
-	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), lo-start)), hi-lo)
-	return syscall.Madvise(b, syscall.MADV_HUGEPAGE)
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), lo-start)), hi-lo)
 }
 
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in
@@ -44,15 +55,9 @@ func Populate[T any](s []T) { _ = populate(s) }
 
 // populate is Populate, which returns the kernel's refusal.
 func populate[T any](s []T) error {
-	var t T
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-	size := uintptr(len(s)) * unsafe.Sizeof(t)
-	page := uintptr(syscall.Getpagesize())
-	lo := (start + page - 1) &^ (page - 1) // madvise takes whole pages
-	hi := (start + size) &^ (page - 1)
-	if hi <= lo {
+	b := whole(s, uintptr(syscall.Getpagesize()))
+	if len(b) == 0 {
 		return nil
 	}
-	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), lo-start)), hi-lo)
 	return syscall.Madvise(b, madvPopulateWrite)
 }
