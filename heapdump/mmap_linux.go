@@ -34,3 +34,12 @@ func unmapFile(b []byte) { _ = syscall.Munmap(b) }
 // dropPages removes pages of a mapping from the process, so that they no
 // longer count in its resident memory; the file stays in the page cache.
 func dropPages(b []byte) { _ = syscall.Madvise(b, syscall.MADV_DONTNEED) }
+
+// madvPopulateRead is MADV_POPULATE_READ (Linux 5.14): map pages in as a
+// read would.
+const madvPopulateRead = 22
+
+// populatePages maps the pages of b, part of a mapping, into the process
+// in one call, as reading them would one fault at a time. A kernel that
+// does not know the request refuses it, and nothing changes.
+func populatePages(b []byte) error { return syscall.Madvise(b, madvPopulateRead) }

@@ -190,7 +190,7 @@ func (p *parser) run() (err error) {
 		if off >= p.help.next.Load() && p.adopt(off) {
 			continue
 		}
-		r.dropBehind()
+		r.slide()
 		p.reportRead()
 		p.cutGroups(off)
 		r.rec = "dump"
@@ -597,7 +597,7 @@ func (p *parser) objectFields(cOff int64, n uint64) error {
 func (p *parser) objectsFast() bool {
 	r := p.r
 	x := &p.idx
-	end := min(r.end, r.pos+dropEvery) // return to let the reader drop pages
+	end := min(r.end, r.pos+windowStep) // return to let the window slide
 	if lim := p.specStart() - r.base; lim < int64(end) {
 		end = int(max(lim, int64(r.pos))) // a part the helper reads starts there
 	}

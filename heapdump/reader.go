@@ -42,10 +42,12 @@ type reader struct {
 
 	pf *prefetcher // reads ahead in another goroutine, or nil
 	// mapped is set when buf is the whole file, mapped into memory
-	// (mapFile): nothing is read or copied, and dropped is the offset up
-	// to which its pages have been given back (dropBehind).
-	mapped  bool
-	dropped int64
+	// (mapFile): nothing is read or copied. Its pages are resident from
+	// dropped, up to which they have been given back, to populated, up
+	// to which they have been populated, and where read between (slide).
+	mapped    bool
+	dropped   int64
+	populated int64
 
 	rec string // kind of the record being read, for errors
 
@@ -107,22 +109,32 @@ func (r *reader) close() {
 	}
 }
 
-// dropEvery is how far the reader moves between two calls of dropBehind
-// that drop pages.
-const dropEvery = 16 << 20
+// windowStep is how far a mapped file's window moves at a time (slide),
+// and the most objectsFast reads before it returns to let it move.
+const windowStep = 4 << 20
 
-// pageSize is the granularity of dropBehind.
+// pageSize is the granularity of slide.
 var pageSize = int64(os.Getpagesize())
 
-// dropBehind gives back the pages of a mapped file more than headroom
-// bytes behind the reader, once every dropEvery bytes: a mapped file's
-// pages count in the process's resident memory as they are read.
-func (r *reader) dropBehind() {
+// slide moves the window of a mapped file's pages that stays resident
+// near the reader. Pages up to two steps ahead are populated in one call
+// (populatePages) once the reader is less than a step from the last
+// populated: a page read first costs a fault, a trap to the kernel (on
+// virtual machines, a costly one) for every 16 pages or so. Pages more
+// than headroom bytes behind are given back once every step: a mapped
+// file's pages count in the process's resident memory as they are read.
+func (r *reader) slide() {
 	if !r.mapped {
 		return
 	}
-	to := (r.off() - headroom) / pageSize * pageSize
-	if to-r.dropped < dropEvery {
+	off := r.off()
+	if off+windowStep > r.populated && r.populated < r.size {
+		from := max(r.populated, off/pageSize*pageSize)
+		r.populated = min(r.size, (off+2*windowStep)/pageSize*pageSize)
+		_ = populatePages(r.buf[from:r.populated])
+	}
+	to := (off - headroom) / pageSize * pageSize
+	if to-r.dropped < windowStep {
 		return
 	}
 	dropPages(r.buf[r.dropped:to])
@@ -169,7 +181,7 @@ func (r *reader) remaining() int64 { return r.size - r.off() }
 
 // inBuf reports whether the buffer holds the n file bytes at off. For a
 // mapped file, only bytes near the reader count: the pages of others
-// would stay resident until dropBehind passes them (a 1 GiB segment's
+// would stay resident until slide passes them (a 1 GiB segment's
 // contents, or the words of a large object, read with readAt), or for
 // good, behind what it dropped. Those are read from the file instead.
 func (r *reader) inBuf(off, n int64) bool {
