@@ -256,7 +256,16 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// Nearly every frame slot points into an object: room for them all
 	// and one slot of every other record, rather than append's copies
 	// (100,000 goroutines: 400,000 slots, 0.17 s of copying).
-	g.rootSlots = hugepage.Make[RootSlot](0, len(p.slots)+len(dump.Goroutines)+len(dump.Defers)+2*len(dump.Panics)+
+	// A goroutine is a root, of one slot, only when it has a closure to
+	// start (ctxt): room for a million others would be zeroed, and so
+	// resident, when the array takes memory the collector freed.
+	withCtxt := 0
+	for i := range dump.Goroutines {
+		if dump.Goroutines[i].Ctxt != 0 {
+			withCtxt++
+		}
+	}
+	g.rootSlots = hugepage.Make[RootSlot](0, len(p.slots)+withCtxt+len(dump.Defers)+2*len(dump.Panics)+
 		2*(len(dump.Finalizers)+len(dump.QueuedFinalizers))+len(dump.OtherRoots))
 	// Room for every root there can be, but globals: a frame's, if it has
 	// slots or defers, and one of every other record.
@@ -266,7 +275,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			withSlots++
 		}
 	}
-	g.roots = hugepage.Make[Root](0, withSlots+len(dump.Defers)+len(dump.Goroutines)+len(dump.Panics)+
+	g.roots = hugepage.Make[Root](0, withSlots+len(dump.Defers)+withCtxt+len(dump.Panics)+
 		len(dump.Finalizers)+len(dump.QueuedFinalizers)+len(dump.OtherRoots)+64)
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)
