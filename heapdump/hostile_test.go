@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -426,6 +427,40 @@ func TestHostileDeepBuckets(t *testing.T) {
 	positions := uint64(buckets * depth * unsafe.Sizeof(binsym.Position{}))
 	if limit := positions*5/4 + readerAlloc; got > limit {
 		t.Errorf("reading %d positions (%d MiB) allocated %d MiB, over %d", buckets*depth, positions>>20, got>>20, limit>>20)
+	}
+}
+
+// Buckets' stacks are cut from shared arrays: each keeps its own frames,
+// and appending to one cannot write over the next.
+func TestBucketStacksApart(t *testing.T) {
+	const buckets = 3 * stackChunk / 4
+	e := params64(1 << 20)
+	depth := func(i int) int { return 1 + i%9 }
+	for i := range buckets {
+		e.U(tagMemProf, 0x1000+uint64(i)*8, 16, uint64(depth(i)))
+		for d := range depth(i) {
+			e.S([]byte(fmt.Sprintf("f%d", i))).S([]byte("x.go")).U(uint64(d + 1))
+		}
+		e.U(1, 0)
+	}
+	e.U(tagEOF)
+	g, err := readBytes(e.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := g.Dump().Buckets
+	if len(bs) != buckets {
+		t.Fatalf("%d buckets, want %d", len(bs), buckets)
+	}
+	for i, b := range bs {
+		if len(b.Stack) != depth(i) || cap(b.Stack) != len(b.Stack) {
+			t.Fatalf("bucket %d: %d frames, room for %d, want %d", i, len(b.Stack), cap(b.Stack), depth(i))
+		}
+		for d, pos := range b.Stack {
+			if pos.Function != fmt.Sprintf("f%d", i) || pos.Line != d+1 {
+				t.Fatalf("bucket %d frame %d: %v", i, d, pos)
+			}
+		}
 	}
 }
 

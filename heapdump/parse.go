@@ -109,8 +109,16 @@ type parser struct {
 	nextDepth  int
 	stackBytes uint64 // sum of the sizes of curG's frames so far
 	framesFrom int64  // file offset of the first frame record
-	// goroutinesFrom is the file offset of the first goroutine record.
+	// goroutinesFrom, bucketsFrom and samplesFrom are the file offsets
+	// of the first goroutine, memory profile bucket and alloc sample
+	// records.
 	goroutinesFrom int64
+	bucketsFrom    int64
+	samplesFrom    int64
+	// stacks is the array the buckets' stacks are cut from, stackChunk
+	// positions at a time: a million buckets are then a few hundred
+	// allocations for the collector to track, not a million.
+	stacks []binsym.Position
 
 	recOff    int64   // file offset of the record being read
 	kept      int64   // estimated memory of the records other than objects
@@ -1180,9 +1188,12 @@ func (p *parser) memProf() error {
 		return err
 	}
 	// The depth is checked against the bytes left, the runtime's bound and
-	// the budget: allocating the stack from it takes at most 40 KiB, and
-	// leaves no garbage of growing slices.
-	b.Stack = make([]binsym.Position, 0, nstk)
+	// the budget: a new array for the stack takes at most 40 KiB, and the
+	// stack leaves no garbage of growing slices.
+	if uint64(cap(p.stacks)-len(p.stacks)) < nstk {
+		p.stacks = make([]binsym.Position, 0, max(stackChunk, int(nstk)))
+	}
+	first := len(p.stacks)
 	for range nstk {
 		var pos binsym.Position
 		fn, err := r.bytes("function name")
@@ -1204,14 +1215,25 @@ func (p *parser) memProf() error {
 			return r.errorf(lineOff, "line %d out of range", line)
 		}
 		pos.Line = int(line)
-		b.Stack = append(b.Stack, pos)
+		p.stacks = append(p.stacks, pos) // within its capacity
 	}
+	b.Stack = p.stacks[first:len(p.stacks):len(p.stacks)]
 	if err := p.ints(&b.Allocs, &b.Frees); err != nil {
 		return err
+	}
+	if len(p.d.Buckets) == 0 {
+		p.bucketsFrom = p.recOff
+	}
+	if len(p.d.Buckets) == cap(p.d.Buckets) {
+		p.d.Buckets = growFrom(p, p.d.Buckets, 1, p.bucketsFrom)
 	}
 	p.d.Buckets = append(p.d.Buckets, b)
 	return nil
 }
+
+// stackChunk is the number of positions of the arrays the buckets'
+// stacks are cut from.
+const stackChunk = 4096
 
 func (p *parser) allocSample() error {
 	var s sample
@@ -1220,6 +1242,12 @@ func (p *parser) allocSample() error {
 	}
 	if err := p.keep(int64(unsafe.Sizeof(s))+int64(unsafe.Sizeof(allocSample{})), p.recOff); err != nil {
 		return err
+	}
+	if len(p.samples) == 0 {
+		p.samplesFrom = p.recOff
+	}
+	if len(p.samples) == cap(p.samples) {
+		p.samples = growFrom(p, p.samples, 1, p.samplesFrom)
 	}
 	p.samples = append(p.samples, s)
 	return nil
