@@ -386,9 +386,15 @@ func (b *Binary) linkWord(a uint64) uint64 {
 	if !ok {
 		return 0
 	}
-	v := binary.LittleEndian.Uint64(buf)
+	return b.linkValue(a, binary.LittleEndian.Uint64(buf))
+}
+
+// linkValue returns the pointer word at the link address a, whose file
+// contents are v: in a PIE, v is 0 and the relocation's addend is the
+// word.
+func (b *Binary) linkValue(a, v uint64) uint64 {
 	if v == 0 && b.pie {
-		v = b.relative(a)
+		return b.relative(a)
 	}
 	return v
 }

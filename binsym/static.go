@@ -2,6 +2,7 @@ package binsym
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"sort"
@@ -125,11 +126,20 @@ func (b *Binary) nestedStatics(t *symtab, top []Static) []Static {
 		var next []*Static
 		for _, o := range queue {
 			link := b.toLink(o.Addr)
-			for off := uint64(0); off+8 <= min(o.Size, maxStaticScan); off += 8 {
+			scan := min(o.Size, maxStaticScan) &^ 7
+			// One read for the static's words, not a system call each;
+			// word by word where the static lies past its section.
+			words, whole := b.readLink(link, int(scan))
+			for off := uint64(0); off < scan; off += 8 {
 				if len(out) >= maxNestedStatics {
 					return out
 				}
-				v := b.linkWord(link + off)
+				var v uint64
+				if whole {
+					v = b.linkValue(link+off, binary.LittleEndian.Uint64(words[off:]))
+				} else {
+					v = b.linkWord(link + off)
+				}
 				if v == 0 || seen[v] || !b.writable(v) {
 					continue
 				}
