@@ -109,12 +109,9 @@ type parser struct {
 	nextDepth  int
 	stackBytes uint64 // sum of the sizes of curG's frames so far
 	framesFrom int64  // file offset of the first frame record
-	// goroutinesFrom, bucketsFrom and samplesFrom are the file offsets
-	// of the first goroutine, memory profile bucket and alloc sample
-	// records.
-	goroutinesFrom int64
-	bucketsFrom    int64
-	samplesFrom    int64
+	// recordsFrom holds, by record tag, the file offset of the first
+	// record appendRecord appended of each kind.
+	recordsFrom [tagAllocSample + 1]int64
 	// stacks is the array the buckets' stacks are cut from, stackChunk
 	// positions at a time: a million buckets are then a few hundred
 	// allocations for the collector to track, not a million.
@@ -738,6 +735,19 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 	return t
 }
 
+// appendRecord appends r, a record of the kind tag, to s, which it grows
+// as growFrom does: by what the rest of the file may hold of the kind,
+// copied in steps a collection can interrupt.
+func appendRecord[T any](p *parser, s []T, r T, tag int) []T {
+	if len(s) == 0 {
+		p.recordsFrom[tag] = p.recOff
+	}
+	if len(s) == cap(s) {
+		s = growFrom(p, s, 1, p.recordsFrom[tag])
+	}
+	return append(s, r)
+}
+
 // copyInSteps is copy(dst, src) in steps of 256 KiB. A goroutine is not
 // preempted inside a copy, which takes as long as the kernel clearing the
 // fresh pages it writes, and meanwhile a collection that needs to scan its
@@ -836,7 +846,7 @@ func (p *parser) otherRoot() error {
 	if err := p.keep(int64(unsafe.Sizeof(OtherRoot{}))+rootCost+rootSlotCost, p.recOff); err != nil {
 		return err
 	}
-	p.d.OtherRoots = append(p.d.OtherRoots, OtherRoot{Desc: desc, Addr: addr})
+	p.d.OtherRoots = appendRecord(p, p.d.OtherRoots, OtherRoot{Desc: desc, Addr: addr}, tagOtherRoot)
 	return nil
 }
 
@@ -910,13 +920,7 @@ func (p *parser) goroutine() error {
 	if err := p.keep(cost, p.recOff); err != nil {
 		return err
 	}
-	if len(p.d.Goroutines) == 0 {
-		p.goroutinesFrom = p.recOff
-	}
-	if len(p.d.Goroutines) == cap(p.d.Goroutines) {
-		p.d.Goroutines = growFrom(p, p.d.Goroutines, 1, p.goroutinesFrom)
-	}
-	p.d.Goroutines = append(p.d.Goroutines, g)
+	p.d.Goroutines = appendRecord(p, p.d.Goroutines, g, tagGoroutine)
 	p.curG = len(p.d.Goroutines) - 1
 	p.nextDepth = 0
 	p.stackBytes = 0
@@ -1033,9 +1037,9 @@ func (p *parser) finalizer(tag uint64) error {
 		return err
 	}
 	if tag == tagFinalizer {
-		p.d.Finalizers = append(p.d.Finalizers, f)
+		p.d.Finalizers = appendRecord(p, p.d.Finalizers, f, tagFinalizer)
 	} else {
-		p.d.QueuedFinalizers = append(p.d.QueuedFinalizers, f)
+		p.d.QueuedFinalizers = appendRecord(p, p.d.QueuedFinalizers, f, tagQueuedFinalizer)
 	}
 	return nil
 }
@@ -1048,7 +1052,7 @@ func (p *parser) thread() error {
 	if err := p.keep(int64(unsafe.Sizeof(t)), p.recOff); err != nil {
 		return err
 	}
-	p.d.Threads = append(p.d.Threads, t)
+	p.d.Threads = appendRecord(p, p.d.Threads, t, tagOSThread)
 	return nil
 }
 
@@ -1121,7 +1125,7 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 		return err
 	}
 	s.PtrOffsets = append([]uint64(nil), p.offs...)
-	p.d.Segments = append(p.d.Segments, s)
+	p.d.Segments = appendRecord(p, p.d.Segments, s, tagData)
 	return nil
 }
 
@@ -1149,7 +1153,7 @@ func (p *parser) deferRecord() error {
 	if err := p.keep(2*int64(unsafe.Sizeof(d))+rootSlotCost, p.recOff); err != nil {
 		return err
 	}
-	p.d.Defers = append(p.d.Defers, d)
+	p.d.Defers = appendRecord(p, p.d.Defers, d, tagDefer)
 	return nil
 }
 
@@ -1162,7 +1166,7 @@ func (p *parser) panicRecord() error {
 	if err := p.keep(int64(unsafe.Sizeof(pr))+rootCost+rootSlotCost, p.recOff); err != nil { // a root of its own
 		return err
 	}
-	p.d.Panics = append(p.d.Panics, pr)
+	p.d.Panics = appendRecord(p, p.d.Panics, pr, tagPanic)
 	return nil
 }
 
@@ -1221,13 +1225,7 @@ func (p *parser) memProf() error {
 	if err := p.ints(&b.Allocs, &b.Frees); err != nil {
 		return err
 	}
-	if len(p.d.Buckets) == 0 {
-		p.bucketsFrom = p.recOff
-	}
-	if len(p.d.Buckets) == cap(p.d.Buckets) {
-		p.d.Buckets = growFrom(p, p.d.Buckets, 1, p.bucketsFrom)
-	}
-	p.d.Buckets = append(p.d.Buckets, b)
+	p.d.Buckets = appendRecord(p, p.d.Buckets, b, tagMemProf)
 	return nil
 }
 
@@ -1243,12 +1241,6 @@ func (p *parser) allocSample() error {
 	if err := p.keep(int64(unsafe.Sizeof(s))+int64(unsafe.Sizeof(allocSample{})), p.recOff); err != nil {
 		return err
 	}
-	if len(p.samples) == 0 {
-		p.samplesFrom = p.recOff
-	}
-	if len(p.samples) == cap(p.samples) {
-		p.samples = growFrom(p, p.samples, 1, p.samplesFrom)
-	}
-	p.samples = append(p.samples, s)
+	p.samples = appendRecord(p, p.samples, s, tagAllocSample)
 	return nil
 }
