@@ -731,7 +731,7 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
 	t := hugepage.Make[T](len(s), c)
-	copyInSteps(t, s)
+	hugepage.Copy(t, s)
 	return t
 }
 
@@ -746,18 +746,6 @@ func appendRecord[T any](p *parser, s []T, r T, tag int) []T {
 		s = growFrom(p, s, 1, p.recordsFrom[tag])
 	}
 	return append(s, r)
-}
-
-// copyInSteps is copy(dst, src) in steps of 256 KiB. A goroutine is not
-// preempted inside a copy, which takes as long as the kernel clearing the
-// fresh pages it writes, and meanwhile a collection that needs to scan its
-// stack spins on the other core, where the helper parses.
-func copyInSteps[T any](dst, src []T) {
-	var t T
-	step := max(1, (256<<10)/max(int(unsafe.Sizeof(t)), 1))
-	for i := 0; i < len(src) && i < len(dst); i += step {
-		copy(dst[i:], src[i:min(i+step, len(src))])
-	}
 }
 
 // uvarintAt decodes a uvarint at b[i:], returning the value and the index

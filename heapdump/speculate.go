@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // The object records fill most of a big dump, and reading them is the one
@@ -420,6 +422,6 @@ func appendGrown[T any](p *parser, s, t []T) []T {
 	}
 	n := len(s)
 	s = s[:n+len(t)]
-	copyInSteps(s[n:], t)
+	hugepage.Copy(s[n:], t)
 	return s
 }

@@ -3,6 +3,8 @@ package profiles
 import (
 	"io"
 	"strconv"
+
+	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // readChunk is the largest piece ReadLimited reads at once. Reading in
@@ -29,7 +31,7 @@ func ReadLimited(r io.Reader, what string, maxBytes, sizeHint int64) ([]byte, er
 	)
 	next := min(max(sizeHint+1, 64<<10), maxBytes+1)
 	for {
-		buf := make([]byte, next)
+		buf := hugepage.Make[byte](int(next), int(next))
 		n, err := fill(r, buf)
 		total += int64(n)
 		chunks = append(chunks, buf[:n])
@@ -47,9 +49,11 @@ func ReadLimited(r io.Reader, what string, maxBytes, sizeHint int64) ([]byte, er
 	if len(chunks) == 1 {
 		return chunks[0], nil
 	}
-	out := make([]byte, 0, total)
+	out := hugepage.Make[byte](int(total), int(total))
+	n := 0
 	for i, c := range chunks {
-		out = append(out, c...)
+		hugepage.Copy(out[n:], c)
+		n += len(c)
 		chunks[i] = nil
 	}
 	return out, nil

@@ -1,0 +1,41 @@
+package hugepage
+
+import (
+	"slices"
+	"testing"
+	"unsafe"
+)
+
+// Copy copies what copy does, across its steps' boundaries, for elements
+// of two sizes.
+func TestCopy(t *testing.T) {
+	type odd struct {
+		a, b uint64
+		c    uint32
+	}
+	checkCopy(t, func(i int) uint64 { return uint64(i)*0x9e3779b97f4a7c15 + 1 })
+	checkCopy(t, func(i int) odd { return odd{uint64(i), uint64(i) << 3, uint32(i)} })
+}
+
+// checkCopy compares Copy with copy for arrays of elements made by elem,
+// of lengths around its step for T, into destinations as long, longer and
+// shorter.
+func checkCopy[T comparable](t *testing.T, elem func(int) T) {
+	t.Helper()
+	var x T
+	step := copyStep / int(unsafe.Sizeof(x))
+	for _, n := range []int{0, 1, step - 1, step, step + 1, 3*step + 5} {
+		src := make([]T, n)
+		for i := range src {
+			src[i] = elem(i)
+		}
+		for _, m := range []int{n, n + 7, n / 2} {
+			want, got := make([]T, m), make([]T, m)
+			copy(want, src)
+			Copy(got, src)
+			if !slices.Equal(got, want) {
+				t.Errorf("%T: %d elements into %d: not what copy gives", x, n, m)
+			}
+		}
+	}
+}
