@@ -150,6 +150,7 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if f.maxSize <= 0 || f.maxSize > profiles.MaxMaxBytes {
 		return usageErrorf("invalid --max-profile-size %s: want a positive size such as 256MiB, under 2GiB", bytesize.Compact(f.maxSize))
 	}
+	tuneGCForProfiles(int64(f.maxSize))
 	loader := &profiles.Loader{Timeout: f.httpTimeout, MaxBytes: int64(f.maxSize)}
 	prog := a.newProgress()
 	if prog != nil {

@@ -61,3 +61,25 @@ func tuneGCForDump(path string, budget int64) {
 		debug.SetGCPercent(dumpGCPercent)
 	}
 }
+
+// profileGCPercent is the collector's target heap growth while a command
+// decodes pprof profiles, in percent.
+const profileGCPercent = 400
+
+// tuneGCForProfiles sets the collector for decoding profiles of at most
+// maxBytes each: a soft memory limit of 256 MiB plus the 4 times maxBytes
+// the decoders may take in all, and a collection at every 400% of heap
+// growth rather than 100%, each unless GOMEMLIMIT or GOGC says otherwise.
+// The pprof decoder grows its tables by append, each growth one copy that
+// a collection cannot preempt: on a virtual machine, where every signal
+// and page fault is a trip to the hypervisor, a collection signalling
+// such a copy again and again took more time than the decoding (a
+// profile of 5 million strings: 2.6 to 3.2 s, 1.7 to 1.9 s with fewer
+// collections). The limit keeps the memory within what the decoders'
+// budget promises.
+func tuneGCForProfiles(maxBytes int64) {
+	limitMemory(memBase + 4*maxBytes)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(profileGCPercent)
+	}
+}
