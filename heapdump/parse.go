@@ -1113,7 +1113,7 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 		return err
 	}
 	s.PtrOffsets = append([]uint64(nil), p.offs...)
-	p.d.Segments = appendRecord(p, p.d.Segments, s, tagData)
+	p.d.Segments = appendRecord(p, p.d.Segments, s, tagData) // data and bss records alike
 	return nil
 }
 
