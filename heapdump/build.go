@@ -232,7 +232,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	slot := func(s RootSlot) {
 		if t, ok := g.idx.lookup(s.Value, &hint); ok {
 			s.Node = NodeID(t)
-			g.rootSlots = append(g.rootSlots, s)
+			g.rootSlots = appendInSteps(g.rootSlots, s)
 		}
 	}
 	// finish closes the root whose slots were added since first.
@@ -242,7 +242,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		}
 		r.slots, r.slotsEnd = uint32(first), uint32(len(g.rootSlots))
 		r.Node = NodeID(g.numObjects + len(g.roots))
-		g.roots = append(g.roots, r)
+		g.roots = appendInSteps(g.roots, r)
 	}
 
 	// The closures of defers that are not open-coded (a defer in a loop,
@@ -532,4 +532,19 @@ func (g *Graph) resolveSamples(raw []sample) {
 		g.samples = append(g.samples, allocSample{obj: obj, bucket: b})
 	}
 	slices.SortFunc(g.samples, func(a, b allocSample) int { return cmp.Compare(a.obj, b.obj) })
+}
+
+// appendInSteps appends x to s, growing s by a quarter when it is full
+// into a new array copied in steps (hugepage.Copy), so that a collection
+// need not wait for one long copy: the room made up front for the roots
+// and their slots leaves out the stack objects' and the globals', which
+// may be many (100,000 goroutines each holding a context: a plain
+// append made the run 20 to 35% slower).
+func appendInSteps[T any](s []T, x T) []T {
+	if len(s) == cap(s) {
+		t := hugepage.Make[T](len(s), cap(s)+cap(s)/4+1)
+		hugepage.Copy(t, s)
+		s = t
+	}
+	return append(s, x)
 }
