@@ -1,13 +1,13 @@
 package heapdump
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/ctxleak/ctxleak/internal/smaps"
 )
 
 // A mapped reader keeps the pages near it resident and no others: the
@@ -43,30 +43,16 @@ func TestSlideKeepsWindow(t *testing.T) {
 	}
 }
 
-// mappedRss returns the resident bytes of the mapping that starts at
-// b[0], from /proc/self/smaps.
+// mappedRss returns the resident bytes of the mapping that holds b[0].
 func mappedRss(t *testing.T, b []byte) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	v, found, err := smaps.Field(uintptr(unsafe.Pointer(unsafe.SliceData(b))), "Rss")
 	if err != nil {
 		t.Skip(err)
 	}
-	defer f.Close()
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line, " ") {
-			in = lo == start
-			continue
-		}
-		var kb int64
-		if n, _ := fmt.Sscanf(line, "Rss: %d kB", &kb); n == 1 && in {
-			return kb << 10
-		}
+	var kb int64
+	if n, _ := fmt.Sscanf(v, "%d kB", &kb); !found || n != 1 {
+		t.Fatalf("the mapping's Rss: %q, found %v", v, found)
 	}
-	t.Fatalf("no mapping starts at %#x", start)
-	return 0
+	return kb << 10
 }

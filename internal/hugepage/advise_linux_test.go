@@ -1,40 +1,28 @@
 package hugepage
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/ctxleak/ctxleak/internal/smaps"
 )
 
 // vmFlags returns the VmFlags of the mapping of this process that holds
-// addr, from /proc/self/smaps.
+// addr.
 func vmFlags(t *testing.T, addr uintptr) []string {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	v, found, err := smaps.Field(addr, "VmFlags")
 	if err != nil {
 		t.Skip(err)
 	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line, " ") {
-			in = lo <= addr && addr < hi
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "VmFlags:"); ok && in {
-			return strings.Fields(rest)
-		}
+	if !found {
+		t.Fatalf("no mapping holds %#x", addr)
 	}
-	t.Fatalf("no mapping holds %#x", addr)
-	return nil
+	return strings.Fields(v)
 }
 
 // A large array's whole huge pages are advised: "hg" in the flags of
