@@ -194,6 +194,20 @@ func (r *readmeRun) envValue(key string) string {
 // it from another module".
 const retainProgram = "package main\n\nimport \"github.com/ctxleak/ctxleak/retain\"\n\nfunc main() {\n\t_ = retain.NewTracker\n}\n"
 
+// moduleSum returns this module's go.sum, with which the modules that
+// require ctxleak through a replace directive start: on a machine that
+// reaches the module proxy but not the checksum database
+// (sum.golang.org), their go mod tidy could not verify the modules
+// ctxleak pins, and would fail.
+func moduleSum(t *testing.T) string {
+	t.Helper()
+	sum, err := os.ReadFile(filepath.Join("..", "..", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(sum)
+}
+
 // newModule makes a module in dir: its go.mod and files.
 func newModule(t *testing.T, dir, path string, files map[string]string) {
 	t.Helper()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -230,7 +231,11 @@ func TestREADME(t *testing.T) {
 	r.env = append(env, "TMPDIR="+tmp, "GOBIN="+gobin, "NO_COLOR=1", "CTXLEAK_REPO="+repo,
 		"PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, app := range []string{"app-replace", "app-work"} {
-		newModule(t, r.dirs[app], "example.com/app", map[string]string{"main.go": retainProgram})
+		files := map[string]string{"main.go": retainProgram}
+		if app == "app-replace" {
+			files["go.sum"] = moduleSum(t) // for go mod tidy
+		}
+		newModule(t, r.dirs[app], "example.com/app", files)
 	}
 	shop := map[string]string{} // the Go files of "Use it in your tests"
 	shopMade := false
@@ -245,6 +250,15 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("the README's clone block made no checkout: %v", err)
 	}
 	overlay(t, repo, r.dirs["root"])
+	// The modules next to the clone build offline (envFor), from the
+	// module cache: it must hold every module the clone's go.mod lists,
+	// which a build on one system does not all fetch (cobra's mousetrap,
+	// for Windows, which the workspace asks for).
+	download := exec.Command("go", "mod", "download")
+	download.Dir, download.Env = r.dirs["root"], r.env
+	if out, err := download.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download in the clone: %v\n%s", err, out)
+	}
 	goldens := gitStatus(t, r.dirs["root"])
 
 	for _, b := range blocks {
@@ -269,6 +283,7 @@ func TestREADME(t *testing.T) {
 			// The module of "Use it in your tests", made as "Use it from
 			// another module" says.
 			shopMade = true
+			shop["go.sum"] = moduleSum(t) // for go mod tidy
 			newModule(t, r.dirs["shop"], "example.com/shop", shop)
 			for _, rb := range blocks {
 				if rb.name == "replace" {
