@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 	"weak"
+
+	"github.com/ctxleak/ctxleak/internal/procstatus"
 )
 
 // Env is what a running scenario sees: the payload size and task count,
@@ -94,7 +96,7 @@ func Run(s *Scenario, o Options) (*Result, error) {
 	r.PayloadBytes = env.total
 	r.Payloads = env.payloads()
 	r.Attempts = env.attempt + 1
-	r.PeakRSSBytes, _ = readProcStatus("VmHWM:")
+	r.PeakRSSBytes, _ = procstatus.Bytes("VmHWM")
 	if o.KeepDir != "" {
 		r.ProfileDir = o.KeepDir
 	}

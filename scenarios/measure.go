@@ -1,14 +1,11 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/metrics"
-	"strconv"
-	"strings"
+
+	"github.com/ctxleak/ctxleak/internal/procstatus"
 )
 
 // heapObjectsMetric is the live heap (plus unswept dead objects, none right
@@ -26,33 +23,7 @@ func liveHeapBytes() (int64, error) {
 }
 
 // readRSS reads the process's resident set size from /proc/self/status.
-func readRSS() (int64, error) { return readProcStatus("VmRSS:") }
-
-// readProcStatus reads a "kB" field of /proc/self/status, such as "VmRSS:"
-// or "VmHWM:" (peak RSS), in bytes.
-func readProcStatus(field string) (int64, error) {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, fmt.Errorf("reading RSS: %w", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), field)
-		if !ok {
-			continue
-		}
-		num, ok := strings.CutSuffix(strings.TrimSpace(rest), " kB")
-		if !ok {
-			break
-		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-		if err != nil {
-			break
-		}
-		return kb << 10, nil
-	}
-	return 0, fmt.Errorf("/proc/self/status has no readable %s line", field)
-}
+func readRSS() (int64, error) { return procstatus.Bytes("VmRSS") }
 
 // inuseAt returns the bytes in use at the last completed GC cycle of the
 // allocations whose stack contains the function fn: the inuse_space that

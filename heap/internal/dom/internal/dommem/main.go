@@ -10,7 +10,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heap/internal/dom/internal/graphgen"
+	"github.com/ctxleak/ctxleak/internal/procstatus"
 )
 
 func main() {
@@ -108,7 +108,7 @@ func once(h graphgen.Heap) (result, error) {
 	var r result
 	runtime.GC()
 	debug.FreeOSMemory()
-	base, err := status("VmRSS")
+	base, err := procstatus.Bytes("VmRSS")
 	if err != nil {
 		return r, err
 	}
@@ -130,7 +130,7 @@ func once(h graphgen.Heap) (result, error) {
 	c2, s2 := cpu()
 
 	runtime.ReadMemStats(&m1)
-	peak, err := status("VmHWM")
+	peak, err := procstatus.Bytes("VmHWM")
 	if err != nil {
 		return r, err
 	}
@@ -151,23 +151,6 @@ func cpu() (total, sys time.Duration) {
 		return 0, 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
-}
-
-// status returns a size field of /proc/self/status, in bytes.
-func status(field string) (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/self/status", field)
 }
 
 func parseSize(s string) (int, error) {
