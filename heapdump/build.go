@@ -110,7 +110,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	// Make room for the roots' edges now, if the parser left too little,
 	// rather than by append's growth.
 	if cap(g.succ)-len(g.succ) < rootEdges {
-		g.succ = append(hugepage.Make[NodeID](0, len(g.succ)+rootEdges), g.succ...)
+		g.succ = hugepage.Grow(g.succ, len(g.succ)+rootEdges)
 	}
 
 	if err := g.addRoots(p, opts); err != nil {
@@ -535,16 +535,14 @@ func (g *Graph) resolveSamples(raw []sample) {
 }
 
 // appendInSteps appends x to s, growing s by a quarter when it is full
-// into a new array copied in steps (hugepage.Copy), so that a collection
+// into a new array copied in steps (hugepage.Grow), so that a collection
 // need not wait for one long copy: the room made up front for the roots
 // and their slots leaves out the stack objects' and the globals', which
 // may be many (100,000 goroutines each holding a context: a plain
 // append made the run 20 to 35% slower).
 func appendInSteps[T any](s []T, x T) []T {
 	if len(s) == cap(s) {
-		t := hugepage.Make[T](len(s), cap(s)+cap(s)/4+1)
-		hugepage.Copy(t, s)
-		s = t
+		s = hugepage.Grow(s, cap(s)+cap(s)/4+1)
 	}
 	return append(s, x)
 }

@@ -730,9 +730,7 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
 		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
-	t := hugepage.Make[T](len(s), c)
-	hugepage.Copy(t, s)
-	return t
+	return hugepage.Grow(s, c)
 }
 
 // appendRecord appends r, a record of the kind tag, to s, which it grows

@@ -18,3 +18,13 @@ func Copy[T any](dst, src []T) {
 		copy(dst[i:], src[i:min(i+step, len(src))])
 	}
 }
+
+// Grow returns a new array of capacity c holding the elements of s, which
+// c must be at least the length of: made as Make makes it, and filled by
+// Copy, so that growing a large array neither leaves its pages to small
+// faults nor holds a collection back for one long copy.
+func Grow[T any](s []T, c int) []T {
+	t := Make[T](len(s), c)
+	Copy(t, s)
+	return t
+}

@@ -39,3 +39,18 @@ func checkCopy[T comparable](t *testing.T, elem func(int) T) {
 		}
 	}
 }
+
+// Grow keeps the elements and the length, with room for c.
+func TestGrow(t *testing.T) {
+	s := make([]uint32, 100_000)
+	for i := range s {
+		s[i] = uint32(i) * 7
+	}
+	g := Grow(s, 150_000)
+	if len(g) != len(s) || cap(g) != 150_000 || !slices.Equal(g, s) {
+		t.Fatalf("Grow: length %d, room %d, same elements %v; want %d, 150000, true", len(g), cap(g), slices.Equal(g, s), len(s))
+	}
+	if &g[0] == &s[0] {
+		t.Error("Grow returned the same array")
+	}
+}
