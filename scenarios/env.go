@@ -14,7 +14,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/ctxleak/ctxleak/internal/procstatus"
+	"github.com/ctxleak/ctxleak/internal/procmem"
 )
 
 // Env is what a running scenario sees: the payload size and task count,
@@ -96,7 +96,7 @@ func Run(s *Scenario, o Options) (*Result, error) {
 	r.PayloadBytes = env.total
 	r.Payloads = env.payloads()
 	r.Attempts = env.attempt + 1
-	r.PeakRSSBytes, _ = procstatus.Bytes("VmHWM")
+	r.PeakRSSBytes, _ = procmem.Status("VmHWM")
 	if o.KeepDir != "" {
 		r.ProfileDir = o.KeepDir
 	}

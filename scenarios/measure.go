@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 
-	"github.com/ctxleak/ctxleak/internal/procstatus"
+	"github.com/ctxleak/ctxleak/internal/procmem"
 )
 
 // heapObjectsMetric is the live heap (plus unswept dead objects, none right
@@ -23,7 +23,7 @@ func liveHeapBytes() (int64, error) {
 }
 
 // readRSS reads the process's resident set size from /proc/self/status.
-func readRSS() (int64, error) { return procstatus.Bytes("VmRSS") }
+func readRSS() (int64, error) { return procmem.Status("VmRSS") }
 
 // inuseAt returns the bytes in use at the last completed GC cycle of the
 // allocations whose stack contains the function fn: the inuse_space that

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/dumptest"
-	"github.com/ctxleak/ctxleak/internal/procstatus"
+	"github.com/ctxleak/ctxleak/internal/procmem"
 	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
@@ -79,7 +79,7 @@ func TestHostileChild(t *testing.T) {
 	}
 	code := execute(os.Stdin, os.Stdout, os.Stderr, strings.Split(args, "\n"))
 	if path := os.Getenv(hostilePeakEnv); path != "" {
-		peak, err := procstatus.Bytes("VmHWM")
+		peak, err := procmem.Status("VmHWM")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ctxleak/ctxleak/internal/smaps"
+	"github.com/ctxleak/ctxleak/internal/procmem"
 )
 
 // vmFlags returns the VmFlags of the mapping of this process that holds
 // addr.
 func vmFlags(t *testing.T, addr uintptr) []string {
 	t.Helper()
-	v, found, err := smaps.Field(addr, "VmFlags")
+	v, found, err := procmem.Mapping(addr, "VmFlags")
 	if err != nil {
 		t.Skip(err)
 	}

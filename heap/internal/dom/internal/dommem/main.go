@@ -24,7 +24,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heap/internal/dom/internal/graphgen"
-	"github.com/ctxleak/ctxleak/internal/procstatus"
+	"github.com/ctxleak/ctxleak/internal/procmem"
 )
 
 func main() {
@@ -108,7 +108,7 @@ func once(h graphgen.Heap) (result, error) {
 	var r result
 	runtime.GC()
 	debug.FreeOSMemory()
-	base, err := procstatus.Bytes("VmRSS")
+	base, err := procmem.Status("VmRSS")
 	if err != nil {
 		return r, err
 	}
@@ -130,7 +130,7 @@ func once(h graphgen.Heap) (result, error) {
 	c2, s2 := cpu()
 
 	runtime.ReadMemStats(&m1)
-	peak, err := procstatus.Bytes("VmHWM")
+	peak, err := procmem.Status("VmHWM")
 	if err != nil {
 		return r, err
 	}

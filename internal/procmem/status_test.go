@@ -1,4 +1,4 @@
-package procstatus
+package procmem
 
 import (
 	"runtime"
@@ -7,15 +7,15 @@ import (
 
 // The peak is at least what is resident now, and grows by an array
 // touched page by page; a field that does not exist is an error.
-func TestBytes(t *testing.T) {
+func TestStatus(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("no /proc/self/status")
 	}
-	rss, err := Bytes("VmRSS")
+	rss, err := Status("VmRSS")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hwm, err := Bytes("VmHWM")
+	hwm, err := Status("VmHWM")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestBytes(t *testing.T) {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 1
 	}
-	after, err := Bytes("VmHWM")
+	after, err := Status("VmHWM")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestBytes(t *testing.T) {
 		t.Errorf("VmHWM %d after touching 64 MiB, %d before: want it 32 MiB higher at least", after, hwm)
 	}
 	runtime.KeepAlive(b)
-	if _, err := Bytes("NoSuchField"); err == nil {
+	if _, err := Status("NoSuchField"); err == nil {
 		t.Error("NoSuchField: no error")
 	}
 }

@@ -1,6 +1,4 @@
-// Package smaps reads /proc/self/smaps, for tests that check what the
-// kernel made of a mapping: its resident size, its flags.
-package smaps
+package procmem
 
 import (
 	"bufio"
@@ -9,11 +7,11 @@ import (
 	"strings"
 )
 
-// Field returns the value of the field key (such as "Rss" or "VmFlags")
+// Mapping returns the value of the field key (such as "Rss" or "VmFlags")
 // of the mapping of this process that holds addr, as smaps writes it
 // after "key:", trimmed. found is false when no mapping holds addr; err
 // is set when smaps cannot be read (not Linux).
-func Field(addr uintptr, key string) (value string, found bool, err error) {
+func Mapping(addr uintptr, key string) (value string, found bool, err error) {
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return "", false, err
@@ -33,4 +31,15 @@ func Field(addr uintptr, key string) (value string, found bool, err error) {
 		}
 	}
 	return "", false, sc.Err()
+}
+
+// MappingBytes is Mapping for a field the kernel writes in kB, such as
+// "Rss": its value in bytes. A value that is not such a size is an error.
+func MappingBytes(addr uintptr, key string) (n int64, found bool, err error) {
+	v, found, err := Mapping(addr, key)
+	if err != nil || !found {
+		return 0, found, err
+	}
+	n, err = kB(v)
+	return n, true, err
 }
