@@ -135,15 +135,16 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	return p, nil
 }
 
-// parseProfile parses uncompressed profile bytes, proto first, then the
-// legacy text formats. A panic in the parser becomes an error.
+// parseProfile parses uncompressed profile bytes, proto first (decodeProto),
+// then the legacy text formats (google/pprof's parsers). A panic in a parser
+// becomes an error.
 func parseProfile(raw []byte) (p *profile.Profile, format Format, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("malformed profile (the parser failed: %v)", r)
 		}
 	}()
-	p, err = profile.ParseUncompressed(raw)
+	p, err = decodeProto(raw)
 	if err == nil {
 		if err := p.CheckValid(); err != nil {
 			return nil, "", fmt.Errorf("malformed profile: %v", err)
