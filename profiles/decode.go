@@ -53,8 +53,7 @@ type protoDecoder struct {
 
 	sampleTypes []profile.ValueType
 	typeX       [][2]int64 // type and unit of each sample type
-	periodX     [2]int64
-	hasPeriod   bool
+	periodX     [2]int64   // type and unit of the period type, the last one given
 
 	samples      []profile.Sample
 	sampleLocs   []int // the start of each sample's location ids, and the end
@@ -172,7 +171,7 @@ func (d *protoDecoder) profile(raw []byte) error {
 			return setVarint(f, &d.duration)
 		case 11:
 			x, err := d.valueType(f)
-			d.periodX, d.hasPeriod = x, true
+			d.periodX = x
 			return err
 		case 12:
 			return setVarint(f, &d.period)
