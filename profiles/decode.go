@@ -203,11 +203,7 @@ func setVarint(f field, x *int64) error {
 // valueType decodes a ValueType message: its type and unit strings.
 func (d *protoDecoder) valueType(f field) ([2]int64, error) {
 	var x [2]int64
-	body, err := messageBody(f)
-	if err != nil {
-		return x, err
-	}
-	err = walk(body, func(f field) error {
+	err := walkMessage(f, func(f field) error {
 		if f.num == 1 || f.num == 2 {
 			return setVarint(f, &x[f.num-1])
 		}
@@ -218,11 +214,7 @@ func (d *protoDecoder) valueType(f field) ([2]int64, error) {
 
 // sample decodes a Sample message: location ids, values and labels.
 func (d *protoDecoder) sample(f field) error {
-	body, err := messageBody(f)
-	if err != nil {
-		return err
-	}
-	err = walk(body, func(f field) error {
+	err := walkMessage(f, func(f field) error {
 		switch f.num {
 		case 1:
 			return repeatedVarints(f, func(u uint64) {
@@ -239,12 +231,8 @@ func (d *protoDecoder) sample(f field) error {
 				}
 			})
 		case 3:
-			body, err := messageBody(f)
-			if err != nil {
-				return err
-			}
 			var l rawLabel
-			err = walk(body, func(f field) error {
+			err := walkMessage(f, func(f field) error {
 				switch f.num {
 				case 1:
 					return setVarint(f, &l.key)
@@ -277,13 +265,9 @@ func (d *protoDecoder) sample(f field) error {
 
 // mapping decodes a Mapping message.
 func (d *protoDecoder) mapping(f field) error {
-	body, err := messageBody(f)
-	if err != nil {
-		return err
-	}
 	var m profile.Mapping
 	var x [2]int64
-	err = walk(body, func(f field) error {
+	err := walkMessage(f, func(f field) error {
 		var err error
 		switch f.num {
 		case 1:
@@ -323,14 +307,10 @@ func boolValue(f field) (bool, error) {
 
 // location decodes a Location message and its lines.
 func (d *protoDecoder) location(f field) error {
-	body, err := messageBody(f)
-	if err != nil {
-		return err
-	}
 	var l profile.Location
 	var mapping uint64
 	first := len(d.lines)
-	err = walk(body, func(f field) error {
+	err := walkMessage(f, func(f field) error {
 		var err error
 		switch f.num {
 		case 1:
@@ -359,13 +339,9 @@ func (d *protoDecoder) location(f field) error {
 
 // line decodes a Line message.
 func (d *protoDecoder) line(f field) error {
-	body, err := messageBody(f)
-	if err != nil {
-		return err
-	}
 	var ln profile.Line
 	var function uint64
-	err = walk(body, func(f field) error {
+	err := walkMessage(f, func(f field) error {
 		var err error
 		switch f.num {
 		case 1:
@@ -387,13 +363,9 @@ func (d *protoDecoder) line(f field) error {
 
 // function decodes a Function message.
 func (d *protoDecoder) function(f field) error {
-	body, err := messageBody(f)
-	if err != nil {
-		return err
-	}
 	var fn profile.Function
 	var x [3]int64
-	err = walk(body, func(f field) error {
+	err := walkMessage(f, func(f field) error {
 		var err error
 		switch f.num {
 		case 1:

@@ -136,3 +136,12 @@ func messageBody(f field) ([]byte, error) {
 	}
 	return f.body, nil
 }
+
+// walkMessage calls visit for each field of f, which must be a message.
+func walkMessage(f field, visit func(field) error) error {
+	body, err := messageBody(f)
+	if err != nil {
+		return err
+	}
+	return walk(body, visit)
+}
