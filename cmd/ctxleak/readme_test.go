@@ -62,6 +62,8 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzLocationList's seed corpus"},
 	{"go test -run '^$' -fuzz FuzzParse -fuzztime 10m ./profiles", "",
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzParse's seed corpus"},
+	{"go test -run '^$' -fuzz FuzzDecodeProto -fuzztime 10m ./profiles", "",
+		"ten minutes of fuzzing; .ci/run's second step runs FuzzDecodeProto's seed corpus"},
 	{"go test -run '^$' -fuzz FuzzEscape -fuzztime 10m ./internal/textsafe", "",
 		"ten minutes of fuzzing; .ci/run's second step runs FuzzEscape's seed corpus"},
 	{"git clone https://github.com/ctxleak/ctxleak ../ctxleak", "git clone \"$CTXLEAK_REPO\" ../ctxleak",
@@ -120,7 +122,8 @@ var readmeGoFiles = map[string]string{
 
 // TestREADMEBlocks checks, without running anything, what TestREADME
 // needs of README.md: every shell example marked, every substitution
-// matching a README command, no stale wording in a sample.
+// matching a README command, every fuzzing command substituted, no stale
+// wording in a sample.
 func TestREADMEBlocks(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -138,9 +141,18 @@ func TestREADMEBlocks(t *testing.T) {
 			used[strings.TrimSpace(trailingComment.ReplaceAllString(c.text, ""))] = true
 		}
 	}
+	substituted := map[string]bool{}
 	for _, s := range readmeSubstitutions {
+		substituted[s.command] = true
 		if !used[s.command] {
 			t.Errorf("the substitution of %q matches no README command: remove it", s.command)
+		}
+	}
+	// A fuzzing command run as written would run for its -fuzztime, past
+	// TestREADME's time limit.
+	for c := range used {
+		if strings.Contains(c, " -fuzz ") && !substituted[c] {
+			t.Errorf("README command %q fuzzes: give it a substitution (readmeSubstitutions)", c)
 		}
 	}
 	files := map[string]bool{}
