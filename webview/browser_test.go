@@ -38,6 +38,32 @@ func browser(t *testing.T) context.Context {
 	if exe == "" {
 		t.Skip("no chromium binary on PATH (install Debian's chromium, as .ci/run does, or set CTXLEAK_CHROMIUM)")
 	}
+	// A browser that exits before it listens is started again, up to
+	// browserStarts times: once in a CI run of the whole suite, Chromium
+	// exited 0.6 s after its start, having printed nothing but its usual
+	// warnings, and ran at every start after.
+	var errs []string
+	for range browserStarts {
+		ctx, stop := startBrowser(t, exe)
+		err := chromedp.Do(ctx) // starts the browser
+		if err == nil {
+			t.Cleanup(stop)
+			return ctx
+		}
+		stop()
+		errs = append(errs, err.Error())
+		t.Logf("starting %s: %v", exe, err)
+	}
+	t.Fatalf("starting %s failed %d times:\n%s", exe, browserStarts, strings.Join(errs, "\n"))
+	return nil
+}
+
+// browserStarts is how many times browser starts Chromium before it fails.
+const browserStarts = 3
+
+// startBrowser returns the context of a headless Chromium not yet started,
+// with a profile of its own, and the function that stops it.
+func startBrowser(t *testing.T, exe string) (context.Context, func()) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox,
@@ -52,14 +78,10 @@ func browser(t *testing.T) context.Context {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
+	return ctx, func() {
 		cancel()
 		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("starting %s: %v", exe, err)
 	}
-	return ctx
 }
 
 // step runs actions with a time limit.
