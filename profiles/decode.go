@@ -44,6 +44,24 @@ var (
 // number.
 type rawLabel struct{ key, str, num, unit int64 }
 
+// What pprof makes of a label (rawLabel.kind).
+const (
+	droppedLabel = iota // no value and no unit
+	stringLabel         // a string value
+	numericLabel        // a number or a unit, no string value
+)
+
+// kind says what pprof makes of l.
+func (l rawLabel) kind() int {
+	switch {
+	case l.str != 0:
+		return stringLabel
+	case l.num != 0 || l.unit != 0:
+		return numericLabel
+	}
+	return droppedLabel
+}
+
 // protoDecoder is decodeProto's state. The first pass (fill false) counts
 // the elements; the second appends them to arrays made with those counts
 // as capacities, and keeps the string indexes and ids, which link resolves.
@@ -126,7 +144,7 @@ func (d *protoDecoder) profile(raw []byte) error {
 	return walk(raw, func(f field) error {
 		switch f.num {
 		case 1:
-			x, err := d.valueType(f)
+			x, err := valueType(f)
 			if err == nil {
 				d.n.sampleTypes++
 				if d.fill {
@@ -170,7 +188,7 @@ func (d *protoDecoder) profile(raw []byte) error {
 		case 10:
 			return setVarint(f, &d.duration)
 		case 11:
-			x, err := d.valueType(f)
+			x, err := valueType(f)
 			d.periodX = x
 			return err
 		case 12:
@@ -201,7 +219,7 @@ func setVarint(f field, x *int64) error {
 }
 
 // valueType decodes a ValueType message: its type and unit strings.
-func (d *protoDecoder) valueType(f field) ([2]int64, error) {
+func valueType(f field) ([2]int64, error) {
 	var x [2]int64
 	err := walkMessage(f, func(f field) error {
 		if f.num == 1 || f.num == 2 {
@@ -522,17 +540,12 @@ type sampleLabels struct {
 
 // allocate makes room for the values of labels, all the profile's.
 func (sl *sampleLabels) allocate(labels []rawLabel) {
-	var strs, nums int
+	var count [3]int
 	for _, l := range labels {
-		switch {
-		case l.str != 0:
-			strs++
-		case l.num != 0 || l.unit != 0:
-			nums++
-		}
+		count[l.kind()]++
 	}
-	sl.strs = make([]string, 0, strs)
-	sl.nums = make([]int64, 0, nums)
+	sl.strs = make([]string, 0, count[stringLabel])
+	sl.nums = make([]int64, 0, count[numericLabel])
 }
 
 // set gives sample s its labels ls, whose strings str resolves. As in
@@ -541,52 +554,44 @@ func (sl *sampleLabels) allocate(labels []rawLabel) {
 // units are padded with empty ones to its numbers; NumUnit is set with
 // NumLabel.
 func (sl *sampleLabels) set(s *profile.Sample, ls []rawLabel, str func(int64) string) {
-	var strs, nums, units int
+	var count [3]int
+	units := 0
 	for _, l := range ls {
-		switch {
-		case l.str != 0:
-			strs++
-		case l.num != 0 || l.unit != 0:
-			nums++
-			if l.unit != 0 {
-				units++
-			}
+		count[l.kind()]++
+		if l.kind() == numericLabel && l.unit != 0 {
+			units++
 		}
 	}
 	var labels map[string][]string
 	var numLabels map[string][]int64
 	var numUnits map[string][]string
-	if strs > 0 {
-		labels = make(map[string][]string, strs)
+	if count[stringLabel] > 0 {
+		labels = make(map[string][]string, count[stringLabel])
 	}
-	if nums > 0 {
-		numLabels = make(map[string][]int64, nums)
+	if count[numericLabel] > 0 {
+		numLabels = make(map[string][]int64, count[numericLabel])
 		numUnits = make(map[string][]string, units)
 	}
 	for _, l := range ls {
 		key := str(l.key)
-		switch {
-		case l.str != 0:
+		switch l.kind() {
+		case stringLabel:
 			v := str(l.str)
 			if vs, ok := labels[key]; ok {
 				labels[key] = append(vs, v)
-				break
+			} else {
+				labels[key] = carve(&sl.strs, v)
 			}
-			sl.strs = append(sl.strs, v)
-			n := len(sl.strs)
-			labels[key] = sl.strs[n-1 : n : n]
-		case l.num != 0 || l.unit != 0:
+		case numericLabel:
 			values := numLabels[key]
 			if l.unit != 0 {
 				numUnits[key] = append(padStrings(numUnits[key], len(values)), str(l.unit))
 			}
 			if values != nil {
 				numLabels[key] = append(values, l.num)
-				break
+			} else {
+				numLabels[key] = carve(&sl.nums, l.num)
 			}
-			sl.nums = append(sl.nums, l.num)
-			n := len(sl.nums)
-			numLabels[key] = sl.nums[n-1 : n : n]
 		}
 	}
 	if len(labels) > 0 {
@@ -601,6 +606,15 @@ func (sl *sampleLabels) set(s *profile.Sample, ls []rawLabel, str func(int64) st
 		}
 		s.NumUnit = numUnits
 	}
+}
+
+// carve appends v to the shared array *pool and returns it as a slice of
+// its own, full, so that appending to that slice copies it rather than
+// write over the next value carved.
+func carve[T any](pool *[]T, v T) []T {
+	*pool = append(*pool, v)
+	n := len(*pool)
+	return (*pool)[n-1 : n : n]
 }
 
 // padStrings returns s with empty strings appended up to length n.

@@ -47,7 +47,7 @@ func protoVarint(data []byte) (uint64, []byte, error) {
 	}
 }
 
-// nextField decodes the field at the start of data and returns the rest.
+// readField decodes the field at the start of data and returns the rest.
 func readField(data []byte) (field, []byte, error) {
 	x, data, err := protoVarint(data)
 	if err != nil {
