@@ -170,9 +170,9 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	// collection of a heap with few pointers); on a small one the forced
 	// collection and the page faults after it cost more than the memory
 	// it saves (releaseWorkNodes). The sets are made on both cores but as
-	// they flow, on one: the retained sizes, which allocate nothing, are added
-	// up then on the other. The dominator tree says what is live: the
-	// graph need not be searched for it again.
+	// they flow, on one: the retained sizes, which allocate nothing, are
+	// added up then on the other. The dominator tree says what is live:
+	// the graph need not be searched for it again.
 	a.holdingTops()
 	a.rootKids = tree.TakeRootKids()
 	if g.NumNodes() >= releaseWorkNodes {
@@ -217,8 +217,8 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 // dominator computation's work memory back to the system before the
 // shared sets are made: 5 MB of it and more, at 20 bytes a node and 12 an
 // edge. Below, a collection and the faults that bring the pages back cost
-// more than the memory is worth (the heap package's tests, whose dumps are
-// smaller, ran 1 to 3 CPU seconds faster of 20 without it).
+// more than the memory is worth: without them, the heap package's tests,
+// whose dumps are smaller, took 19 to 20 CPU seconds rather than 20 to 24.
 const releaseWorkNodes = 1 << 18
 
 // analysisNodeBytes and analysisEdgeBytes bound the memory an Analysis
