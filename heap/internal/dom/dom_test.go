@@ -363,18 +363,52 @@ func TestRandom(t *testing.T) {
 	}
 	for i := range iters {
 		g, root := randomGraph(rng)
-		tr, err := dom.New(g, root)
+		mode := groupings[i%len(groupings)]
+		tr, err := newGrouped(mode, g, root)
 		if err != nil {
-			t.Fatalf("graph %d: %v", i, err)
+			t.Fatalf("graph %d, %v: %v", i, mode, err)
 		}
 		check(t, g, root, tr)
 	}
 }
 
+// grouping is a way New collects and sorts the edges that are not tree
+// edges: with the targets as numbers, as graphs of up to a million nodes
+// get, or as nodes sorted on one core or on every core, as larger ones do.
+type grouping int
+
+const (
+	byNumber grouping = iota
+	byNodeOneCore
+	byNodeEveryCore
+)
+
+var groupings = []grouping{byNumber, byNodeOneCore, byNodeEveryCore}
+
+func (m grouping) String() string {
+	return [...]string{"targets as numbers", "targets as nodes on one core", "targets as nodes on every core"}[m]
+}
+
+// newGrouped is dom.New with the non-tree edges grouped as m says. The
+// tests of the package do not run in parallel: the settings are global.
+func newGrouped(m grouping, g dom.Graph, root uint32, opts ...dom.Option) (*dom.Tree, error) {
+	numbered, parallel := 1<<30, 1<<30
+	switch m {
+	case byNodeOneCore:
+		numbered = 0
+	case byNodeEveryCore:
+		numbered, parallel = 0, 1
+	}
+	defer dom.SetNumberedMaxNodes(dom.SetNumberedMaxNodes(numbered))
+	defer dom.SetParallelMinEdges(dom.SetParallelMinEdges(parallel))
+	return dom.New(g, root, opts...)
+}
+
 // TestNonTreeEdges checks graphs whose edges that are not tree edges are
 // a few, about as many as the nodes, and many more: New sorts them in the
 // arrays it has at hand, in one buffer of their own, or in place and a
-// buffer (groupByTarget), on one core and on every core.
+// buffer (groupByTarget), with their targets as numbers, and as nodes on
+// one core and on every core.
 func TestNonTreeEdges(t *testing.T) {
 	for _, n := range []int{9, 100, 400} {
 		for _, back := range []int{1, n / 3, 2 * n / 3, n - 2, 3 * n} {
@@ -389,27 +423,25 @@ func TestNonTreeEdges(t *testing.T) {
 					edges = append(edges, [2]uint32{uint32(n - 1 - i%(n/2)), uint32(2 + i%(n-2))})
 				}
 				g := build(n, edges)
-				old := dom.SetParallelMinEdges(1 << 30)
-				tr, err := dom.New(g, 0)
-				dom.SetParallelMinEdges(old)
+				tr, err := newGrouped(byNumber, g, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
 				check(t, g, 0, tr)
-				// On every core: the same tree.
-				old = dom.SetParallelMinEdges(1)
-				par, err := dom.New(g, 0)
-				dom.SetParallelMinEdges(old)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for v := range uint32(n) {
-					if par.Idom(v) != tr.Idom(v) {
-						t.Fatalf("on every core, idom(%d) = %d, want %d", v, par.Idom(v), tr.Idom(v))
+				// With the targets as nodes: the same tree.
+				for _, mode := range groupings[1:] {
+					other, err := newGrouped(mode, g, 0)
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-				if !slices.Equal(par.Preorder(), tr.Preorder()) {
-					t.Fatal("on every core, another preorder")
+					for v := range uint32(n) {
+						if other.Idom(v) != tr.Idom(v) {
+							t.Fatalf("%v, idom(%d) = %d, want %d", mode, v, other.Idom(v), tr.Idom(v))
+						}
+					}
+					if !slices.Equal(other.Preorder(), tr.Preorder()) {
+						t.Fatalf("%v, another preorder", mode)
+					}
 				}
 			})
 		}
@@ -583,6 +615,10 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
+// FuzzDominators checks New on small graphs: well-formed ones against the
+// naive reference, raw arrays (often malformed) for an error rather than a
+// panic. The bits of the first byte choose the form (1), KeepRootKids (2)
+// and the grouping of the non-tree edges (4, 8).
 func FuzzDominators(f *testing.F) {
 	f.Add([]byte{0, 5, 0, 0, 1, 1, 2, 2, 0, 2, 3, 3, 4, 4, 2})
 	f.Add([]byte{0, 12, 3, 3, 3, 0, 1, 1, 2, 2, 0, 5, 6, 6, 5, 7, 8, 8, 9, 9, 10, 10, 11, 11, 7})
@@ -624,11 +660,16 @@ func FuzzDominators(f *testing.F) {
 		if data[0]&2 != 0 {
 			opts = append(opts, dom.KeepRootKids)
 		}
-		if data[0]&4 != 0 {
-			// The non-tree edges sorted on every core.
-			defer dom.SetParallelMinEdges(dom.SetParallelMinEdges(1))
+		// The non-tree edges' targets as numbers, or as nodes sorted on
+		// every core or on one.
+		mode := byNumber
+		switch data[0] & 12 {
+		case 4:
+			mode = byNodeEveryCore
+		case 8:
+			mode = byNodeOneCore
 		}
-		tr, err := dom.New(g, root, opts...)
+		tr, err := newGrouped(mode, g, root, opts...)
 		if err != nil {
 			if data[0]&1 == 0 {
 				t.Fatalf("well-formed graph: %v", err)

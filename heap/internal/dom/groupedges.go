@@ -21,29 +21,34 @@ func groupWorkers(m int) int {
 }
 
 // groupByTarget sorts the edges of l, which are among r nodes, by target, as
-// its doc says, and returns the set of targets that have any. The search
-// added each target as a node, whose number is pre of it. It is a least
+// its doc says, and returns the set of targets that have any. It is a least
 // significant digit radix sort in two passes, low digit then high, through
-// (target, source) pairs in ab, whose first half is pre: when ab can hold
-// the pairs, those are first put in order of their nodes' high bits in
-// spare, or a buffer of their own, so that the reads of pre stay within a
-// few pages at a time; with more edges than ab holds, the targets are
-// turned into numbers in place, and the pairs sorted in a buffer of their
-// own.
-func (l *edges) groupByTarget(r int, pre []uint32, ab, spare []uint64) bitset {
+// (target, source) pairs in ab, or a buffer of their own when ab cannot
+// hold them. When the search added the targets as numbers (numbered), it
+// sorts them on one core. Otherwise it added them as nodes, whose number
+// is pre of them, in ab's first half, and it sorts them on every core:
+// when ab can hold the pairs, those are first put in order of their nodes'
+// high bits in spare, or a buffer of their own, so that the reads of pre
+// stay within a few pages at a time; with more edges than ab holds, the
+// targets are turned into numbers in place.
+func (l *edges) groupByTarget(r int, pre []uint32, ab, spare []uint64, numbered bool) bitset {
 	m := 0
 	for i := range l.n {
 		if l.at(i)&mark == 0 {
 			m++
 		}
 	}
+	if numbered {
+		return l.group(1, m, r, nil, ab, nil)
+	}
 	return l.group(groupWorkers(m), m, r, pre, ab, spare)
 }
 
-// group is groupByTarget for m edges on k cores (k may be 1): each worker
-// takes a contiguous share of the input of each pass and writes, stably,
-// after the shares of the workers before it in each bucket. The result
-// does not depend on k.
+// group is groupByTarget for m edges on k cores (k may be 1), with the
+// targets as nodes numbered by pre, or as numbers if pre is nil: each
+// worker takes a contiguous share of the input of each pass and writes,
+// stably, after the shares of the workers before it in each bucket. The
+// result does not depend on k.
 func (l *edges) group(k, m, r int, pre []uint32, ab, spare []uint64) bitset {
 	keyBits := bits.Len32(uint32(r - 1))
 	digit := max(1, (keyBits+1)/2) // two passes: low digit, then high
@@ -52,7 +57,9 @@ func (l *edges) group(k, m, r int, pre []uint32, ab, spare []uint64) bitset {
 
 	// Pass 1: into buf as target<<32 | source, by the low digit.
 	var buf []uint64
-	if m <= len(ab) {
+	if pre == nil {
+		buf = l.pairsByDigit(m, mask, ab)
+	} else if m <= len(ab) {
 		pairs := l.pairsByNode(k, m, pre, spare)
 		buf = ab[:m]
 		lo := bucketsInParallel(k, 1<<digit, func(w int, count []int) {
@@ -76,23 +83,7 @@ func (l *edges) group(k, m, r int, pre []uint32, ab, spare []uint64) bitset {
 				l.set(i, pre[x])
 			}
 		}
-		buf = hugepage.Make[uint64](m, m)
-		at := bucketsInParallel(1, 1<<digit, func(_ int, count []int) {
-			for i := range l.n {
-				if x := l.at(i); x&mark == 0 {
-					count[x&mask]++
-				}
-			}
-		})[0]
-		src := uint64(0)
-		for i := range l.n {
-			if x := l.at(i); x&mark != 0 {
-				src = uint64(x &^ mark)
-			} else {
-				buf[at[x&mask]] = uint64(x)<<32 | src
-				at[x&mask]++
-			}
-		}
+		buf = l.pairsByDigit(m, mask, nil)
 	}
 
 	// Pass 2: back into l, by the high digit, sources only, the first of
@@ -200,6 +191,37 @@ func (l *edges) pairsByNode(k, m int, pre []uint32, buf []uint64) []uint64 {
 			buf[i] = uint64(pre[y>>32])<<32 | y&(1<<32-1)
 		}
 	})
+	return buf
+}
+
+// pairsByDigit returns the m edges of l, whose targets are numbers, as
+// target<<32 | source in order of the target's low digit (mask), in buf
+// or, when it is too short, a buffer of their own.
+func (l *edges) pairsByDigit(m int, mask uint32, buf []uint64) []uint64 {
+	if len(buf) < m {
+		buf = hugepage.Make[uint64](m, m)
+	}
+	buf = buf[:m]
+	at := make([]int, mask+1)
+	for i := range l.n {
+		if x := l.at(i); x&mark == 0 {
+			at[x&mask]++
+		}
+	}
+	sum := 0
+	for d, c := range at {
+		at[d] = sum
+		sum += c
+	}
+	src := uint64(0)
+	for i := range l.n {
+		if x := l.at(i); x&mark != 0 {
+			src = uint64(x &^ mark)
+		} else {
+			buf[at[x&mask]] = uint64(x)<<32 | src
+			at[x&mask]++
+		}
+	}
 	return buf
 }
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// Sorting non-tree edges on one core or several, through pairs or in
-// place, gives the sources grouped by their target's number, in their
+// Sorting non-tree edges with their targets as numbers, or as nodes on one
+// core or several, through pairs or in place, gives the sources grouped by their target's number, in their
 // order within a group, the first of each group marked, and the targets.
 func TestGroupByTarget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -44,6 +44,24 @@ func TestGroupByTarget(t *testing.T) {
 			}
 		}
 		m := len(in)
+		// With the targets as numbers, on one core.
+		for _, abLen := range []int{max(m, tc.r), m - 1} {
+			var l edges
+			for _, w := range words {
+				if w&mark == 0 {
+					w = pre[w]
+				}
+				l.add(w)
+			}
+			has := l.groupByTarget(tc.r, nil, make([]uint64, abLen), nil, true)
+			var got []uint32
+			for i := range l.n {
+				got = append(got, l.at(i))
+			}
+			if !slices.Equal(got, want) || !slices.Equal(has, wantHas) {
+				t.Errorf("%d nodes, %d sources, targets as numbers, ab of %d: the edges are not grouped by target", tc.r, tc.sources, abLen)
+			}
+		}
 		for _, k := range []int{1, 2, 3, 8} {
 			for _, abLen := range []int{max(m, tc.r), m - 1} { // pairs, in place
 				var l edges

@@ -71,15 +71,19 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 
 	// Step 1: number the nodes the root reaches in depth-first preorder, and
 	// collect the edges that are not tree edges, sorted by target. From here
-	// on nodes are named by their number.
+	// on nodes are named by their number. A small graph's numbers stay in
+	// the cache, so the search reads a target's number as it meets the edge;
+	// in a large one that read would miss on most edges, so the search keeps
+	// the target's node and groupByTarget reads the numbers in node order.
 	var in edges
-	r, err := search(g, uint32(root), a, e, c, d, &in)
+	numbered := n <= numberedMaxNodes
+	r, err := search(g, uint32(root), a, e, c, d, &in, numbered)
 	if err != nil {
 		return nil, err
 	}
 	order := e[:r:r]
 	// b and d are free until Step 2, a once groupByTarget has read it.
-	hasIn := in.groupByTarget(r, a, ab, cd[(n+1)/2:])
+	hasIn := in.groupByTarget(r, a, ab, cd[(n+1)/2:], numbered)
 	var parent []uint32 // of each target of non-tree edges, for KeepRootKids
 	if keep {
 		parent = make([]uint32, hasIn.count())
@@ -185,20 +189,30 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 
 // populateMin is the number of nodes from which New populates its arrays
 // on another goroutine; tests lower it.
-var populateMin = 1 << 20
+var populateMin = defaultPopulateMin
+
+const defaultPopulateMin = 1 << 20
+
+// numberedMaxNodes is the number of nodes up to which the search puts the
+// targets of non-tree edges in edges as numbers, and groupByTarget sorts
+// them on one core: up to it, an array of a number a node (4 MiB) is read
+// at random faster than the edges are put in node order first, and the
+// sort is too short to gain from more cores. Tests change it.
+var numberedMaxNodes = 1 << 20
 
 // search numbers the nodes that root reaches in depth-first preorder: pre[v]
 // is the number of node v, left as it was if root does not reach it (no
 // one reads it); order[i] is the
 // node numbered i and parent[i] the number of its parent in the search tree.
 // Every edge v->w that is not a tree edge, a self edge or an edge into the
-// root goes into in (see edges), w as a node: its number is read after. It
+// root goes into in (see edges), w as its number if numbered, else as a
+// node, whose number groupByTarget reads. It
 // does not recurse: cursor[i] keeps the place in the successors of node i
 // while the search is below it, and a small cache keeps the successors of
 // the nodes most recently left, so that most returns to a node do not ask
 // g again. It returns the number of nodes numbered, or an error for an edge
 // to a node past the last.
-func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges) (int, error) {
+func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges, numbered bool) (int, error) {
 	last := uint32(len(pre) - 1)
 	// left[i%len(left)] holds the successors of node number i while the
 	// search is below it, unless a later number took the place.
@@ -250,7 +264,11 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 					in.add(cur | mark)
 					src = cur
 				}
-				in.add(w) // a node: groupByTarget reads its number
+				if numbered {
+					in.add(pre[w])
+				} else {
+					in.add(w)
+				}
 			}
 		}
 		for {
@@ -273,8 +291,8 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 
 // edges holds the edges that are not tree edges, in chunks so that it grows
 // without copying or slack. The search adds them as a sequence of words: a
-// source number with mark set, then the target nodes of its edges, then
-// another source and so on; groupByTarget turns that into the source numbers
+// source number with mark set, then the targets of its edges (numbers or
+// nodes, see search), then another source and so on; groupByTarget turns that into the source numbers
 // only, sorted by target number, the first of each target's group with mark
 // set.
 type edges struct {
