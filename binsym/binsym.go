@@ -288,7 +288,8 @@ func (b *Binary) Bias() uint64 { return b.bias }
 // give them. It fails with a *MismatchError if the executable has no such
 // function or the implied bias is not page aligned. For a non-PIE
 // executable the bias is 0 unless the dump was written by a different
-// build. The first call indexes the functions by name.
+// build. Lookups by name scan the functions at first, and index them by
+// name once there have been a few.
 func (b *Binary) BiasFor(funcName string, entry uint64) (uint64, error) {
 	link, ok := b.pcln.entryByName(funcName)
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The pclntab layout is that of Go 1.20 and later (runtime/symtab.go,
@@ -47,6 +48,7 @@ type pclntab struct {
 	hasGofunc bool
 	b         *Binary
 
+	lookups  atomic.Int64 // calls of entryByName
 	nameOnce sync.Once
 	byName   map[string]uint64 // function name -> link entry, built on first use
 }
@@ -322,16 +324,32 @@ func (t *pclntab) funcAt(i int) (funcInfo, bool) {
 	return f, true
 }
 
-// entryByName returns the link address of the function named name. The
-// first call indexes every function by name; the next ones look it up.
+// entryByName returns the link address of the function named name, the
+// first of functions that share it. The first scanLookups calls scan the
+// table, which costs less than indexing it for the lookup or two most
+// uses make (a tenth of it, without allocating); the next ones index
+// every function by name, once, and look it up there, so that many
+// lookups stay linear in the table.
 func (t *pclntab) entryByName(name string) (uint64, bool) {
 	if t == nil {
+		return 0, false
+	}
+	if t.lookups.Add(1) <= scanLookups {
+		for i := 0; i < t.nfunc; i++ {
+			if f, ok := t.funcAt(i); ok && t.funcNameIs(f.nameOff(), name) {
+				return f.entry, true
+			}
+		}
 		return 0, false
 	}
 	t.nameOnce.Do(t.indexNames)
 	e, ok := t.byName[name]
 	return e, ok
 }
+
+// scanLookups is the number of lookups by name entryByName answers by
+// scanning the table, before it indexes it.
+const scanLookups = 8
 
 // indexNames maps the name of every function to its entry, keeping the
 // first of functions that share a name.
@@ -475,8 +493,9 @@ func (b *Binary) CallSite(pc uint64) (Func, bool) {
 }
 
 // FuncByName returns the entry of the function named name; File and Line are
-// the position of its entry. The first call indexes the functions by name
-// (a few milliseconds for a large executable).
+// the position of its entry. The first few lookups by name scan the
+// functions; the next ones index them by name, once (a few milliseconds
+// for a large executable).
 func (b *Binary) FuncByName(name string) (Func, bool) {
 	entry, ok := b.pcln.entryByName(name)
 	if !ok {
