@@ -181,30 +181,33 @@ func (e *LimitError) Error() string {
 // for profile.proto, more than maxBytes/2 + DecodePerByte × its size, or
 // when it is legacy text with more sample lines than legacyLinesLimit
 // allows for input bytes (raw's size before decompression). It returns the
-// memory decoding will take.
-func checkDecodeCost(raw []byte, input, maxBytes, earlier int64) (int64, error) {
+// memory decoding will take and, when raw is a profile.proto message, what
+// it repeats, which decodeProto makes its arrays for.
+func checkDecodeCost(raw []byte, input, maxBytes, earlier int64) (int64, *protoCounts, error) {
 	factor := int64(DecodeFactor)
 	limit := max(satMul(maxBytes, factor)-earlier, 0)
 	var relative int64 // the decompressed size, when it sets the limit
 	if r := maxBytes/2 + satMul(int64(len(raw)), DecodePerByte); r < limit {
 		limit, relative = r, int64(len(raw))
 	}
-	cost, ok := protoCost(raw, limit)
+	var n protoCounts
+	cost, ok := protoCost(raw, limit, &n)
 	if ok && cost > limit {
-		return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
+		return 0, nil, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
 	}
-	if !ok {
-		limit := legacyLinesLimit(input, maxBytes)
-		if n := legacyLines(raw, limit); n > limit {
-			return 0, &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
-		}
-		factor = LegacyDecodeFactor
-		limit = max(satMul(maxBytes, factor)-earlier, 0)
-		if cost = legacyCost(raw, limit); cost > limit {
-			return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Earlier: earlier}
-		}
+	if ok {
+		return cost, &n, nil
 	}
-	return cost, nil
+	limit = legacyLinesLimit(input, maxBytes)
+	if n := legacyLines(raw, limit); n > limit {
+		return 0, nil, &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
+	}
+	factor = LegacyDecodeFactor
+	limit = max(satMul(maxBytes, factor)-earlier, 0)
+	if cost = legacyCost(raw, limit); cost > limit {
+		return 0, nil, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Earlier: earlier}
+	}
+	return cost, nil, nil
 }
 
 func satMul(a, b int64) int64 {
@@ -215,9 +218,12 @@ func satMul(a, b int64) int64 {
 }
 
 // protoCost estimates the memory of decoding raw as a profile.proto
-// message, stopping once the estimate is over limit. It reports false when raw is not well-formed protobuf at the
-// top level (then it is no proto profile, and the text parsers get it).
-func protoCost(raw []byte, limit int64) (int64, bool) {
+// message, stopping once the estimate is over limit, and counts what the
+// message repeats in n, as decodeProto's first pass would for a
+// well-formed one. It reports false when raw is not well-formed protobuf
+// at the top level (then it is no proto profile, and the text parsers get
+// it).
+func protoCost(raw []byte, limit int64, n *protoCounts) (int64, bool) {
 	var cost int64
 	for len(raw) > 0 && cost <= limit {
 		f, ok := nextField(&raw)
@@ -225,19 +231,27 @@ func protoCost(raw []byte, limit int64) (int64, bool) {
 			return cost, false
 		}
 		cost += costOther
+		if f.num == 13 && f.wire == wireVarint { // a comment, not packed
+			n.comments++
+			cost += costValue
+		}
 		if f.wire != 2 {
 			continue
 		}
 		switch f.num {
+		case 1:
+			n.sampleTypes++
 		case 2: // sample
-			c, ok := sampleCost(f.body)
+			c, ok := sampleCost(f.body, n)
 			if !ok {
 				return cost, false
 			}
 			cost += c
 		case 3:
+			n.mappings++
 			cost += costMapping
 		case 4: // location
+			n.locations++
 			cost += costLocation
 			lines := 0
 			for body := f.body; len(body) > 0; {
@@ -253,19 +267,27 @@ func protoCost(raw []byte, limit int64) (int64, bool) {
 					}
 				}
 			}
+			n.lines += lines
 		case 5:
+			n.functions++
 			cost += costFunction
 		case 6:
+			n.strs++
+			n.strBytes += len(f.body)
 			cost += costString + int64(len(f.body))
 		case 13: // comments, packed
-			cost += costValue * varints(f.wire, f.body)
+			c := varints(f.wire, f.body)
+			n.comments += int(c)
+			cost += costValue * c
 		}
 	}
 	return cost, true
 }
 
-// sampleCost estimates the memory of one decoded Sample message.
-func sampleCost(body []byte) (int64, bool) {
+// sampleCost estimates the memory of one decoded Sample message, and
+// counts it and what it repeats in n.
+func sampleCost(body []byte, n *protoCounts) (int64, bool) {
+	n.samples++
 	cost := int64(costSample)
 	for len(body) > 0 {
 		f, ok := nextField(&body)
@@ -274,10 +296,15 @@ func sampleCost(body []byte) (int64, bool) {
 		}
 		switch f.num {
 		case 1:
-			cost += costID * varints(f.wire, f.body)
+			c := varints(f.wire, f.body)
+			n.locIDs += int(c)
+			cost += costID * c
 		case 2:
-			cost += costValue * varints(f.wire, f.body)
+			c := varints(f.wire, f.body)
+			n.values += int(c)
+			cost += costValue * c
 		case 3:
+			n.labels++
 			cost += costLabel
 		}
 	}

@@ -9,26 +9,30 @@ import (
 
 // decodeProto decodes an uncompressed profile.proto message into the
 // profile that google/pprof's profile.ParseUncompressed returns for it, or
-// the error it returns. It reads raw twice. The first pass checks the wire
-// format and field types in pprof's order, and counts every repeated
-// element. The second fills arrays made once at their final size: one
-// string holds the string table's bytes, one array each the samples,
-// values, locations, lines, mappings and functions, and each labelled
-// sample gets only the label maps it uses. pprof's decoder appends
-// element by element and makes three maps per labelled sample, sized by
-// its label count: on crafted profiles (a million labels in one sample,
-// five million strings) that growth took most of analyze's time.
-func decodeProto(raw []byte) (*profile.Profile, error) {
+// the error it returns. It fills arrays made once at the size of what raw
+// repeats (counts, as protoCost counted them; or, if counts is nil, as a
+// first pass over raw counts them): one string holds the string table's
+// bytes, one array each the samples, values, locations, lines, mappings
+// and functions, and each labelled sample gets only the label maps it
+// uses. pprof's decoder appends element by element and makes three maps
+// per labelled sample, sized by its label count: on crafted profiles (a
+// million labels in one sample, five million strings) that growth took
+// most of analyze's time. The pass that fills checks the wire format and
+// field types in pprof's order.
+func decodeProto(raw []byte, counts *protoCounts) (*profile.Profile, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("empty input file")
 	}
-	var count protoDecoder
-	if err := count.profile(raw); err != nil {
-		return nil, err
+	if counts == nil {
+		var count protoDecoder
+		if err := count.profile(raw); err != nil {
+			return nil, err
+		}
+		counts = &count.n
 	}
-	d := newFiller(count.n)
+	d := newFiller(*counts)
 	if err := d.profile(raw); err != nil {
-		return nil, err // not reached: the first pass read the same bytes
+		return nil, err
 	}
 	return d.link()
 }

@@ -17,22 +17,40 @@ import (
 // checkDecodesAsPprof fails t unless decodeProto gives for raw what
 // google/pprof's profile.ParseUncompressed gives: the same error, or
 // profiles whose exported fields are deeply equal (nil and empty told
-// apart), and which pass or fail CheckValid alike.
+// apart), and which pass or fail CheckValid alike; with its own count of
+// what raw repeats, and, when protoCost takes raw for a proto message,
+// with protoCost's, which must then be the same.
 func checkDecodesAsPprof(t testing.TB, raw []byte) {
 	t.Helper()
 	want, wantErr := parsePprof(raw)
-	got, err := decodeProto(raw)
-	if (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error() {
-		t.Fatalf("decodeProto: error %v, pprof's decoder: %v", err, wantErr)
-	}
-	if err != nil {
-		return
-	}
-	if !equalExported(reflect.ValueOf(got), reflect.ValueOf(want)) {
-		t.Fatalf("decodeProto's profile differs from pprof's:\n%s\npprof's:\n%s", got, want)
-	}
-	if err, wantErr := got.CheckValid(), want.CheckValid(); fmt.Sprint(err) != fmt.Sprint(wantErr) {
-		t.Fatalf("CheckValid: %v, of pprof's profile: %v", err, wantErr)
+	var n protoCounts
+	_, isProto := protoCost(raw, 1<<62, &n)
+	for _, counts := range []*protoCounts{nil, &n} {
+		if counts != nil && !isProto {
+			continue
+		}
+		got, err := decodeProto(raw, counts)
+		if (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("decodeProto (counts %v): error %v, pprof's decoder: %v", counts, err, wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if !equalExported(reflect.ValueOf(got), reflect.ValueOf(want)) {
+			t.Fatalf("decodeProto's profile (counts %v) differs from pprof's:\n%s\npprof's:\n%s", counts, got, want)
+		}
+		if err, wantErr := got.CheckValid(), want.CheckValid(); fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("CheckValid: %v, of pprof's profile: %v", err, wantErr)
+		}
+		if counts != nil {
+			var count protoDecoder
+			if err := count.profile(raw); err != nil {
+				t.Fatalf("decodeProto decoded what its count pass refuses: %v", err)
+			}
+			if count.n != *counts {
+				t.Fatalf("protoCost counts %+v, decodeProto's count pass %+v", *counts, count.n)
+			}
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if decoded != nil {
 		earlier = decoded.Load()
 	}
-	cost, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier)
+	cost, counts, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier)
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
@@ -114,7 +114,7 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if progress != nil {
 		progress("parse", 0, -1)
 	}
-	prof, format, err := parseProfile(raw)
+	prof, format, err := parseProfile(raw, counts)
 	if err != nil {
 		return nil, sourceErrorf(source, "%v", err)
 	}
@@ -138,13 +138,13 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 // parseProfile parses uncompressed profile bytes, proto first (decodeProto),
 // then the legacy text formats (google/pprof's parsers). A panic in a parser
 // becomes an error.
-func parseProfile(raw []byte) (p *profile.Profile, format Format, err error) {
+func parseProfile(raw []byte, counts *protoCounts) (p *profile.Profile, format Format, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("malformed profile (the parser failed: %v)", r)
 		}
 	}()
-	p, err = decodeProto(raw)
+	p, err = decodeProto(raw, counts)
 	if err == nil {
 		if err := p.CheckValid(); err != nil {
 			return nil, "", fmt.Errorf("malformed profile: %v", err)
