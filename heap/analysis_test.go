@@ -3,6 +3,7 @@ package heap
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -181,5 +182,33 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 	}
 	if len(rep.Groups) < 50 || shared == 0 {
 		t.Errorf("%d groups, %d shared: want many, some shared", len(rep.Groups), shared)
+	}
+}
+
+// ReturnMemory forces a collection to give the dominator computation's
+// work memory back, on graphs from releaseWorkNodes nodes (lowered here to
+// the test dump's size); without it, Analyze forces none, whatever the
+// graph's size: a test or a service analysing its own dump keeps its GC
+// pacing.
+func TestReturnMemoryForcesOneCollection(t *testing.T) {
+	d := progDump(t)
+	defer func(n int) { releaseWorkNodes = n }(releaseWorkNodes)
+	releaseWorkNodes = 1
+	forced := func(opts ...Option) uint32 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		a, err := Analyze(d.path, nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		a.Close()
+		return after.NumForcedGC - before.NumForcedGC
+	}
+	if n := forced(); n != 0 {
+		t.Errorf("Analyze forced %d collections, want none", n)
+	}
+	if n := forced(ReturnMemory()); n != 1 {
+		t.Errorf("Analyze with ReturnMemory forced %d collections, want 1", n)
 	}
 }

@@ -34,7 +34,7 @@ func BenchmarkHolders(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := Analyze(path, bin)
+		a, err := Analyze(path, bin, ReturnMemory())
 		if err != nil {
 			b.Fatal(err)
 		}

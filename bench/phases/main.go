@@ -46,7 +46,7 @@ func main() {
 	defer bin.Close()
 	mark("open binary")
 	phase := ""
-	a, err := heap.Analyze(os.Args[1], bin, heap.OnProgress(func(p heap.Progress) {
+	a, err := heap.Analyze(os.Args[1], bin, heap.ReturnMemory(), heap.OnProgress(func(p heap.Progress) {
 		if p.Phase != phase {
 			if phase != "" {
 				mark(phase)

@@ -207,7 +207,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		}
 		bin = b
 	}
-	opts := []heap.Option{heap.MemoryLimit(int64(f.maxMemory))}
+	opts := []heap.Option{heap.MemoryLimit(int64(f.maxMemory)), heap.ReturnMemory()}
 	prog := a.newProgress()
 	if prog != nil {
 		opts = append(opts, heap.OnProgress(prog.heap(source)))
