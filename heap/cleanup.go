@@ -51,26 +51,36 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 	for _, e := range entries {
 		isCleanup[e] = true
 	}
+	// The dead objects checked, those small enough to be a closure first,
+	// whose first words are read in one pass forward through the file.
 	g := a.g
-	var closures, boxes []heapdump.NodeID
-	checked := 0
-	for v := heapdump.NodeID(0); g.IsObject(v) && checked < maxDeadChecked; v++ {
-		if a.Reachable(v) {
-			continue
-		}
-		checked++
-		if g.Size(v) <= maxCleanupClosure {
-			if rec, err := g.ObjectRecord(v, 8); err == nil && len(rec.Contents) >= 8 && isCleanup[g.Word(rec.Contents, 0)] {
-				closures = append(closures, v)
-				continue
+	var dead, small []heapdump.NodeID
+	for v := heapdump.NodeID(0); g.IsObject(v) && len(dead) < maxDeadChecked; v++ {
+		if !a.Reachable(v) {
+			dead = append(dead, v)
+			if g.Size(v) <= maxCleanupClosure {
+				small = append(small, v)
 			}
 		}
-		if madeByAddCleanup(g, v) {
-			boxes = append(boxes, v) // the box of a cleanup's argument
-		}
 	}
+	var closures, boxes []heapdump.NodeID
+	isClosure := make(map[heapdump.NodeID]bool)
+	// A record that cannot be read again ends the search, with the closures
+	// found before it.
+	_ = g.ObjectWords(small, 0, func(v heapdump.NodeID, word uint64) error {
+		if isCleanup[word] {
+			closures = append(closures, v)
+			isClosure[v] = true
+		}
+		return nil
+	})
 	if len(closures) == 0 {
 		return Unknown{}, false
+	}
+	for _, v := range dead {
+		if !isClosure[v] && madeByAddCleanup(g, v) {
+			boxes = append(boxes, v) // the box of a cleanup's argument
+		}
 	}
 	first := ""
 	if rec, err := g.ObjectRecord(closures[0], 8); err == nil {
