@@ -3,8 +3,8 @@ package binsym
 import "testing"
 
 // The lookups by name that scan the functions and those that use the index
-// built after them give the same entries, for names that exist, a name two
-// functions share the prefix of, and names that do not.
+// built after them give the same entries: for names that exist, and for a
+// prefix of one and other names that do not.
 func TestEntryByNameScanThenIndex(t *testing.T) {
 	b, err := Open(TestExe)
 	if err != nil {

@@ -51,8 +51,9 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 	for _, e := range entries {
 		isCleanup[e] = true
 	}
-	// The dead objects checked, those small enough to be a closure first,
-	// whose first words are read in one pass forward through the file.
+	// The dead objects to check and, among them, those small enough to be
+	// a closure, whose first words are read in one pass forward through
+	// the file.
 	g := a.g
 	var dead, small []heapdump.NodeID
 	for v := heapdump.NodeID(0); g.IsObject(v) && len(dead) < maxDeadChecked; v++ {

@@ -202,16 +202,15 @@ var numberedMaxNodes = 1 << 20
 
 // search numbers the nodes that root reaches in depth-first preorder: pre[v]
 // is the number of node v, left as it was if root does not reach it (no
-// one reads it); order[i] is the
-// node numbered i and parent[i] the number of its parent in the search tree.
-// Every edge v->w that is not a tree edge, a self edge or an edge into the
-// root goes into in (see edges), w as its number if numbered, else as a
-// node, whose number groupByTarget reads. It
-// does not recurse: cursor[i] keeps the place in the successors of node i
-// while the search is below it, and a small cache keeps the successors of
-// the nodes most recently left, so that most returns to a node do not ask
-// g again. It returns the number of nodes numbered, or an error for an edge
-// to a node past the last.
+// one reads it); order[i] is the node numbered i and parent[i] the number
+// of its parent in the search tree. Every edge v->w that is not a tree
+// edge, a self edge or an edge into the root goes into in (see edges), w as
+// its number if numbered, else as a node, whose number groupByTarget
+// reads. It does not recurse: cursor[i] keeps the place in the successors
+// of node i while the search is below it, and a small cache keeps the
+// successors of the nodes most recently left, so that most returns to a
+// node do not ask g again. It returns the number of nodes numbered, or an
+// error for an edge to a node past the last.
 func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges, numbered bool) (int, error) {
 	last := uint32(len(pre) - 1)
 	// left[i%len(left)] holds the successors of node number i while the
@@ -292,9 +291,9 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 // edges holds the edges that are not tree edges, in chunks so that it grows
 // without copying or slack. The search adds them as a sequence of words: a
 // source number with mark set, then the targets of its edges (numbers or
-// nodes, see search), then another source and so on; groupByTarget turns that into the source numbers
-// only, sorted by target number, the first of each target's group with mark
-// set.
+// nodes, see search), then another source and so on; groupByTarget turns
+// that into the source numbers only, sorted by target number, the first of
+// each target's group with mark set.
 type edges struct {
 	chunks [][]uint32
 	n      int
