@@ -160,18 +160,18 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		return nil, fmt.Errorf("%s: dominators: %w", g.Name(), err)
 	}
 	a.tree = tree
-	// The holdings' tops, then the shared holdings' sets, which every
-	// report needs, need only the tree and the super-root's kids, whose
+	// The holdings' tops, then the shared holdings' sets, which every report
+	// needs, need only the tree and the super-root's kids, whose
 	// predecessors the dominator computation is still collecting on the
 	// other core. Once the kids are in, the dominator computation's work
-	// memory is garbage, and the shared sets take about as much again:
-	// with ReturnMemory, on a big graph it goes back to the system first,
-	// rather than stay resident with them (10M nodes: 578 to 538 MB of
-	// peak RSS, for one collection of a heap with few pointers); on a
-	// small one the forced collection and the page faults after it cost
-	// more than the memory it saves (releaseWorkNodes). The sets are made on both cores but as
-	// they flow, on one: the retained sizes, which allocate nothing, are
-	// added up then on the other. The dominator tree says what is live:
+	// memory is garbage, and the shared sets take about as much again: with
+	// ReturnMemory, on a big graph it goes back to the system first, rather
+	// than stay resident with them (10M nodes: 578 to 538 MB of peak RSS,
+	// for one collection of a heap with few pointers); on a small one the
+	// forced collection and the page faults after it cost more than the
+	// memory it saves (releaseWorkNodes). The sets are made on both cores
+	// but as they flow, on one: the retained sizes, which allocate nothing,
+	// are added up then on the other. The dominator tree says what is live:
 	// the graph need not be searched for it again.
 	a.holdingTops()
 	a.rootKids = tree.TakeRootKids()
@@ -214,12 +214,12 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 }
 
 // releaseWorkNodes is the number of nodes from which newAnalysis, with
-// ReturnMemory, gives the dominator computation's work memory back to the system before the
-// shared sets are made: 5 MB of it and more, at 20 bytes a node and 12 an
-// edge. Below, a collection and the faults that bring the pages back cost
-// more than the memory is worth: without them, the heap package's tests,
-// whose dumps are smaller, took 19 to 20 CPU seconds rather than 20 to 24.
-// Tests lower it.
+// ReturnMemory, gives the dominator computation's work memory back to the
+// system before the shared sets are made: 5 MB of it and more, at 20 bytes a
+// node and 12 an edge. Below, a collection and the faults that bring the
+// pages back cost more than the memory is worth: without them, the heap
+// package's tests, whose dumps are smaller, took 19 to 20 CPU seconds rather
+// than 20 to 24. Tests lower it.
 var releaseWorkNodes = 1 << 18
 
 // analysisNodeBytes and analysisEdgeBytes bound the memory an Analysis

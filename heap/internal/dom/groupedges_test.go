@@ -8,8 +8,9 @@ import (
 )
 
 // Sorting non-tree edges with their targets as numbers, or as nodes on one
-// core or several, through pairs or in place, gives the sources grouped by their target's number, in their
-// order within a group, the first of each group marked, and the targets.
+// core or several, through pairs or in place, gives the sources grouped by
+// their target's number, in their order within a group, the first of each
+// group marked, and the targets.
 func TestGroupByTarget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct{ r, sources, maxEdges int }{
