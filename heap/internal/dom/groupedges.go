@@ -202,17 +202,13 @@ func (l *edges) pairsByDigit(m int, mask uint32, buf []uint64) []uint64 {
 		buf = hugepage.Make[uint64](m, m)
 	}
 	buf = buf[:m]
-	at := make([]int, mask+1)
-	for i := range l.n {
-		if x := l.at(i); x&mark == 0 {
-			at[x&mask]++
+	at := bucketsInParallel(1, int(mask)+1, func(_ int, count []int) {
+		for i := range l.n {
+			if x := l.at(i); x&mark == 0 {
+				count[x&mask]++
+			}
 		}
-	}
-	sum := 0
-	for d, c := range at {
-		at[d] = sum
-		sum += c
-	}
+	})[0]
 	src := uint64(0)
 	for i := range l.n {
 		if x := l.at(i); x&mark != 0 {
