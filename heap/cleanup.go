@@ -2,6 +2,7 @@ package heap
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heapdump"
@@ -64,14 +65,12 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 			}
 		}
 	}
-	var closures, boxes []heapdump.NodeID
-	isClosure := make(map[heapdump.NodeID]bool)
 	// A record that cannot be read again ends the search, with the closures
-	// found before it.
+	// found before it, in increasing order as small is.
+	var closures, boxes []heapdump.NodeID
 	_ = g.ObjectWords(small, 0, func(v heapdump.NodeID, word uint64) error {
 		if isCleanup[word] {
 			closures = append(closures, v)
-			isClosure[v] = true
 		}
 		return nil
 	})
@@ -79,7 +78,7 @@ func (a *Analysis) cleanupUnknown() (Unknown, bool) {
 		return Unknown{}, false
 	}
 	for _, v := range dead {
-		if !isClosure[v] && madeByAddCleanup(g, v) {
+		if _, isClosure := slices.BinarySearch(closures, v); !isClosure && madeByAddCleanup(g, v) {
 			boxes = append(boxes, v) // the box of a cleanup's argument
 		}
 	}
