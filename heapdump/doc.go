@@ -12,9 +12,8 @@
 // On a dump of 64 MiB or more, a helper goroutine reads parts of the object
 // records at the same time, each with a parser of its own, and the main
 // parser takes their work as it reaches them: the graph is the one a single
-// parser builds. A file of 16 MiB or more is mapped into memory, where the
-// system allows, rather than copied through buffers. Options.Progress hears
-// how many of its bytes the parsers have read, for a status line.
+// parser builds. Options.Progress hears how many of the file's bytes the
+// parsers have read, for a status line.
 //
 // The Graph numbers its nodes with NodeID: objects first, then one root node
 // per root (a goroutine frame with its defer records, a panic, a global,

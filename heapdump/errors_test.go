@@ -131,12 +131,6 @@ func TestMalformed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readBytes(tc.data)
-			// The same with a goroutine reading ahead, as for large files.
-			withPrefetch(func() {
-				if _, err2 := readBytes(tc.data); fmt.Sprint(err2) != fmt.Sprint(err) {
-					t.Errorf("with read-ahead: %v\nwithout: %v", err2, err)
-				}
-			})
 			var fe *FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v, want a *FormatError", err)
@@ -171,11 +165,6 @@ func TestTruncated(t *testing.T) {
 			continue
 		}
 		_, err := readBytes(orig[:cut])
-		withPrefetch(func() {
-			if _, err2 := readBytes(orig[:cut]); fmt.Sprint(err2) != fmt.Sprint(err) {
-				t.Errorf("cut at %d with read-ahead: %v\nwithout: %v", cut, err2, err)
-			}
-		})
 		var fe *FormatError
 		if !errors.As(err, &fe) {
 			t.Fatalf("cut at %d: error %v, want a *FormatError", cut, err)
@@ -209,11 +198,4 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(t.TempDir(), Options{}); err == nil {
 		t.Error("directory: no error")
 	}
-}
-
-// withPrefetch runs f with read-ahead on for files of any size.
-func withPrefetch(f func()) {
-	defer func(p int64) { prefetchMin = p }(prefetchMin)
-	prefetchMin = 0
-	f()
 }

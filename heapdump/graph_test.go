@@ -397,22 +397,19 @@ func TestGraphShape(t *testing.T) {
 	}
 }
 
-// Reading ahead in a goroutine and resolving edges in parallel, which only
-// large dumps do by default, give the same graph.
-func TestPrefetchAndParallelResolve(t *testing.T) {
+// Resolving edges in parallel, which only large dumps do by default, gives
+// the same graph.
+func TestParallelResolve(t *testing.T) {
 	d := progDump(t, "-gc=false")
 	opts := Options{OutArgs: argsSizes(t, d.exe)}
 	want := d.load(t, opts)
-	defer func(p int64, e int) { prefetchMin, parallelMinEdges = p, e }(prefetchMin, parallelMinEdges)
-	for _, tc := range []struct {
-		prefetch int64
-		parallel int
-	}{{0, 1}, {0, math.MaxInt}, {1 << 40, 1}} {
-		prefetchMin, parallelMinEdges = tc.prefetch, tc.parallel
+	defer func(e int) { parallelMinEdges = e }(parallelMinEdges)
+	for _, parallel := range []int{1, math.MaxInt} {
+		parallelMinEdges = parallel
 		got := d.load(t, opts)
 		if !slices.Equal(got.start, want.start) || !slices.Equal(got.succ, want.succ) || got.Stats() != want.Stats() ||
 			!slices.Equal(got.roots, want.roots) || !slices.Equal(got.rootSlots, want.rootSlots) || len(got.Dump().Frames) != len(want.Dump().Frames) {
-			t.Errorf("prefetchMin %d, parallelMinEdges %d: graph differs", tc.prefetch, tc.parallel)
+			t.Errorf("parallelMinEdges %d: graph differs", parallel)
 		}
 		for i := range got.Dump().Frames {
 			if !slices.Equal(got.Dump().FrameSlots(i), want.Dump().FrameSlots(i)) || got.Dump().FrameFunc(i) != want.Dump().FrameFunc(i) {

@@ -106,9 +106,7 @@ func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*G
 	if opts.MemoryLimit > 0 {
 		p.keptLimit = opts.MemoryLimit
 	}
-	err := p.run()
-	rd.close()
-	if err != nil {
+	if err := p.run(); err != nil {
 		return nil, err
 	}
 	return build(p, opts)

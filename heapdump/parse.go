@@ -2,12 +2,10 @@ package heapdump
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
-	"runtime/debug"
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -170,19 +168,8 @@ func newParser(r *reader) *parser {
 }
 
 // run reads the whole dump.
-func (p *parser) run() (err error) {
+func (p *parser) run() error {
 	r := p.r
-	if r.mapped {
-		defer func() {
-			// An error where the file shrank is that (see shrank).
-			var fe *FormatError
-			if errors.As(err, &fe) && r.shrank() {
-				err = r.errorf(fe.Offset, "file shrank while reading")
-			}
-		}()
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer r.recoverFault(&err)
-	}
 	r.rec = "dump"
 	if err := r.fill(len(header), 0); err != nil || string(r.buf[r.pos:r.pos+len(header)]) != header {
 		return r.errorf(0, "not a Go heap dump: the file does not start with %q", header)
@@ -195,7 +182,6 @@ func (p *parser) run() (err error) {
 		if off >= p.help.next.Load() && p.adopt(off) {
 			continue
 		}
-		r.slide()
 		p.reportRead()
 		p.cutGroups(off)
 		r.rec = "dump"
@@ -602,7 +588,7 @@ func (p *parser) objectFields(cOff int64, n uint64) error {
 func (p *parser) objectsFast() bool {
 	r := p.r
 	x := &p.idx
-	end := min(r.end, r.pos+windowStep) // return to let the window slide
+	end := r.end
 	if lim := p.specStart() - r.base; lim < int64(end) {
 		end = int(max(lim, int64(r.pos))) // a part the helper reads starts there
 	}

@@ -2,7 +2,6 @@ package heapdump
 
 import (
 	"math"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -195,31 +194,16 @@ func (p *parser) steal() *speculation {
 // cutEvery bytes from the first multiple of cutEvery at or past at, that
 // p.syncRecords object records follow, each of which objectsFast would
 // read.
-func (p *parser) syncObjects(at int64) (off int64, ok bool) {
+func (p *parser) syncObjects(at int64) (int64, bool) {
 	r := p.r
 	c := (at + p.cutEvery - 1) / p.cutEvery * p.cutEvery
 	n := min(p.cutEvery+syncSpan, r.size-c)
 	if n <= 0 {
 		return 0, false
 	}
-	var buf []byte
-	if r.mapped {
-		// The search reads a few records, not the megabytes a copy
-		// would take; a file that shrank finds no boundary.
-		var err error
-		defer func() {
-			if err != nil {
-				off, ok = 0, false
-			}
-		}()
-		defer r.recoverFault(&err)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		buf = r.buf[c : c+n]
-	} else {
-		buf = make([]byte, n)
-		if m, _ := r.ra.ReadAt(buf, c); int64(m) != n {
-			return 0, false
-		}
+	buf := make([]byte, n)
+	if m, _ := r.ra.ReadAt(buf, c); int64(m) != n {
+		return 0, false
 	}
 	for i := range min(p.cutEvery, n) {
 		if buf[i] == tagObject && p.objectRun(buf, int(i), p.syncRecords) {
@@ -275,13 +259,7 @@ func (s *speculation) run() {
 	defer close(s.done)
 	q := s.q
 	r := q.r
-	defer r.close()
 	defer r.countRead(true)
-	if r.mapped {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		var err error
-		defer r.recoverFault(&err) // a failure, as any other
-	}
 	for !s.cancel.Load() {
 		off := r.off()
 		if off >= s.stop {
@@ -290,7 +268,6 @@ func (s *speculation) run() {
 			s.end, s.ok = off, true
 			return
 		}
-		r.slide()
 		r.countRead(false)
 		if r.remaining() == 0 || r.fill(1, off) != nil {
 			return

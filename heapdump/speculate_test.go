@@ -19,7 +19,6 @@ import (
 // by set.
 func parseWith(ra io.ReaderAt, size int64, set func(*parser)) (*parser, error) {
 	r := newReader(ra, size, "dump")
-	defer r.close()
 	p := newParser(r)
 	p.perNode, p.perEdge = graphNodeCost, graphEdgeCost
 	set(p)
@@ -105,35 +104,33 @@ func TestSpeculationAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	withPrefetch(func() {
-		for _, src := range []struct {
-			name string
-			ra   io.ReaderAt
-		}{{"memory", bytes.NewReader(data)}, {"file", f}} {
-			// Each part alone, then the three, each up to the next.
-			ats := smallRuns(t, want, 3)
-			adopted := 0
-			for _, at := range [][]float64{ats[:1], ats[1:2], ats[2:], ats} {
-				size := int64(len(data))
-				progress := &progressCheck{t: t, size: size}
-				got, err := parseWith(src.ra, size, func(p *parser) {
-					speculative(at...)(p)
-					p.r.progress = newReadProgress(size, progress.report)
-				})
-				if err != nil {
-					t.Fatalf("%s, parts at %.2f: %v", src.name, at, err)
-				}
-				if diff := parseDiff(got, want); diff != "" {
-					t.Errorf("%s, parts at %.2f: %s differ", src.name, at, diff)
-				}
-				adopted += got.adopted
-				progress.check(got, fmt.Sprintf("%s, parts at %.2f", src.name, at))
+	for _, src := range []struct {
+		name string
+		ra   io.ReaderAt
+	}{{"memory", bytes.NewReader(data)}, {"file", f}} {
+		// Each part alone, then the three, each up to the next.
+		ats := smallRuns(t, want, 3)
+		adopted := 0
+		for _, at := range [][]float64{ats[:1], ats[1:2], ats[2:], ats} {
+			size := int64(len(data))
+			progress := &progressCheck{t: t, size: size}
+			got, err := parseWith(src.ra, size, func(p *parser) {
+				speculative(at...)(p)
+				p.r.progress = newReadProgress(size, progress.report)
+			})
+			if err != nil {
+				t.Fatalf("%s, parts at %.2f: %v", src.name, at, err)
 			}
-			if adopted < 4 {
-				t.Errorf("%s: %d parts' work was used in 6", src.name, adopted)
+			if diff := parseDiff(got, want); diff != "" {
+				t.Errorf("%s, parts at %.2f: %s differ", src.name, at, diff)
 			}
+			adopted += got.adopted
+			progress.check(got, fmt.Sprintf("%s, parts at %.2f", src.name, at))
 		}
-	})
+		if adopted < 4 {
+			t.Errorf("%s: %d parts' work was used in 6", src.name, adopted)
+		}
+	}
 }
 
 // On damaged dumps, reading in parts ends as one parser does: the same
@@ -190,11 +187,10 @@ func TestSpeculationOnDamage(t *testing.T) {
 	}
 }
 
-// A mapped dump that shrinks while it is read is an error that says so,
-// at an offset near where it now ends, not a crash: past a page boundary
-// the mapping faults; within a page it reads zeros, which the parser may
-// take for a malformed record.
-func TestMappedDumpShrinks(t *testing.T) {
+// A dump that shrinks while it is read is an error that says so, at an
+// offset near where it now ends, not a crash, whether one parser reads
+// it or two.
+func TestDumpShrinks(t *testing.T) {
 	data := progDump(t, "-small", "-gc=false").bytes(t)
 	whole, err := parseWith(bytes.NewReader(data), int64(len(data)), sequential)
 	if err != nil {
@@ -202,7 +198,7 @@ func TestMappedDumpShrinks(t *testing.T) {
 	}
 	g := whole.idx.groups[len(whole.idx.groups)/2]
 	path := filepath.Join(t.TempDir(), "dump")
-	for _, cut := range []int64{int64(len(data)/3) / pageSize * pageSize, g.file + 5} {
+	for _, cut := range []int64{int64(len(data) / 3), g.file + 5} {
 		for _, set := range []func(*parser){sequential, speculative(0.5)} {
 			if err := os.WriteFile(path, data, 0o600); err != nil {
 				t.Fatal(err)
@@ -211,19 +207,13 @@ func TestMappedDumpShrinks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			withPrefetch(func() {
-				r := newReader(f, int64(len(data)), path)
-				defer r.close()
-				if !r.mapped {
-					t.Skip("the file is not mapped here")
-				}
-				if err := os.Truncate(path, cut); err != nil {
-					t.Fatal(err)
-				}
-				p := newParser(r)
-				set(p)
-				err = p.run()
-			})
+			r := newReader(f, int64(len(data)), path)
+			if err := os.Truncate(path, cut); err != nil {
+				t.Fatal(err)
+			}
+			p := newParser(r)
+			set(p)
+			err = p.run()
 			f.Close()
 			var fe *FormatError
 			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "file shrank while reading") ||
@@ -232,41 +222,6 @@ func TestMappedDumpShrinks(t *testing.T) {
 			}
 		}
 	}
-}
-
-// A mapped reader reads bytes far from its offset from the file, not the
-// mapping, whose pages would stay resident; it reads the same bytes.
-func TestMappedReaderReadsFarBytesFromFile(t *testing.T) {
-	d := progDump(t, "-small", "-gc=false")
-	data := d.bytes(t)
-	f, err := os.Open(d.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	withPrefetch(func() {
-		r := newReader(f, int64(len(data)), d.path)
-		defer r.close()
-		if !r.mapped {
-			t.Skip("the file is not mapped here")
-		}
-		far := int64(len(data)) - 4096
-		if far < 2*mappedReach {
-			t.Fatalf("the dump has %d bytes, too few", len(data))
-		}
-		for _, c := range []struct {
-			off  int64
-			near bool
-		}{{0, true}, {mappedReach - 4096, true}, {far, false}} {
-			if got := r.inBuf(c.off, 4096); got != c.near {
-				t.Errorf("offset %d: in the buffer %v, want %v", c.off, got, c.near)
-			}
-			b := make([]byte, 4096)
-			if err := r.readAt(b, c.off); err != nil || !bytes.Equal(b, data[c.off:c.off+4096]) {
-				t.Errorf("offset %d: read %v, or other bytes", c.off, err)
-			}
-		}
-	})
 }
 
 // progressCheck checks the reports of Options.Progress: from 0, rising,

@@ -32,14 +32,3 @@ func Mapping(addr uintptr, key string) (value string, found bool, err error) {
 	}
 	return "", false, sc.Err()
 }
-
-// MappingBytes is Mapping for a field the kernel writes in kB, such as
-// "Rss": its value in bytes. A value that is not such a size is an error.
-func MappingBytes(addr uintptr, key string) (n int64, found bool, err error) {
-	v, found, err := Mapping(addr, key)
-	if err != nil || !found {
-		return 0, found, err
-	}
-	n, err = kB(v)
-	return n, true, err
-}
