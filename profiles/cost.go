@@ -182,8 +182,10 @@ func (e *LimitError) Error() string {
 // when it is legacy text with more sample lines than legacyLinesLimit
 // allows for input bytes (raw's size before decompression). It returns the
 // memory decoding will take and, when raw is a profile.proto message, what
-// it repeats, which decodeProto makes its arrays for.
-func checkDecodeCost(raw []byte, input, maxBytes, earlier int64) (int64, *protoCounts, error) {
+// it repeats, which decodeProto makes its arrays for. stream, if not nil,
+// walked raw as it was decompressed: its result is taken when it walked
+// it all within the limit, and raw is walked again otherwise.
+func checkDecodeCost(raw []byte, input, maxBytes, earlier int64, stream *costStream) (int64, *protoCounts, error) {
 	factor := int64(DecodeFactor)
 	limit := max(satMul(maxBytes, factor)-earlier, 0)
 	var relative int64 // the decompressed size, when it sets the limit
@@ -191,7 +193,13 @@ func checkDecodeCost(raw []byte, input, maxBytes, earlier int64) (int64, *protoC
 		limit, relative = r, int64(len(raw))
 	}
 	var n protoCounts
-	cost, ok := protoCost(raw, limit, &n)
+	var cost int64
+	var ok bool
+	if c, counts, whole := stream.result(); whole && c <= limit {
+		cost, ok, n = c, true, *counts
+	} else {
+		cost, ok = protoCost(raw, limit, &n)
+	}
 	if ok && cost > limit {
 		return 0, nil, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
 	}
@@ -230,56 +238,68 @@ func protoCost(raw []byte, limit int64, n *protoCounts) (int64, bool) {
 		if !ok {
 			return cost, false
 		}
-		cost += costOther
-		if f.num == 13 && f.wire == wireVarint { // a comment, not packed
-			n.comments++
-			cost += costValue
+		c, ok := fieldCost(f, n)
+		cost += c
+		if !ok {
+			return cost, false
 		}
-		if f.wire != 2 {
-			continue
+	}
+	return cost, true
+}
+
+// fieldCost estimates the memory of decoding f, a field of a profile.proto
+// message's top level, and counts what it adds in n. It reports false when
+// f's body is not well-formed protobuf where it must be.
+func fieldCost(f field, n *protoCounts) (int64, bool) {
+	cost := int64(costOther)
+	if f.num == 13 && f.wire == wireVarint { // a comment, not packed
+		n.comments++
+		cost += costValue
+	}
+	if f.wire != 2 {
+		return cost, true
+	}
+	switch f.num {
+	case 1:
+		n.sampleTypes++
+	case 2: // sample
+		c, ok := sampleCost(f.body, n)
+		if !ok {
+			return cost, false
 		}
-		switch f.num {
-		case 1:
-			n.sampleTypes++
-		case 2: // sample
-			c, ok := sampleCost(f.body, n)
+		cost += c
+	case 3:
+		n.mappings++
+		cost += costMapping
+	case 4: // location
+		n.locations++
+		cost += costLocation
+		lines := 0
+		for body := f.body; len(body) > 0; {
+			g, ok := nextField(&body)
 			if !ok {
 				return cost, false
 			}
-			cost += c
-		case 3:
-			n.mappings++
-			cost += costMapping
-		case 4: // location
-			n.locations++
-			cost += costLocation
-			lines := 0
-			for body := f.body; len(body) > 0; {
-				g, ok := nextField(&body)
-				if !ok {
-					return cost, false
-				}
-				if g.num == 4 {
-					if lines++; lines > longLines {
-						cost += costLongLine
-					} else {
-						cost += costLine
-					}
+			if g.num == 4 {
+				if lines++; lines > longLines {
+					cost += costLongLine
+				} else {
+					cost += costLine
 				}
 			}
-			n.lines += lines
-		case 5:
-			n.functions++
-			cost += costFunction
-		case 6:
-			n.strs++
-			n.strBytes += len(f.body)
-			cost += costString + int64(len(f.body))
-		case 13: // comments, packed
-			c := varints(f.wire, f.body)
-			n.comments += int(c)
-			cost += costValue * c
 		}
+		n.lines += lines
+	case 5:
+		n.functions++
+		cost += costFunction
+	case 6:
+		n.strs++
+		n.strBytes += len(f.body)
+		cost += costString + int64(len(f.body))
+	case 13: // comments, packed
+		c := varints(f.wire, f.body)
+		n.comments += int(c)
+		cost += costValue * c
 	}
 	return cost, true
 }

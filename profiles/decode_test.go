@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"runtime/pprof"
@@ -19,12 +20,14 @@ import (
 // profiles whose exported fields are deeply equal (nil and empty told
 // apart), and which pass or fail CheckValid alike; with its own count of
 // what raw repeats, and, when protoCost takes raw for a proto message,
-// with protoCost's, which must then be the same.
+// with protoCost's, which must then be the same; and costStream's walk
+// agrees with protoCost (checkStreamCost).
 func checkDecodesAsPprof(t testing.TB, raw []byte) {
 	t.Helper()
 	want, wantErr := parsePprof(raw)
 	var n protoCounts
 	_, isProto := protoCost(raw, 1<<62, &n)
+	checkStreamCost(t, raw, 1<<62, rand.New(rand.NewPCG(uint64(len(raw)), 1)))
 	for _, counts := range []*protoCounts{nil, &n} {
 		if counts != nil && !isProto {
 			continue

@@ -104,11 +104,11 @@ func TestDecodeCostLongLocation(t *testing.T) {
 	if costSpread > lines*costLine+1000*(costLocation+costOther)+1<<10 {
 		t.Errorf("%d lines over 1,000 locations: estimate %d, more than their lines and locations", lines, costSpread)
 	}
-	if _, _, err := checkDecodeCost(spread, int64(len(spread)), DefaultMaxBytes, 0); err != nil {
+	if _, _, err := checkDecodeCost(spread, int64(len(spread)), DefaultMaxBytes, 0, nil); err != nil {
 		t.Errorf("%d lines over 1,000 locations (%d bytes): %v", lines, len(spread), err)
 	}
 	var le *LimitError
-	if _, _, err := checkDecodeCost(one, int64(len(one)), DefaultMaxBytes, 0); !errors.As(err, &le) || le.Limit != LimitDecoded {
+	if _, _, err := checkDecodeCost(one, int64(len(one)), DefaultMaxBytes, 0, nil); !errors.As(err, &le) || le.Limit != LimitDecoded {
 		t.Errorf("one location of %d lines (%d bytes): %v, want a %s limit error", lines, len(one), err, LimitDecoded)
 	}
 }

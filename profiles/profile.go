@@ -88,8 +88,9 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 		return nil, sourceErrorf(source, "empty file, not a profile")
 	}
 	raw := data
+	var stream *costStream
 	if isGzip(data) {
-		raw, err = gunzip(source, data, maxBytes, progress)
+		raw, stream, err = gunzip(source, data, maxBytes, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +105,7 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if decoded != nil {
 		earlier = decoded.Load()
 	}
-	cost, counts, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier)
+	cost, counts, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier, stream)
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
@@ -170,10 +171,10 @@ func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b 
 // gunzip decompresses data, refusing more than maxBytes of output. The
 // size in the gzip trailer is only a capacity hint, and only when it is
 // plausible.
-func gunzip(source string, data []byte, maxBytes int64, progress func(phase string, done, total int64)) ([]byte, error) {
+func gunzip(source string, data []byte, maxBytes int64, progress func(phase string, done, total int64)) ([]byte, *costStream, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, sourceErrorf(source, "corrupt gzip header: %v", err)
+		return nil, nil, sourceErrorf(source, "corrupt gzip header: %v", err)
 	}
 	hint := int64(0)
 	if len(data) >= 18 {
@@ -188,17 +189,20 @@ func gunzip(source string, data []byte, maxBytes int64, progress func(phase stri
 	if progress != nil {
 		r = &countingReader{r: r, phase: "decompress", total: hint, progress: progress}
 	}
-	raw, err := ReadLimited(r, "decompressed data", maxBytes, min(hint, untrustedHint))
+	// The cost of decoding is worked out on the other core as the data
+	// comes (checkDecodeCost).
+	s := startCostStream(satMul(maxBytes, DecodeFactor))
+	raw, err := readLimited(r, "decompressed data", maxBytes, min(hint, untrustedHint), s)
 	var re *readError
 	switch {
 	case errors.As(err, &re) && errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, sourceErrorf(source, "truncated gzip data: the stream stops at byte %d, before its end (file cut short?)", len(data))
+		return nil, nil, sourceErrorf(source, "truncated gzip data: the stream stops at byte %d, before its end (file cut short?)", len(data))
 	case errors.As(err, &re):
-		return nil, sourceErrorf(source, "corrupt gzip data: %v", re.err)
+		return nil, nil, sourceErrorf(source, "corrupt gzip data: %v", re.err)
 	case err != nil:
-		return nil, &Error{Source: source, Err: err}
+		return nil, nil, &Error{Source: source, Err: err}
 	}
-	return raw, nil
+	return raw, s, nil
 }
 
 // sniff recognises common non-profiles so the error says what they are.

@@ -25,6 +25,17 @@ const untrustedHint = 4 << 20
 // maxBytes+1 bytes of r, and allocates at most twice what it returns plus
 // one piece of readChunk.
 func ReadLimited(r io.Reader, what string, maxBytes, sizeHint int64) ([]byte, error) {
+	return readLimited(r, what, maxBytes, sizeHint, nil)
+}
+
+// readLimited is ReadLimited, telling s, if not nil, what it reads as it
+// reads it.
+func readLimited(r io.Reader, what string, maxBytes, sizeHint int64, s *costStream) ([]byte, error) {
+	defer func() {
+		if s != nil {
+			s.end(false)
+		}
+	}()
 	var (
 		chunks [][]byte
 		total  int64
@@ -32,13 +43,20 @@ func ReadLimited(r io.Reader, what string, maxBytes, sizeHint int64) ([]byte, er
 	next := min(max(sizeHint+1, 64<<10), maxBytes+1)
 	for {
 		buf := hugepage.Make[byte](int(next), int(next))
-		n, err := fill(r, buf)
+		if s != nil {
+			s.begin(buf)
+		}
+		n, err := fill(r, buf, s)
 		total += int64(n)
 		chunks = append(chunks, buf[:n])
 		if total > maxBytes {
 			return nil, &LimitError{Limit: LimitSize, What: what, Max: maxBytes, Factor: 1, MaxBytes: maxBytes}
 		}
 		if err == io.EOF {
+			if s != nil {
+				s.end(true) // before the pieces are joined
+				s = nil
+			}
 			break
 		}
 		if err != nil {
@@ -61,12 +79,16 @@ func ReadLimited(r io.Reader, what string, maxBytes, sizeHint int64) ([]byte, er
 
 // fill reads into buf until it is full or r fails; unlike io.ReadFull, it
 // returns r's own error (io.EOF at the end), so an io.ErrUnexpectedEOF of
-// a cut gzip stream is told from the end of the data.
-func fill(r io.Reader, buf []byte) (int, error) {
+// a cut gzip stream is told from the end of the data. It tells s, if not
+// nil, how many bytes it has read after every read.
+func fill(r io.Reader, buf []byte, s *costStream) (int, error) {
 	n, empty := 0, 0
 	for n < len(buf) {
 		m, err := r.Read(buf[n:])
 		n += m
+		if s != nil && m > 0 {
+			s.grew(n)
+		}
 		if err != nil {
 			return n, err
 		}
