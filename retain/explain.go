@@ -92,13 +92,15 @@ func explainHolders(dumpPath, binaryPath string, alive []Tracked) (*explanation,
 
 // runningBinary is the running executable, opened on first use and kept
 // open: binsym.Binary is safe for concurrent use.
-var runningBinary = sync.OnceValues(func() (*binsym.Binary, error) {
+var runningBinary = sync.OnceValues(openRunningBinary)
+
+func openRunningBinary() (*binsym.Binary, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	return binsym.Open(exe)
-})
+}
 
 // analysis is what analyze found.
 type analysis struct {
