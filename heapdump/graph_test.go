@@ -397,19 +397,20 @@ func TestGraphShape(t *testing.T) {
 	}
 }
 
-// Resolving edges in parallel, which only large dumps do by default, gives
-// the same graph.
-func TestParallelResolve(t *testing.T) {
+// Resolving edges in parallel, which only large dumps do by default, and
+// reads of 4 KiB, which thousands of the 24 MB dump's records straddle,
+// give the same graph.
+func TestParallelResolveAndSmallBuffer(t *testing.T) {
 	d := progDump(t, "-gc=false")
 	opts := Options{OutArgs: argsSizes(t, d.exe)}
 	want := d.load(t, opts)
-	defer func(e int) { parallelMinEdges = e }(parallelMinEdges)
-	for _, parallel := range []int{1, math.MaxInt} {
-		parallelMinEdges = parallel
+	defer func(e, c int) { parallelMinEdges, chunk = e, c }(parallelMinEdges, chunk)
+	for _, tc := range []struct{ parallel, chunk int }{{1, chunk}, {math.MaxInt, chunk}, {parallelMinEdges, 4 << 10}} {
+		parallelMinEdges, chunk = tc.parallel, tc.chunk
 		got := d.load(t, opts)
 		if !slices.Equal(got.start, want.start) || !slices.Equal(got.succ, want.succ) || got.Stats() != want.Stats() ||
 			!slices.Equal(got.roots, want.roots) || !slices.Equal(got.rootSlots, want.rootSlots) || len(got.Dump().Frames) != len(want.Dump().Frames) {
-			t.Errorf("parallelMinEdges %d: graph differs", parallel)
+			t.Errorf("parallelMinEdges %d, chunk %d: graph differs", tc.parallel, tc.chunk)
 		}
 		for i := range got.Dump().Frames {
 			if !slices.Equal(got.Dump().FrameSlots(i), want.Dump().FrameSlots(i)) || got.Dump().FrameFunc(i) != want.Dump().FrameFunc(i) {

@@ -48,10 +48,13 @@ type reader struct {
 // the fields that follow them.
 const (
 	headroom    = 512 << 10
-	chunk       = 2 << 20
 	maxString   = 256 << 10
 	maxBuffered = 64 << 10
 )
+
+// chunk is the room for new data past the headroom, and the most a read
+// takes at once; tests lower it, so that records straddle many reads.
+var chunk = 2 << 20
 
 func newReader(ra io.ReaderAt, size int64, path string) *reader {
 	return newReaderFrom(ra, size, path, 0)
@@ -107,7 +110,7 @@ func (r *reader) fill(n int, off int64) error {
 		r.end -= keep
 	}
 	for r.end-r.pos < n {
-		want := int64(len(r.buf) - r.end)
+		want := int64(min(len(r.buf)-r.end, chunk))
 		if left := r.size - (r.base + int64(r.end)); left < want {
 			want = left
 		}
