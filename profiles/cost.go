@@ -348,15 +348,18 @@ func varints(wire int, body []byte) int64 {
 
 // nextField reads the field at the start of *b and moves *b past it. It
 // reports false if *b does not start with a well-formed field with a
-// number of 1 to 2^29 (protobuf's).
+// valid number (validNum).
 func nextField(b *[]byte) (field, bool) {
 	f, rest, err := readField(*b)
-	if err != nil || f.num == 0 || f.num > 1<<29 {
+	if err != nil || !validNum(f) {
 		return field{}, false
 	}
 	*b = rest
 	return f, true
 }
+
+// validNum reports whether f's number is one protobuf allows: 1 to 2^29.
+func validNum(f field) bool { return f.num != 0 && f.num <= 1<<29 }
 
 // legacyCost estimates the memory of parsing raw as a legacy text
 // profile, stopping once the estimate is over limit: its record lines (those not starting with '#') and its

@@ -166,7 +166,7 @@ func (s *costStream) walk() {
 // add adds the cost of top-level field f, and reports whether the walk
 // goes on: f is well-formed, and the cost within limit.
 func (s *costStream) add(f field) bool {
-	if f.num == 0 || f.num > 1<<29 { // as nextField
+	if !validNum(f) { // as nextField
 		return false
 	}
 	c, ok := fieldCost(f, &s.n)
