@@ -63,12 +63,9 @@ func (a *Analysis) madeOf(v heapdump.NodeID, last typedStep) ([]Part, []Step, ui
 	}
 	parts := map[partKey]*acc{}
 	s := a.shares()
-	if a.parent == nil {
-		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
-	}
 	// parent[w] is w's predecessor on the search plus one, 0 while unseen;
 	// the queue lists what to clear.
-	parent := a.parent
+	parent := a.searchParents()
 	parent[v] = v + 1
 	queue := []heapdump.NodeID{v}
 	for head := 0; head < len(queue) && len(queue) < maxMadeOfObjects; head++ {

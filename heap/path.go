@@ -2,6 +2,7 @@ package heap
 
 import (
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -20,12 +21,9 @@ import (
 // that matters; from the super-root it finds the nearest of the roots that
 // share the target.
 func (a *Analysis) shortestPaths(from heapdump.NodeID, targets []heapdump.NodeID) [][]heapdump.NodeID {
-	if a.parent == nil {
-		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
-	}
 	// parent[v] is v's predecessor plus one on the search tree, 0 while v
 	// is unseen; the queue lists what to clear for the next search.
-	parent := a.parent
+	parent := a.searchParents()
 	want := make(map[heapdump.NodeID]bool, len(targets))
 	for _, t := range targets {
 		want[t] = true
@@ -260,6 +258,26 @@ walk:
 		seen[w/64] &^= 1 << (w % 64)
 	}
 	return ok, stopped
+}
+
+// searchParents returns the searches' parent array, of one zero word a
+// node, made on first use. With ReturnMemory, on a graph of releaseWorkNodes
+// or more, a collection runs first: the work memory the analysis let go
+// since the last one (the shared holdings' predecessors) is then reused by
+// this array and the queue, rather than the process growing by as much
+// (10M nodes, --min-size 150B --top 3: peak RSS 531 to 550 MiB before, 493
+// to 496 MiB after).
+func (a *Analysis) searchParents() []heapdump.NodeID {
+	if a.parent == nil {
+		if a.opts.returnMemory && a.g.NumNodes() >= releaseWorkNodes {
+			runtime.GC()
+		}
+		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
+		if a.scratch == nil {
+			a.scratch = make([]heapdump.NodeID, 0, a.g.NumNodes())
+		}
+	}
+	return a.parent
 }
 
 // queue returns the scratch array of the searches' queue or stack, empty,

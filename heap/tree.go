@@ -381,11 +381,8 @@ func (a *Analysis) Paths(v heapdump.NodeID, max int) (paths []RootPath, runtimeR
 		a.preds = reverse(a.g, nil)
 		a.seen = make([]uint64, (a.g.NumNodes()+63)/64)
 	}
-	if a.parent == nil {
-		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
-	}
 	// next[u] is u's successor toward v plus one, 0 while u is unseen.
-	next, p := a.parent, a.preds
+	next, p := a.searchParents(), a.preds
 	next[v] = v + 1
 	queue := []heapdump.NodeID{v}
 	defer func() {
