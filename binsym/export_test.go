@@ -17,14 +17,14 @@ func CheckSplitIndex(b *Binary, n int) (units int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	whole := walkUnits(d, 0, 0)
+	whole := walkUnits(d, len(info), 0, 0)
 	chunks := splitUnits(info, n)
 	if len(chunks) < 2 || len(chunks) > n {
 		return 0, fmt.Errorf("split in %d, want 2 to %d", len(chunks), n)
 	}
 	var parts []*indexPart
 	for _, c := range chunks {
-		parts = append(parts, walkUnits(d, c[0], c[1]))
+		parts = append(parts, walkUnits(d, len(info), c[0], c[1]))
 	}
 	merged := &indexPart{byRT: map[uint64]dwarf.Offset{}, global: map[string]dwarf.Offset{}, funcs: map[uint64]dwarf.Offset{}}
 	for _, p := range parts {

@@ -381,7 +381,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	parts := make([]*indexPart, len(chunks))
 	var wg sync.WaitGroup
 	for i, c := range chunks {
-		wg.Go(func() { parts[i] = walkUnits(d, c[0], c[1]) })
+		wg.Go(func() { parts[i] = walkUnits(d, len(info), c[0], c[1]) })
 	}
 	wg.Wait()
 	named := map[string]bool{} // names whose DIE has a runtime type
@@ -465,8 +465,9 @@ func splitUnits(info []byte, n int) [][2]dwarf.Offset {
 	return append(chunks, [2]dwarf.Offset{dwarf.Offset(start), 0})
 }
 
-// walkUnits indexes the top-level entries of the units in [start, end).
-func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
+// walkUnits indexes the top-level entries of the units in [start, end)
+// of a .debug_info section of size bytes; end 0 is the section's end.
+func walkUnits(d *dwarf.Data, size int, start, end dwarf.Offset) (p *indexPart) {
 	p = &indexPart{
 		byRT:   map[uint64]dwarf.Offset{},
 		global: map[string]dwarf.Offset{},
@@ -477,10 +478,14 @@ func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
 			p.err = fmt.Errorf("corrupt DWARF: %v", r)
 		}
 	}()
-	r := d.Reader()
-	r.Seek(start)
+	last := end
+	if last == 0 {
+		last = dwarf.Offset(size)
+	}
+	r := &entryReader{r: d.Reader(), start: start, end: last, left: int(last) - int(start)}
+	r.r.Seek(start)
 	for {
-		e, err := r.Next()
+		e, err := r.next()
 		if err != nil {
 			p.err = err
 			return p
@@ -492,7 +497,10 @@ func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
 			continue
 		}
 		if e.Children {
-			r.SkipChildren()
+			if err := r.skipChildren(e); err != nil {
+				p.err = err
+				return p
+			}
 		}
 		switch e.Tag {
 		case dwarf.TagVariable:
@@ -515,6 +523,57 @@ func walkUnits(d *dwarf.Data, start, end dwarf.Offset) (p *indexPart) {
 			}
 			if name != "" {
 				p.names = append(p.names, namedDIE{name, e.Offset, rt != 0})
+			}
+		}
+	}
+}
+
+// entryReader reads the entries of .debug_info offsets [start, end), at
+// most left of them: each takes a byte at least. At an abbreviation code cut
+// by the end of its unit, debug/dwarf's Reader returns a null entry for ever
+// without moving (golang/go#79586); the count makes that an error.
+type entryReader struct {
+	r          *dwarf.Reader
+	start, end dwarf.Offset
+	left       int
+}
+
+// next returns the next entry, nil at the end of the section.
+func (er *entryReader) next() (*dwarf.Entry, error) {
+	if er.left <= 0 {
+		return nil, fmt.Errorf("corrupt DWARF: more entries than bytes in .debug_info offsets %#x to %#x (an entry cut short)", er.start, er.end)
+	}
+	er.left--
+	return er.r.Next()
+}
+
+// skipChildren moves past the children of e, the entry just read, in a
+// loop: debug/dwarf's SkipChildren calls itself once per level of
+// nesting, which corrupt DWARF can make deep enough to overflow the stack
+// (30 MB of nested entries). A sibling attribute is followed when it
+// points past the entry, as SkipChildren does.
+func (er *entryReader) skipChildren(e *dwarf.Entry) error {
+	depth := 0 // the levels of children entered and not yet left
+	for {
+		// e has children: pass them by its sibling, or enter them.
+		if sib, ok := e.Val(dwarf.AttrSibling).(dwarf.Offset); ok && sib > e.Offset {
+			er.r.Seek(sib)
+		} else {
+			depth++
+		}
+		for e = nil; e == nil; {
+			if depth == 0 {
+				return nil
+			}
+			c, err := er.next()
+			if err != nil || c == nil {
+				return err
+			}
+			switch {
+			case c.Tag == 0:
+				depth--
+			case c.Children:
+				e = c
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package binsym
 import (
 	"debug/dwarf"
 	"encoding/binary"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -152,5 +153,55 @@ func TestNestedDWARFTypes(t *testing.T) {
 	}
 	if x.budget < 0 || budget-x.budget > budget {
 		t.Errorf("read %d entries, budget %d", budget-x.budget, budget)
+	}
+}
+
+// Entries nested a million deep under a top-level struct: walkUnits skips
+// them in a loop. debug/dwarf's SkipChildren recurses once per level, which
+// under a 16 MiB stack limit is a fatal stack overflow (and, under the
+// default 1 GB, at 30 MB of such entries).
+func TestWalkUnitsDeepNesting(t *testing.T) {
+	const n = 1 << 20
+	u := newDWARFUnit()
+	u.die(1, "cu")
+	for range n {
+		u.die(2, "", byte(8)) // a struct whose first child is the next
+	}
+	for range n + 1 {
+		u.end()
+	}
+	u.die(4, "after", uint32(11)) // a typedef, at the top level again
+	u.end()
+	binary.LittleEndian.PutUint32(u.info, uint32(len(u.info)-4))
+	d, err := dwarf.New(testAbbrev, nil, nil, u.info, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMaxStack(debug.SetMaxStack(16 << 20))
+	p := walkUnits(d, len(u.info), 0, 0)
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	if len(p.names) != 1 || p.names[0].name != "after" {
+		t.Errorf("named top-level entries %v, want after alone", p.names)
+	}
+}
+
+// A unit that ends in the middle of an abbreviation code: debug/dwarf's
+// Reader then returns a null entry for ever without moving
+// (golang/go#79586), and walkUnits must stop with an error instead.
+func TestWalkUnitsCutEntry(t *testing.T) {
+	u := newDWARFUnit()
+	u.die(1, "cu")
+	u.die(4, "t", uint32(11))
+	u.info = append(u.info, 0x80) // a uvarint that never ends
+	binary.LittleEndian.PutUint32(u.info, uint32(len(u.info)-4))
+	d, err := dwarf.New(testAbbrev, nil, nil, u.info, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := walkUnits(d, len(u.info), 0, 0)
+	if p.err == nil || !strings.Contains(p.err.Error(), "cut short") {
+		t.Errorf("error %v, want one about an entry cut short", p.err)
 	}
 }

@@ -397,6 +397,54 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 			return true
 		})
 	}
+	// A .debug_info and .debug_abbrev of their own, appended to the file,
+	// the section headers pointed at them: one unit of 30M structs each
+	// nested in the one before (debug/dwarf's SkipChildren recurses once a
+	// level: a stack overflow), and one whose last abbreviation code is cut
+	// (debug/dwarf's Reader then returns a null entry for ever,
+	// golang/go#79586). Abbreviations: 1 compile unit, 2 struct, both with
+	// children and no attributes.
+	shoff := int(binary.LittleEndian.Uint64(exe[0x28:]))
+	shdr := func(name string) int {
+		for i, s := range f.Sections {
+			if s.Name == name {
+				return shoff + 64*i
+			}
+		}
+		panic("no section " + name)
+	}
+	unit := func(entries []byte) []byte {
+		u := binary.LittleEndian.AppendUint32(nil, uint32(7+len(entries)))
+		u = append(u, 4, 0, 0, 0, 0, 0, 8) // version 4, abbrev offset 0, address size 8
+		return append(u, entries...)
+	}
+	withInfo := func(name string, info []byte) {
+		b := bytes.Clone(exe)
+		abbrev := []byte{1, 0x11, 1, 0, 0, 2, 0x13, 1, 0, 0, 0}
+		for _, sd := range []struct {
+			name string
+			data []byte
+		}{{".debug_abbrev", abbrev}, {".debug_info", info}} {
+			h := shdr(sd.name)
+			binary.LittleEndian.PutUint64(b[h+24:], uint64(len(b)))       // sh_offset
+			binary.LittleEndian.PutUint64(b[h+32:], uint64(len(sd.data))) // sh_size
+			b = append(b, sd.data...)
+		}
+		p, err := write(d, name, b)
+		if err != nil {
+			panic(err)
+		}
+		cases = append(cases, Case{Cat: "dwarf", Name: name, Args: []string{"holders", a.rawDWARFDump, "--binary", p, "--min-size", "1", "--top", "0"},
+			Want: any, Kind: holdersKind, Input: size(a.rawDWARFDump) + int64(len(b))})
+	}
+	const levels = 30 << 20
+	nested := make([]byte, 1+2*levels+1)
+	nested[0] = 1
+	for i := 1; i <= levels; i++ {
+		nested[i] = 2
+	}
+	withInfo("nested-30m", unit(nested))
+	withInfo("abbrev-code-cut", unit([]byte{1, 2, 0, 0x80}))
 	return cases, nil
 }
 
