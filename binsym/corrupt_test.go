@@ -85,7 +85,7 @@ func TestCorruptPclntab(t *testing.T) {
 func TestCorruptDWARF(t *testing.T) {
 	t.Parallel()
 	b := openExe(t)
-	good, info, err := b.dwarf()
+	good, info, _, err := b.dwarf()
 	if err != nil || info == nil {
 		t.Fatal("no DWARF to corrupt:", err)
 	}
@@ -99,7 +99,7 @@ func TestCorruptDWARF(t *testing.T) {
 	}
 	// Corrupt the bytes where the types are described and decode them by
 	// the offsets the good index gives.
-	idx := walkUnits(good, len(info), 0, 0)
+	idx := walkUnits(good, info, abbrev, 0, 0)
 	var offs []dwarf.Offset
 	for _, off := range idx.byRT {
 		offs = append(offs, off)
@@ -120,7 +120,7 @@ func TestCorruptDWARF(t *testing.T) {
 		if err := d.AddSection(".debug_addr", addr); err != nil {
 			t.Fatal(err)
 		}
-		walkUnits(d, len(bad), 0, 0)
+		walkUnits(d, bad, abbrev, 0, 0)
 		x := &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}, byName: map[string]dwarf.Offset{}}
 		for range 200 {
 			if typ := x.get(offs[rng.IntN(len(offs))]); typ != nil {

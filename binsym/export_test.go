@@ -10,21 +10,22 @@ import (
 // TestExe is an unstripped Go executable, set by TestMain.
 var TestExe string
 
-// CheckSplitIndex indexes b's DWARF in one piece and split in n, and
-// reports any difference.
+// CheckSplitIndex indexes b's DWARF in one piece, with debug/dwarf's
+// Reader alone, and split in n, skipping children by their abbreviations
+// (dwarfSkipper), and reports any difference.
 func CheckSplitIndex(b *Binary, n int) (units int, err error) {
-	d, info, err := b.dwarf()
+	d, info, abbrev, err := b.dwarf()
 	if err != nil {
 		return 0, err
 	}
-	whole := walkUnits(d, len(info), 0, 0)
+	whole := walkUnits(d, info, nil, 0, 0)
 	chunks := splitUnits(info, n)
 	if len(chunks) < 2 || len(chunks) > n {
 		return 0, fmt.Errorf("split in %d, want 2 to %d", len(chunks), n)
 	}
 	var parts []*indexPart
 	for _, c := range chunks {
-		parts = append(parts, walkUnits(d, len(info), c[0], c[1]))
+		parts = append(parts, walkUnits(d, info, abbrev, c[0], c[1]))
 	}
 	merged := &indexPart{byRT: map[uint64]dwarf.Offset{}, global: map[string]dwarf.Offset{}, funcs: map[uint64]dwarf.Offset{}}
 	for _, p := range parts {

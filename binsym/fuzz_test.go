@@ -229,7 +229,8 @@ func FuzzDWARFTypes(f *testing.F) {
 			return
 		}
 		x := &typeIndex{d: d, r: d.Reader(), built: map[dwarf.Offset]*Type{}, closures: map[uint64]*Type{}, budget: 4*len(info) + 64} // readBudget's constant makes fuzzing slow
-		p := walkUnits(d, len(info), 0, 0)
+		p := walkUnits(d, info, abbrev, 0, 0)
+		walkUnits(d, info, nil, 0, 0)
 		if p.err != nil {
 			return
 		}

@@ -301,10 +301,11 @@ func (b *Binary) typeIndex() *typeIndex {
 	return b.types
 }
 
-// dwarf returns the executable's DWARF and its .debug_info section.
+// dwarf returns the executable's DWARF and its .debug_info and
+// .debug_abbrev sections.
 // Compressed sections are inflated within the executable's limit (see
 // InflateError).
-func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
+func (b *Binary) dwarf() (d *dwarf.Data, info, abbrev []byte, err error) {
 	sect := func(name string) ([]byte, error) {
 		s := b.elf.Section(".debug_" + name)
 		if s == nil {
@@ -315,39 +316,39 @@ func (b *Binary) dwarf() (*dwarf.Data, []byte, error) {
 		}
 		return b.sectionData(s)
 	}
-	info, err := sect("info")
+	info, err = sect("info")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if info == nil {
-		return nil, nil, errors.New("no .debug_info section")
+		return nil, nil, nil, errors.New("no .debug_info section")
 	}
-	abbrev, err := sect("abbrev")
+	abbrev, err = sect("abbrev")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	str, err := sect("str")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Only the sections that type, variable and function entries need:
 	// decompressing line tables and location lists would double the cost.
-	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)
+	d, err = dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, name := range []string{"addr", "str_offsets", "line_str"} {
 		data, err := sect(name)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if data != nil {
 			if err := d.AddSection(".debug_"+name, data); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return d, info, nil
+	return d, info, abbrev, nil
 }
 
 func (b *Binary) loadTypes() (*typeIndex, error) {
@@ -358,7 +359,7 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	if !ok {
 		return nil, fmt.Errorf("binary %s: no runtime.types symbol for DWARF's runtime types", b.path)
 	}
-	d, info, err := b.dwarf()
+	d, info, abbrev, err := b.dwarf()
 	if err != nil {
 		return nil, &OpenError{Path: b.path, Err: fmt.Errorf("reading DWARF: %w", err)}
 	}
@@ -378,10 +379,18 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	// functions. Children (fields, parameters, locals) are skipped and read
 	// on demand. The units are split between a few goroutines.
 	chunks := splitUnits(info, min(runtime.GOMAXPROCS(0), 4))
+	// A walk ends on the first entry of the next one's first unit, and
+	// debug/dwarf's Reader sets up a DWARF 5 unit on its first visit, in the
+	// unit: seeking to each of those units first, here, leaves the walks
+	// only reading them.
+	touch := d.Reader()
+	for _, c := range chunks[1:] {
+		touch.Seek(c[0])
+	}
 	parts := make([]*indexPart, len(chunks))
 	var wg sync.WaitGroup
 	for i, c := range chunks {
-		wg.Go(func() { parts[i] = walkUnits(d, len(info), c[0], c[1]) })
+		wg.Go(func() { parts[i] = walkUnits(d, info, abbrev, c[0], c[1]) })
 	}
 	wg.Wait()
 	named := map[string]bool{} // names whose DIE has a runtime type
@@ -466,8 +475,10 @@ func splitUnits(info []byte, n int) [][2]dwarf.Offset {
 }
 
 // walkUnits indexes the top-level entries of the units in [start, end)
-// of a .debug_info section of size bytes; end 0 is the section's end.
-func walkUnits(d *dwarf.Data, size int, start, end dwarf.Offset) (p *indexPart) {
+// of d's .debug_info section, info; end 0 is the section's end. With
+// .debug_abbrev, abbrev, it skips children without decoding them
+// (dwarfSkipper).
+func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *indexPart) {
 	p = &indexPart{
 		byRT:   map[uint64]dwarf.Offset{},
 		global: map[string]dwarf.Offset{},
@@ -480,9 +491,12 @@ func walkUnits(d *dwarf.Data, size int, start, end dwarf.Offset) (p *indexPart) 
 	}()
 	last := end
 	if last == 0 {
-		last = dwarf.Offset(size)
+		last = dwarf.Offset(len(info))
 	}
 	r := &entryReader{r: d.Reader(), start: start, end: last, left: int(last) - int(start)}
+	if abbrev != nil {
+		r.skip = newDWARFSkipper(info, abbrev)
+	}
 	r.r.Seek(start)
 	for {
 		e, err := r.next()
@@ -536,10 +550,15 @@ type entryReader struct {
 	r          *dwarf.Reader
 	start, end dwarf.Offset
 	left       int
+	skip       *dwarfSkipper // nil: skip children with the Reader
+	done       bool          // skipping children reached the end of the section
 }
 
 // next returns the next entry, nil at the end of the section.
 func (er *entryReader) next() (*dwarf.Entry, error) {
+	if er.done {
+		return nil, nil
+	}
 	if er.left <= 0 {
 		return nil, fmt.Errorf("corrupt DWARF: more entries than bytes in .debug_info offsets %#x to %#x (an entry cut short)", er.start, er.end)
 	}
@@ -553,6 +572,24 @@ func (er *entryReader) next() (*dwarf.Entry, error) {
 // (30 MB of nested entries). A sibling attribute is followed when it
 // points past the entry, as SkipChildren does.
 func (er *entryReader) skipChildren(e *dwarf.Entry) error {
+	if er.skip != nil {
+		if end, u, ok := er.skip.skipChildren(uint64(e.Offset)); ok {
+			if end < u.end {
+				er.r.Seek(dwarf.Offset(end))
+				return nil
+			}
+			// The children end the unit: on at the next unit's first entry.
+			units := er.skip.units
+			for i := sort.Search(len(units), func(i int) bool { return units[i].first >= u.end }); i < len(units); i++ {
+				if units[i].first < units[i].end {
+					er.r.Seek(dwarf.Offset(units[i].first))
+					return nil
+				}
+			}
+			er.done = true
+			return nil
+		}
+	}
 	depth := 0 // the levels of children entered and not yet left
 	for {
 		// e has children: pass them by its sibling, or enter them.

@@ -156,12 +156,12 @@ func TestNestedDWARFTypes(t *testing.T) {
 	}
 }
 
-// Entries nested a million deep under a top-level struct: walkUnits skips
-// them in a loop. debug/dwarf's SkipChildren recurses once per level, which
-// under a 16 MiB stack limit is a fatal stack overflow (and, under the
-// default 1 GB, at 30 MB of such entries).
+// Entries nested four million deep under a top-level struct: walkUnits
+// skips them in a loop. debug/dwarf's SkipChildren recurses once per level,
+// which under a 64 MiB stack limit is a fatal stack overflow (and, under
+// the default 1 GB, at 30 MB of such entries).
 func TestWalkUnitsDeepNesting(t *testing.T) {
-	const n = 1 << 20
+	const n = 4 << 20
 	u := newDWARFUnit()
 	u.die(1, "cu")
 	for range n {
@@ -177,13 +177,15 @@ func TestWalkUnitsDeepNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer debug.SetMaxStack(debug.SetMaxStack(16 << 20))
-	p := walkUnits(d, len(u.info), 0, 0)
-	if p.err != nil {
-		t.Fatal(p.err)
-	}
-	if len(p.names) != 1 || p.names[0].name != "after" {
-		t.Errorf("named top-level entries %v, want after alone", p.names)
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	for _, abbrev := range [][]byte{nil, testAbbrev} { // with debug/dwarf's Reader, then dwarfSkipper
+		p := walkUnits(d, u.info, abbrev, 0, 0)
+		if p.err != nil {
+			t.Fatal(p.err)
+		}
+		if len(p.names) != 1 || p.names[0].name != "after" {
+			t.Errorf("named top-level entries %v, want after alone", p.names)
+		}
 	}
 }
 
@@ -200,8 +202,58 @@ func TestWalkUnitsCutEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := walkUnits(d, len(u.info), 0, 0)
-	if p.err == nil || !strings.Contains(p.err.Error(), "cut short") {
-		t.Errorf("error %v, want one about an entry cut short", p.err)
+	for _, abbrev := range [][]byte{nil, testAbbrev} {
+		p := walkUnits(d, u.info, abbrev, 0, 0)
+		if p.err == nil || !strings.Contains(p.err.Error(), "cut short") {
+			t.Errorf("error %v, want one about an entry cut short", p.err)
+		}
+	}
+}
+
+// dwarfSkipper passes over the children of every top-level entry of a real
+// executable's DWARF to where debug/dwarf's Reader finds the next entry,
+// without giving up on any.
+func TestDWARFSkipperMatchesReader(t *testing.T) {
+	t.Parallel()
+	b := openExe(t)
+	d, info, abbrev, err := b.dwarf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newDWARFSkipper(info, abbrev)
+	r := d.Reader()
+	skipped := 0
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == 0 || !e.Children {
+			continue
+		}
+		end, _, ok := s.skipChildren(uint64(e.Offset))
+		if !ok {
+			t.Fatalf("gave up on the entry at %#x (%v)", e.Offset, e.Tag)
+		}
+		r.SkipChildren()
+		next, err := r.Next()
+		if err != nil || next == nil {
+			t.Fatalf("after the entry at %#x: %v, %v", e.Offset, next, err)
+		}
+		// The next entry is a sibling, or the unit's closing null entry,
+		// which debug/dwarf gives offset 0.
+		if next.Tag != 0 && uint64(next.Offset) != end {
+			t.Fatalf("children of the entry at %#x end at %#x, the Reader's at %#x", e.Offset, end, next.Offset)
+		}
+		skipped++
+		if next.Tag != 0 && next.Children && next.Tag != dwarf.TagCompileUnit {
+			r.Seek(next.Offset) // read it again as the loop's entry
+		}
+	}
+	if skipped < 1000 {
+		t.Errorf("skipped the children of %d entries, want thousands", skipped)
 	}
 }

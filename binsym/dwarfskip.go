@@ -1,0 +1,271 @@
+package binsym
+
+import (
+	"encoding/binary"
+	"sort"
+)
+
+// dwarfSkipper passes over DWARF entries by the sizes their abbreviations'
+// forms give, without decoding them: the index walk skips every child of
+// every top-level entry, and debug/dwarf's Reader makes a dwarf.Entry of
+// each (30M nested entries: 2.3 s). Whatever it does not know (a form, an
+// abbreviation code, a header) makes it give up, and the walk goes on with
+// the Reader. Its work is linear in the bytes it passes over, and parsing
+// abbreviation tables is capped at a few times .debug_abbrev's size.
+type dwarfSkipper struct {
+	info, abbrev []byte
+	units        []dwarfUnitHeader          // in offset order
+	tables       map[uint64]map[uint64]abbr // by .debug_abbrev offset, then code
+	abbrevWork   int                        // bytes of .debug_abbrev parsed so far
+}
+
+// dwarfUnitHeader is what skipping needs of a unit's header.
+type dwarfUnitHeader struct {
+	first, end       uint64 // offsets of the first entry and of the unit's end
+	version          int
+	addrSize, offLen uint64
+	abbrevOff        uint64
+}
+
+// abbr is one abbreviation: whether its entries have children, and the
+// forms of their attributes.
+type abbr struct {
+	children bool
+	forms    []uint64
+}
+
+// newDWARFSkipper indexes the unit headers of info; abbrev is the
+// .debug_abbrev section. Units past a malformed header are left to the
+// Reader.
+func newDWARFSkipper(info, abbrev []byte) *dwarfSkipper {
+	s := &dwarfSkipper{info: info, abbrev: abbrev, tables: map[uint64]map[uint64]abbr{}}
+	le := binary.LittleEndian
+	for o := uint64(0); o+4 <= uint64(len(info)); {
+		l, hdr, offLen := uint64(le.Uint32(info[o:])), uint64(4), uint64(4)
+		if l == 0xffffffff {
+			if o+12 > uint64(len(info)) {
+				break
+			}
+			l, hdr, offLen = le.Uint64(info[o+4:]), 12, 8
+		}
+		if l > uint64(len(info))-o-hdr || l < 2 {
+			break
+		}
+		u := dwarfUnitHeader{end: o + hdr + l, offLen: offLen}
+		p := o + hdr
+		u.version = int(le.Uint16(info[p:]))
+		p += 2
+		switch {
+		case u.version >= 2 && u.version <= 4 && p+offLen+1 <= u.end:
+			u.abbrevOff = readOff(info[p:], offLen)
+			u.addrSize = uint64(info[p+offLen])
+			u.first = p + offLen + 1
+		case u.version == 5 && p+2+offLen <= u.end && (info[p] == 1 || info[p] == 3): // DW_UT_compile, DW_UT_partial
+			u.addrSize = uint64(info[p+1])
+			u.abbrevOff = readOff(info[p+2:], offLen)
+			u.first = p + 2 + offLen
+		default:
+			u.first = u.end // not one it skips in
+		}
+		s.units = append(s.units, u)
+		o = u.end
+	}
+	return s
+}
+
+// readOff reads a little-endian offset of n (4 or 8) bytes.
+func readOff(b []byte, n uint64) uint64 {
+	if n == 8 {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return uint64(binary.LittleEndian.Uint32(b))
+}
+
+// skipChildren returns the offset just past the children of the entry at
+// off, which has some, and the unit it is in; ok false when it gives up.
+func (s *dwarfSkipper) skipChildren(off uint64) (end uint64, u *dwarfUnitHeader, ok bool) {
+	i := sort.Search(len(s.units), func(i int) bool { return s.units[i].end > off })
+	if i == len(s.units) || off < s.units[i].first {
+		return 0, nil, false
+	}
+	u = &s.units[i]
+	table, ok := s.table(u.abbrevOff)
+	if !ok {
+		return 0, nil, false
+	}
+	b := s.info[:u.end]
+	p, depth := off, 0
+	for {
+		code, ok := uleb(b, &p)
+		if !ok {
+			return 0, nil, false
+		}
+		if code == 0 {
+			if depth--; depth <= 0 {
+				return p, u, depth == 0
+			}
+			continue
+		}
+		a, known := table[code]
+		if !known {
+			return 0, nil, false
+		}
+		for _, f := range a.forms {
+			if !s.skipForm(u, b, &p, f) {
+				return 0, nil, false
+			}
+		}
+		if a.children {
+			depth++
+		} else if depth == 0 {
+			return 0, nil, false // the first entry must have children
+		}
+	}
+}
+
+// skipForm moves *p past a value of form f, if b holds it.
+func (s *dwarfSkipper) skipForm(u *dwarfUnitHeader, b []byte, p *uint64, f uint64) bool {
+	n := uint64(0)
+	switch f {
+	case 0x19, 0x21: // flag_present, implicit_const: no bytes
+		return true
+	case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
+		n = 1
+	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
+		n = 2
+	case 0x27, 0x2b: // strx3, addrx3
+		n = 3
+	case 0x06, 0x13, 0x1c, 0x28, 0x2c: // data4, ref4, ref_sup4, strx4, addrx4
+		n = 4
+	case 0x07, 0x14, 0x20, 0x24: // data8, ref8, ref_sig8, ref_sup8
+		n = 8
+	case 0x1e: // data16
+		n = 16
+	case 0x01: // addr
+		n = u.addrSize
+	case 0x0e, 0x17, 0x1d, 0x1f, 0x1f20, 0x1f21: // strp, sec_offset, strp_sup, line_strp, GNU_ref_alt, GNU_strp_alt
+		n = u.offLen
+	case 0x10: // ref_addr
+		n = u.offLen
+		if u.version == 2 {
+			n = u.addrSize
+		}
+	case 0x0d, 0x0f, 0x15, 0x1a, 0x1b, 0x22, 0x23, 0x1f01, 0x1f02: // sdata, udata, ref_udata, strx, addrx, loclistx, rnglistx, GNU indexes
+		_, ok := uleb(b, p)
+		return ok
+	case 0x08: // string
+		for *p < uint64(len(b)) {
+			*p++
+			if b[*p-1] == 0 {
+				return true
+			}
+		}
+		return false
+	case 0x09, 0x18: // block, exprloc
+		l, ok := uleb(b, p)
+		if !ok {
+			return false
+		}
+		n = l
+	case 0x0a: // block1
+		if *p+1 > uint64(len(b)) {
+			return false
+		}
+		n = uint64(b[*p])
+		*p++
+	case 0x03: // block2
+		if *p+2 > uint64(len(b)) {
+			return false
+		}
+		n = uint64(binary.LittleEndian.Uint16(b[*p:]))
+		*p += 2
+	case 0x04: // block4
+		if *p+4 > uint64(len(b)) {
+			return false
+		}
+		n = uint64(binary.LittleEndian.Uint32(b[*p:]))
+		*p += 4
+	case 0x16: // indirect: the form comes first, and may not be indirect again
+		g, ok := uleb(b, p)
+		return ok && g != 0x16 && s.skipForm(u, b, p, g)
+	default:
+		return false
+	}
+	if n > uint64(len(b))-*p {
+		return false
+	}
+	*p += n
+	return true
+}
+
+// table returns the abbreviations at .debug_abbrev offset off, parsed on
+// first use.
+func (s *dwarfSkipper) table(off uint64) (map[uint64]abbr, bool) {
+	if t, ok := s.tables[off]; ok {
+		return t, t != nil
+	}
+	if off >= uint64(len(s.abbrev)) || s.abbrevWork > 4*len(s.abbrev)+4096 {
+		return nil, false
+	}
+	t := map[uint64]abbr{}
+	p := off
+	ok := func() bool {
+		for {
+			code, ok := uleb(s.abbrev, &p)
+			if !ok {
+				return false
+			}
+			if code == 0 {
+				return true
+			}
+			if _, ok := uleb(s.abbrev, &p); !ok || p >= uint64(len(s.abbrev)) { // tag
+				return false
+			}
+			a := abbr{children: s.abbrev[p] == 1}
+			p++
+			for {
+				attr, ok1 := uleb(s.abbrev, &p)
+				form, ok2 := uleb(s.abbrev, &p)
+				if !ok1 || !ok2 {
+					return false
+				}
+				if attr == 0 && form == 0 {
+					break
+				}
+				if form == 0x21 { // implicit_const: its value is here
+					if _, ok := uleb(s.abbrev, &p); !ok {
+						return false
+					}
+				}
+				a.forms = append(a.forms, form)
+			}
+			if _, dup := t[code]; !dup {
+				t[code] = a
+			}
+		}
+	}()
+	s.abbrevWork += int(p - off)
+	if !ok {
+		t = nil
+	}
+	s.tables[off] = t
+	return t, ok
+}
+
+// uleb reads an unsigned LEB128 at *p, moving past it; a signed one has the
+// same length. It fails at the end of b or past 10 bytes.
+func uleb(b []byte, p *uint64) (uint64, bool) {
+	var v uint64
+	for i := uint(0); i < 10; i++ {
+		if *p >= uint64(len(b)) {
+			return 0, false
+		}
+		c := b[*p]
+		*p++
+		v |= uint64(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			return v, true
+		}
+	}
+	return 0, false
+}
