@@ -2,6 +2,8 @@ package binsym
 
 import (
 	"encoding/binary"
+	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -204,28 +206,42 @@ func (s *dwarfSkipper) table(off uint64) (map[uint64]abbr, bool) {
 	if t, ok := s.tables[off]; ok {
 		return t, t != nil
 	}
-	if off >= uint64(len(s.abbrev)) || s.abbrevWork > 4*len(s.abbrev)+4096 {
+	if s.abbrevWork > 4*len(s.abbrev)+4096 {
 		return nil, false
 	}
 	t := map[uint64]abbr{}
+	n, ok := parseAbbrevTable(s.abbrev, off, uint64(len(s.abbrev)), t)
+	s.abbrevWork += int(n)
+	if !ok {
+		t = nil
+	}
+	s.tables[off] = t
+	return t, ok
+}
+
+// parseAbbrevTable parses the abbreviation table at offset off of abbrev,
+// which must end (with a zero code) before offset limit, into t unless t
+// is nil. It returns the bytes it read.
+func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint64, bool) {
+	b := abbrev[:min(limit, uint64(len(abbrev)))]
 	p := off
 	ok := func() bool {
 		for {
-			code, ok := uleb(s.abbrev, &p)
+			code, ok := uleb(b, &p)
 			if !ok {
 				return false
 			}
 			if code == 0 {
 				return true
 			}
-			if _, ok := uleb(s.abbrev, &p); !ok || p >= uint64(len(s.abbrev)) { // tag
+			if _, ok := uleb(b, &p); !ok || p >= uint64(len(b)) { // tag
 				return false
 			}
-			a := abbr{children: s.abbrev[p] == 1}
+			a := abbr{children: b[p] == 1}
 			p++
 			for {
-				attr, ok1 := uleb(s.abbrev, &p)
-				form, ok2 := uleb(s.abbrev, &p)
+				attr, ok1 := uleb(b, &p)
+				form, ok2 := uleb(b, &p)
 				if !ok1 || !ok2 {
 					return false
 				}
@@ -233,23 +249,76 @@ func (s *dwarfSkipper) table(off uint64) (map[uint64]abbr, bool) {
 					break
 				}
 				if form == 0x21 { // implicit_const: its value is here
-					if _, ok := uleb(s.abbrev, &p); !ok {
+					if _, ok := uleb(b, &p); !ok {
 						return false
 					}
 				}
-				a.forms = append(a.forms, form)
+				if t != nil {
+					a.forms = append(a.forms, form)
+				}
 			}
-			if _, dup := t[code]; !dup {
+			if _, dup := t[code]; !dup && t != nil {
 				t[code] = a
 			}
 		}
 	}()
-	s.abbrevWork += int(p - off)
-	if !ok {
-		t = nil
+	return p - off, ok
+}
+
+// maxDWARFUnits is the most compilation units checkDWARFUnits accepts: a Go
+// program has one a package, and debug/dwarf keeps about 80 bytes a unit.
+const maxDWARFUnits = 1 << 20
+
+// checkDWARFUnits refuses, before debug/dwarf parses them, unit headers that
+// would make it use far more memory or time than the sections' sizes: more
+// than maxDWARFUnits units (5M empty units, 55 MB, took it 403 MiB and
+// 3.5 s), or abbreviation tables that run into one another, which it would
+// parse once per offset a unit names (quadratic in .debug_abbrev's size).
+// It reads each header and each table once.
+func checkDWARFUnits(info, abbrev []byte) error {
+	var offs []uint64 // the abbreviation tables' offsets the units name
+	units := 0
+	le := binary.LittleEndian
+	for o := uint64(0); o+4 <= uint64(len(info)); {
+		l, hdr, offLen := uint64(le.Uint32(info[o:])), uint64(4), uint64(4)
+		if l == 0xffffffff {
+			if o+12 > uint64(len(info)) {
+				break
+			}
+			l, hdr, offLen = le.Uint64(info[o+4:]), 12, 8
+		}
+		if l > uint64(len(info))-o-hdr || l < 2 {
+			break // debug/dwarf says what is wrong
+		}
+		if units++; units > maxDWARFUnits {
+			return fmt.Errorf("corrupt DWARF: .debug_info holds more than %d compilation units", maxDWARFUnits)
+		}
+		p := o + hdr
+		v := le.Uint16(info[p:])
+		p += 2
+		if v == 5 {
+			p += 2 // unit type, address size
+		}
+		if p+offLen <= o+hdr+l {
+			offs = append(offs, readOff(info[p:], offLen))
+		}
+		o += hdr + l
 	}
-	s.tables[off] = t
-	return t, ok
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
+	for i, off := range offs {
+		if off >= uint64(len(abbrev)) {
+			continue // debug/dwarf refuses it
+		}
+		limit := uint64(len(abbrev))
+		if i+1 < len(offs) {
+			limit = offs[i+1]
+		}
+		if _, ok := parseAbbrevTable(abbrev, off, limit, nil); !ok {
+			return fmt.Errorf("corrupt DWARF: the abbreviation table at .debug_abbrev offset %#x does not end before %#x", off, limit)
+		}
+	}
+	return nil
 }
 
 // uleb reads an unsigned LEB128 at *p, moving past it; a signed one has the

@@ -224,6 +224,9 @@ func FuzzDWARFTypes(f *testing.F) {
 			return
 		}
 		abbrev, info := in[1:1+int(in[0])], in[1+int(in[0]):]
+		if checkDWARFUnits(info, abbrev) != nil {
+			return
+		}
 		d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, nil)
 		if err != nil {
 			return

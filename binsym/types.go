@@ -331,6 +331,9 @@ func (b *Binary) dwarf() (d *dwarf.Data, info, abbrev []byte, err error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkDWARFUnits(info, abbrev); err != nil {
+		return nil, nil, nil, err
+	}
 	// Only the sections that type, variable and function entries need:
 	// decompressing line tables and location lists would double the cost.
 	d, err = dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)

@@ -257,3 +257,35 @@ func TestDWARFSkipperMatchesReader(t *testing.T) {
 		t.Errorf("skipped the children of %d entries, want thousands", skipped)
 	}
 }
+
+// Unit headers that would make debug/dwarf use far more than the sections'
+// sizes are refused before it parses them: more units than a program has,
+// and abbreviation tables that run into one another.
+func TestCheckDWARFUnits(t *testing.T) {
+	empty := func(n int, abbrevOff func(i int) uint32) []byte {
+		var info []byte
+		for i := range n {
+			info = binary.LittleEndian.AppendUint32(info, 7)
+			info = append(info, 4, 0)
+			info = binary.LittleEndian.AppendUint32(info, abbrevOff(i))
+			info = append(info, 8)
+		}
+		return info
+	}
+	if err := checkDWARFUnits(empty(maxDWARFUnits, func(int) uint32 { return 0 }), testAbbrev); err != nil {
+		t.Errorf("%d units: %v", maxDWARFUnits, err)
+	}
+	err := checkDWARFUnits(empty(maxDWARFUnits+1, func(int) uint32 { return 0 }), testAbbrev)
+	if err == nil || !strings.Contains(err.Error(), "compilation units") {
+		t.Errorf("%d units: error %v, want one about too many units", maxDWARFUnits+1, err)
+	}
+	// testAbbrev's second abbreviation starts at 7: a unit naming it reads
+	// on to the table's end, through the one at 0.
+	err = checkDWARFUnits(empty(2, func(i int) uint32 { return uint32(7 * i) }), testAbbrev)
+	if err == nil || !strings.Contains(err.Error(), "does not end before 0x7") {
+		t.Errorf("overlapping tables: error %v, want one naming offset 0x7", err)
+	}
+	if err := checkDWARFUnits(empty(2, func(int) uint32 { return 0 }), testAbbrev); err != nil {
+		t.Errorf("two units sharing a table: %v", err)
+	}
+}

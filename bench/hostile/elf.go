@@ -403,7 +403,8 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 	// level: a stack overflow), and one whose last abbreviation code is cut
 	// (debug/dwarf's Reader then returns a null entry for ever,
 	// golang/go#79586). Abbreviations: 1 compile unit, 2 struct, both with
-	// children and no attributes.
+	// children and no attributes. Then unit headers that cost debug/dwarf
+	// far more than their size.
 	shoff := int(binary.LittleEndian.Uint64(exe[0x28:]))
 	shdr := func(name string) int {
 		for i, s := range f.Sections {
@@ -418,9 +419,9 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 		u = append(u, 4, 0, 0, 0, 0, 0, 8) // version 4, abbrev offset 0, address size 8
 		return append(u, entries...)
 	}
-	withInfo := func(name string, info []byte) {
+	abbrev := []byte{1, 0x11, 1, 0, 0, 2, 0x13, 1, 0, 0, 0}
+	withInfo := func(name string, info, abbrev []byte) {
 		b := bytes.Clone(exe)
-		abbrev := []byte{1, 0x11, 1, 0, 0, 2, 0x13, 1, 0, 0, 0}
 		for _, sd := range []struct {
 			name string
 			data []byte
@@ -443,8 +444,25 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 	for i := 1; i <= levels; i++ {
 		nested[i] = 2
 	}
-	withInfo("nested-30m", unit(nested))
-	withInfo("abbrev-code-cut", unit([]byte{1, 2, 0, 0x80}))
+	withInfo("nested-30m", unit(nested), abbrev)
+	withInfo("abbrev-code-cut", unit([]byte{1, 2, 0, 0x80}), abbrev)
+	// 5M empty units (debug/dwarf keeps 80 bytes a unit: 403 MiB), and
+	// 200,000 units each naming the next abbreviation of one long table
+	// (debug/dwarf parses it from each offset to its end: quadratic).
+	var empty []byte
+	for range 5_000_000 {
+		empty = append(empty, unit(nil)...)
+	}
+	withInfo("units-5m", empty, abbrev)
+	var long, named []byte
+	for i := range 200_000 {
+		u := unit(nil)
+		binary.LittleEndian.PutUint32(u[6:], uint32(len(long)))
+		named = append(named, u...)
+		long = binary.AppendUvarint(long, uint64(i+1))
+		long = append(long, 0x13, 0, 0, 0)
+	}
+	withInfo("abbrev-tables-overlap", named, append(long, 0))
 	return cases, nil
 }
 
