@@ -581,16 +581,17 @@ func (er *entryReader) skipChildren(e *dwarf.Entry) error {
 				er.r.Seek(dwarf.Offset(end))
 				return nil
 			}
-			// The children end the unit: on at the next unit's first entry.
-			units := er.skip.units
-			for i := sort.Search(len(units), func(i int) bool { return units[i].first >= u.end }); i < len(units); i++ {
-				if units[i].first < units[i].end {
-					er.r.Seek(dwarf.Offset(units[i].first))
-					return nil
-				}
+			// The children end the unit: on at the next unit's first entry,
+			// where the Reader would go, if it is one the skipper knows.
+			first, atEnd, ok := er.skip.nextUnit()
+			switch {
+			case atEnd:
+				er.done = true
+				return nil
+			case ok:
+				er.r.Seek(dwarf.Offset(first))
+				return nil
 			}
-			er.done = true
-			return nil
 		}
 	}
 	depth := 0 // the levels of children entered and not yet left

@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -287,5 +288,47 @@ func TestCheckDWARFUnits(t *testing.T) {
 	}
 	if err := checkDWARFUnits(empty(2, func(int) uint32 { return 0 }), testAbbrev); err != nil {
 		t.Errorf("two units sharing a table: %v", err)
+	}
+}
+
+// A top-level entry whose children run to the end of its unit, the unit's
+// own closing entry left out: the walk goes on at the next unit's first
+// entry, or ends with the last unit, as debug/dwarf's Reader does.
+func TestWalkUnitsChildrenEndUnit(t *testing.T) {
+	unit := func(name string, open bool) []byte {
+		u := newDWARFUnit()
+		u.die(1, "cu")
+		if open {
+			u.die(2, name, byte(8))
+			u.die(4, "inner", uint32(11))
+			u.end() // closes the struct, not the unit
+		} else {
+			u.die(4, name, uint32(11))
+			u.end()
+		}
+		binary.LittleEndian.PutUint32(u.info, uint32(len(u.info)-4))
+		return u.info
+	}
+	for _, tc := range []struct {
+		info []byte
+		want []string
+	}{
+		{append(unit("A", true), unit("B", false)...), []string{"A", "B"}},
+		{append(unit("B", false), unit("A", true)...), []string{"B", "A"}},
+	} {
+		d, err := dwarf.New(testAbbrev, nil, nil, tc.info, nil, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, abbrev := range [][]byte{nil, testAbbrev} {
+			p := walkUnits(d, tc.info, abbrev, 0, 0)
+			var names []string
+			for _, n := range p.names {
+				names = append(names, n.name)
+			}
+			if p.err != nil || !slices.Equal(names, tc.want) {
+				t.Errorf("skipper %v: names %q, error %v; want %q", abbrev != nil, names, p.err, tc.want)
+			}
+		}
 	}
 }
