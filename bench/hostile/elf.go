@@ -82,16 +82,8 @@ func binaryCases(a *assets) ([]Case, error) {
 	put64 := func(b []byte, off int, v uint64) { binary.LittleEndian.PutUint64(b[off:], v) }
 	put32 := func(b []byte, off int, v uint32) { binary.LittleEndian.PutUint32(b[off:], v) }
 	put16 := func(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off:], v) }
-	shoff := int(binary.LittleEndian.Uint64(exe[0x28:]))
 	phoff := int(binary.LittleEndian.Uint64(exe[0x20:]))
-	sh := func(name string) int {
-		for i, s := range f.Sections {
-			if s.Name == name {
-				return shoff + 64*i
-			}
-		}
-		panic("no section " + name)
-	}
+	sh := func(name string) int { return sectionHeader(exe, f, name) }
 	// ELF header fields.
 	mut("e_shoff-huge", func(b []byte) []byte { put64(b, 0x28, 1<<62); return b })
 	mut("e_shnum-max", func(b []byte) []byte { put16(b, 0x3c, 0xffff); return b })
@@ -208,6 +200,18 @@ func binaryCases(a *assets) ([]Case, error) {
 	}
 	dw, err := dwarfCases(a, d)
 	return append(cases, dw...), err
+}
+
+// sectionHeader returns the file offset of the header of section name of
+// the 64-bit ELF file exe, which f reads.
+func sectionHeader(exe []byte, f *elf.File, name string) int {
+	shoff := int(binary.LittleEndian.Uint64(exe[0x28:]))
+	for i, s := range f.Sections {
+		if s.Name == name {
+			return shoff + 64*i
+		}
+	}
+	panic("no section " + name)
 }
 
 // dwarfCases corrupt the uncompressed DWARF of prog-rawdwarf, whose dump
@@ -405,15 +409,6 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 	// golang/go#79586). Abbreviations: 1 compile unit, 2 struct, both with
 	// children and no attributes. Then unit headers that cost debug/dwarf
 	// far more than their size.
-	shoff := int(binary.LittleEndian.Uint64(exe[0x28:]))
-	shdr := func(name string) int {
-		for i, s := range f.Sections {
-			if s.Name == name {
-				return shoff + 64*i
-			}
-		}
-		panic("no section " + name)
-	}
 	unit := func(entries []byte) []byte {
 		u := binary.LittleEndian.AppendUint32(nil, uint32(7+len(entries)))
 		u = append(u, 4, 0, 0, 0, 0, 0, 8) // version 4, abbrev offset 0, address size 8
@@ -426,7 +421,7 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 			name string
 			data []byte
 		}{{".debug_abbrev", abbrev}, {".debug_info", info}} {
-			h := shdr(sd.name)
+			h := sectionHeader(exe, f, sd.name)
 			binary.LittleEndian.PutUint64(b[h+24:], uint64(len(b)))       // sh_offset
 			binary.LittleEndian.PutUint64(b[h+32:], uint64(len(sd.data))) // sh_size
 			b = append(b, sd.data...)
