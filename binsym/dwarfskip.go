@@ -77,8 +77,9 @@ func (s *dwarfSkipper) header(o uint64) (u dwarfUnitHeader, ok bool) {
 		u.addrSize = uint64(info[p+1])
 		u.abbrevOff = readOff(info[p+2:], offLen)
 		u.first = p + 2 + offLen
-	default:
-		u.first = u.end
+	}
+	if u.first == 0 || u.addrSize == 0 || u.addrSize > 8 {
+		u.first = u.end // every form but those without bytes then takes one at least
 	}
 	return u, true
 }
@@ -171,8 +172,6 @@ func (s *dwarfSkipper) skipChildren(off uint64) (end uint64, u *dwarfUnitHeader,
 func (s *dwarfSkipper) skipForm(u *dwarfUnitHeader, b []byte, p *uint64, f uint64) bool {
 	n := uint64(0)
 	switch f {
-	case 0x19, 0x21: // flag_present, implicit_const: no bytes
-		return true
 	case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
 		n = 1
 	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
@@ -261,9 +260,16 @@ func (s *dwarfSkipper) table(off uint64) (map[uint64]abbr, bool) {
 	return t, ok
 }
 
+// maxAbbrevAttrs is the most attributes an abbreviation may have. Compilers
+// give an entry a few dozen at most; debug/dwarf decodes all of an entry's
+// attributes, which one byte of .debug_info can ask for.
+const maxAbbrevAttrs = 256
+
 // parseAbbrevTable parses the abbreviation table at offset off of abbrev,
-// which must end (with a zero code) before offset limit, into t unless t
-// is nil. It returns the bytes it read.
+// which must end (with a zero code) before offset limit and give no
+// abbreviation more than maxAbbrevAttrs attributes, into t unless t is nil.
+// Forms without bytes in .debug_info are left out of t's. It returns the
+// bytes it read.
 func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint64, bool) {
 	b := abbrev[:min(limit, uint64(len(abbrev)))]
 	p := off
@@ -281,6 +287,7 @@ func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint
 			}
 			a := abbr{children: b[p] == 1}
 			p++
+			attrs := 0
 			for {
 				attr, ok1 := uleb(b, &p)
 				form, ok2 := uleb(b, &p)
@@ -295,7 +302,10 @@ func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint
 						return false
 					}
 				}
-				if t != nil {
+				if attrs++; attrs > maxAbbrevAttrs {
+					return false
+				}
+				if t != nil && form != 0x19 && form != 0x21 { // flag_present, implicit_const: no bytes
 					a.forms = append(a.forms, form)
 				}
 			}

@@ -496,7 +496,7 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 	if last == 0 {
 		last = dwarf.Offset(len(info))
 	}
-	r := &entryReader{r: d.Reader(), start: start, end: last, left: int(last) - int(start)}
+	r := &entryReader{r: d.Reader(), start: start, end: last, left: 2 * (int(last) - int(start))}
 	if abbrev != nil {
 		r.skip = newDWARFSkipper(info, abbrev)
 	}
@@ -545,10 +545,16 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 	}
 }
 
-// entryReader reads the entries of .debug_info offsets [start, end), at
-// most left of them: each takes a byte at least. At an abbreviation code cut
-// by the end of its unit, debug/dwarf's Reader returns a null entry for ever
-// without moving (golang/go#79586); the count makes that an error.
+// entryReader reads the entries of .debug_info offsets [start, end), and
+// decodes at most left entries and attributes: twice the range's bytes. An
+// entry takes a byte at least and so do most attributes; valid DWARF stays
+// well within that. Two things corrupt DWARF does would not:
+//   - At an abbreviation code cut by the end of its unit, debug/dwarf's
+//     Reader returns a null entry for ever without moving
+//     (golang/go#79586).
+//   - Attributes without bytes (flag_present, implicit_const), up to
+//     maxAbbrevAttrs an entry, make each byte cost hundreds of decoded
+//     attributes (1 MB of such entries: 21 s).
 type entryReader struct {
 	r          *dwarf.Reader
 	start, end dwarf.Offset
@@ -563,10 +569,14 @@ func (er *entryReader) next() (*dwarf.Entry, error) {
 		return nil, nil
 	}
 	if er.left <= 0 {
-		return nil, fmt.Errorf("corrupt DWARF: more entries than bytes in .debug_info offsets %#x to %#x (an entry cut short)", er.start, er.end)
+		return nil, fmt.Errorf("corrupt DWARF: more entries and attributes than twice the bytes of .debug_info offsets %#x to %#x (an entry cut short, or attributes without bytes)", er.start, er.end)
 	}
+	e, err := er.r.Next()
 	er.left--
-	return er.r.Next()
+	if e != nil {
+		er.left -= len(e.Field)
+	}
+	return e, err
 }
 
 // skipChildren moves past the children of e, the entry just read, in a

@@ -332,3 +332,39 @@ func TestWalkUnitsChildrenEndUnit(t *testing.T) {
 		}
 	}
 }
+
+// Top-level entries of one byte whose abbreviation gives them 256
+// attributes without bytes (flag_present): debug/dwarf decodes all of them
+// for each byte, and the walk stops at twice the range's bytes in entries
+// and attributes (1 MB of them took 21 s before).
+func TestWalkUnitsAttributesWithoutBytes(t *testing.T) {
+	abbrev := []byte{1, 0x11, 1, 0, 0, 2, 0x13, 0}
+	for range maxAbbrevAttrs {
+		abbrev = append(abbrev, 0x3f, 0x19) // DW_AT_external, flag_present
+	}
+	abbrev = append(abbrev, 0, 0, 0)
+	const n = 1 << 20
+	info := binary.LittleEndian.AppendUint32(nil, uint32(7+1+n+1))
+	info = append(info, 4, 0, 0, 0, 0, 0, 8, 1)
+	info = append(info, make([]byte, n)...)
+	for i := range n {
+		info[12+i] = 2
+	}
+	info = append(info, 0)
+	if err := checkDWARFUnits(info, abbrev); err != nil {
+		t.Fatal(err)
+	}
+	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := walkUnits(d, info, abbrev, 0, 0)
+	if p.err == nil || !strings.Contains(p.err.Error(), "attributes without bytes") {
+		t.Errorf("error %v, want one about attributes without bytes", p.err)
+	}
+	// One more attribute is refused before debug/dwarf parses the table.
+	more := append(abbrev[:len(abbrev)-3:len(abbrev)-3], 0x3f, 0x19, 0, 0, 0)
+	if err := checkDWARFUnits(info, more); err == nil {
+		t.Errorf("%d attributes in an abbreviation: no error", maxAbbrevAttrs+1)
+	}
+}
