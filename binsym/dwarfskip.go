@@ -367,7 +367,7 @@ func checkDWARFUnits(info, abbrev []byte) error {
 			limit = offs[i+1]
 		}
 		if _, ok := parseAbbrevTable(abbrev, off, limit, nil); !ok {
-			return fmt.Errorf("corrupt DWARF: the abbreviation table at .debug_abbrev offset %#x does not end before %#x", off, limit)
+			return fmt.Errorf("corrupt DWARF: the abbreviation table at .debug_abbrev offset %#x does not end before %#x, or gives an entry more than %d attributes", off, limit, maxAbbrevAttrs)
 		}
 	}
 	return nil

@@ -407,8 +407,8 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 	// level: a stack overflow), and one whose last abbreviation code is cut
 	// (debug/dwarf's Reader then returns a null entry for ever,
 	// golang/go#79586). Abbreviations: 1 compile unit, 2 struct, both with
-	// children and no attributes. Then unit headers that cost debug/dwarf
-	// far more than their size.
+	// children and no attributes. Then unit headers and abbreviations that
+	// cost debug/dwarf far more than their size.
 	unit := func(entries []byte) []byte {
 		u := binary.LittleEndian.AppendUint32(nil, uint32(7+len(entries)))
 		u = append(u, 4, 0, 0, 0, 0, 0, 8) // version 4, abbrev offset 0, address size 8
@@ -458,6 +458,19 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 		long = append(long, 0x13, 0, 0, 0)
 	}
 	withInfo("abbrev-tables-overlap", named, append(long, 0))
+	// 16M one-byte top-level entries, each with 256 attributes without
+	// bytes (flag_present): debug/dwarf decodes them all.
+	flags := []byte{1, 0x11, 1, 0, 0, 2, 0x13, 0}
+	for range 256 {
+		flags = append(flags, 0x3f, 0x19)
+	}
+	flags = append(flags, 0, 0, 0)
+	ones := make([]byte, 1+16<<20+1)
+	ones[0] = 1
+	for i := 1; i <= 16<<20; i++ {
+		ones[i] = 2
+	}
+	withInfo("attributes-without-bytes", unit(ones), flags)
 	return cases, nil
 }
 
