@@ -251,7 +251,7 @@ func (s *dwarfSkipper) table(off uint64) (map[uint64]abbr, bool) {
 		return nil, false
 	}
 	t := map[uint64]abbr{}
-	n, ok := parseAbbrevTable(s.abbrev, off, uint64(len(s.abbrev)), t)
+	n, _, ok := parseAbbrevTable(s.abbrev, off, uint64(len(s.abbrev)), t)
 	s.abbrevWork += int(n)
 	if !ok {
 		t = nil
@@ -269,11 +269,11 @@ const maxAbbrevAttrs = 256
 // which must end (with a zero code) before offset limit and give no
 // abbreviation more than maxAbbrevAttrs attributes, into t unless t is nil.
 // Forms without bytes in .debug_info are left out of t's. It returns the
-// bytes it read.
-func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint64, bool) {
+// bytes it read and the abbreviations it found.
+func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (n uint64, count int, ok bool) {
 	b := abbrev[:min(limit, uint64(len(abbrev)))]
 	p := off
-	ok := func() bool {
+	ok = func() bool {
 		for {
 			code, ok := uleb(b, &p)
 			if !ok {
@@ -287,6 +287,7 @@ func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint
 			}
 			a := abbr{children: b[p] == 1}
 			p++
+			count++
 			attrs := 0
 			for {
 				attr, ok1 := uleb(b, &p)
@@ -314,8 +315,14 @@ func parseAbbrevTable(abbrev []byte, off, limit uint64, t map[uint64]abbr) (uint
 			}
 		}
 	}()
-	return p - off, ok
+	return p - off, count, ok
 }
+
+// maxAbbrevs is the most abbreviations, over all the tables that units
+// name, checkDWARFUnits accepts. Go's linker writes one table of a few
+// dozen for all Go code, a C compiler one of a hundred or so a unit; each
+// costs debug/dwarf, and each of the index walk's skippers, a map entry.
+const maxAbbrevs = 1 << 18
 
 // maxDWARFUnits is the most compilation units checkDWARFUnits accepts: a Go
 // program has one a package, and debug/dwarf keeps about 80 bytes a unit.
@@ -324,8 +331,10 @@ const maxDWARFUnits = 1 << 20
 // checkDWARFUnits refuses, before debug/dwarf parses them, unit headers that
 // would make it use far more memory or time than the sections' sizes: more
 // than maxDWARFUnits units (5M empty units, 55 MB, took it 403 MiB and
-// 3.5 s), or abbreviation tables that run into one another, which it would
-// parse once per offset a unit names (quadratic in .debug_abbrev's size).
+// 3.5 s), abbreviation tables that run into one another, which it would
+// parse once per offset a unit names (quadratic in .debug_abbrev's size),
+// more than maxAbbrevs abbreviations or more than maxAbbrevAttrs attributes
+// in one.
 // It reads each header and each table once.
 func checkDWARFUnits(info, abbrev []byte) error {
 	var offs []uint64 // the abbreviation tables' offsets the units name
@@ -358,6 +367,7 @@ func checkDWARFUnits(info, abbrev []byte) error {
 	}
 	slices.Sort(offs)
 	offs = slices.Compact(offs)
+	abbrevs := 0
 	for i, off := range offs {
 		if off >= uint64(len(abbrev)) {
 			continue // debug/dwarf refuses it
@@ -366,8 +376,12 @@ func checkDWARFUnits(info, abbrev []byte) error {
 		if i+1 < len(offs) {
 			limit = offs[i+1]
 		}
-		if _, ok := parseAbbrevTable(abbrev, off, limit, nil); !ok {
+		_, count, ok := parseAbbrevTable(abbrev, off, limit, nil)
+		if !ok {
 			return fmt.Errorf("corrupt DWARF: the abbreviation table at .debug_abbrev offset %#x does not end before %#x, or gives an entry more than %d attributes", off, limit, maxAbbrevAttrs)
+		}
+		if abbrevs += count; abbrevs > maxAbbrevs {
+			return fmt.Errorf("corrupt DWARF: its compilation units name more than %d abbreviations", maxAbbrevs)
 		}
 	}
 	return nil

@@ -289,6 +289,16 @@ func TestCheckDWARFUnits(t *testing.T) {
 	if err := checkDWARFUnits(empty(2, func(int) uint32 { return 0 }), testAbbrev); err != nil {
 		t.Errorf("two units sharing a table: %v", err)
 	}
+	// One table of more abbreviations than a program's DWARF has.
+	var many []byte
+	for code := range maxAbbrevs + 1 {
+		many = binary.AppendUvarint(many, uint64(code+1))
+		many = append(many, 0x13, 0, 0, 0)
+	}
+	err = checkDWARFUnits(empty(1, func(int) uint32 { return 0 }), append(many, 0))
+	if err == nil || !strings.Contains(err.Error(), "abbreviations") {
+		t.Errorf("%d abbreviations: error %v, want one about too many", maxAbbrevs+1, err)
+	}
 }
 
 // A top-level entry whose children run to the end of its unit, the unit's
