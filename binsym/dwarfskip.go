@@ -22,34 +22,22 @@ type dwarfSkipper struct {
 	abbrevWork   int                        // bytes of .debug_abbrev parsed so far
 }
 
-// dwarfUnitHeader is what skipping needs of a unit's header.
+// dwarfUnitHeader is a .debug_info unit's header (readUnitHeader).
 type dwarfUnitHeader struct {
 	at, first, end   uint64 // offsets of the header, the first entry and the unit's end
 	version          int
+	unitType         byte // DWARF 5's; 0 before
 	addrSize, offLen uint64
 	abbrevOff        uint64
 }
 
-// abbr is one abbreviation: whether its entries have children, and the
-// forms of their attributes.
-type abbr struct {
-	children bool
-	forms    []uint64
-}
-
-// newDWARFSkipper returns a skipper over .debug_info info, whose
-// abbreviations are in .debug_abbrev, abbrev.
-func newDWARFSkipper(info, abbrev []byte) *dwarfSkipper {
-	s := &dwarfSkipper{info: info, abbrev: abbrev, tables: map[uint64]map[uint64]abbr{}}
-	s.unit, _ = s.header(0)
-	return s
-}
-
-// header parses the unit header at offset o. A unit it cannot skip in (a
-// type or skeleton unit, an unknown version) has no entries for it: first
-// is its end. ok is false for a malformed header, or none.
-func (s *dwarfSkipper) header(o uint64) (u dwarfUnitHeader, ok bool) {
-	info := s.info
+// readUnitHeader reads the header of the unit at offset o of .debug_info
+// info; ok is false when there is none or its length runs past info. first
+// is where the version's layout puts the first entry: version, then unit
+// type and address size (DWARF 5) or nothing (DWARF 2-4), abbreviation
+// offset, address size (DWARF 2-4). The fields after the version are read
+// only when first is within the unit.
+func readUnitHeader(info []byte, o uint64) (u dwarfUnitHeader, ok bool) {
 	le := binary.LittleEndian
 	if o > uint64(len(info)) || uint64(len(info))-o < 4 {
 		return u, false
@@ -68,20 +56,42 @@ func (s *dwarfSkipper) header(o uint64) (u dwarfUnitHeader, ok bool) {
 	p := o + hdr
 	u.version = int(le.Uint16(info[p:]))
 	p += 2
-	switch {
-	case u.version >= 2 && u.version <= 4 && p+offLen+1 <= u.end:
-		u.abbrevOff = readOff(info[p:], offLen)
-		u.addrSize = uint64(info[p+offLen])
-		u.first = p + offLen + 1
-	case u.version == 5 && p+2+offLen <= u.end && (info[p] == 1 || info[p] == 3): // DW_UT_compile, DW_UT_partial
-		u.addrSize = uint64(info[p+1])
-		u.abbrevOff = readOff(info[p+2:], offLen)
-		u.first = p + 2 + offLen
-	}
-	if u.first == 0 || u.addrSize == 0 || u.addrSize > 8 {
-		u.first = u.end // every form but those without bytes then takes one at least
+	if u.version >= 5 {
+		if u.first = p + 2 + offLen; u.first <= u.end {
+			u.unitType, u.addrSize, u.abbrevOff = info[p], uint64(info[p+1]), readOff(info[p+2:], offLen)
+		}
+	} else if u.first = p + offLen + 1; u.first <= u.end {
+		u.abbrevOff, u.addrSize = readOff(info[p:], offLen), uint64(info[p+offLen])
 	}
 	return u, true
+}
+
+// abbr is one abbreviation: whether its entries have children, and the
+// forms of their attributes.
+type abbr struct {
+	children bool
+	forms    []uint64
+}
+
+// newDWARFSkipper returns a skipper over .debug_info info, whose
+// abbreviations are in .debug_abbrev, abbrev.
+func newDWARFSkipper(info, abbrev []byte) *dwarfSkipper {
+	s := &dwarfSkipper{info: info, abbrev: abbrev, tables: map[uint64]map[uint64]abbr{}}
+	s.unit, _ = s.header(0)
+	return s
+}
+
+// header reads the unit header at offset o. A unit it cannot skip in (a
+// type or skeleton unit, an unknown version, an address size that is not
+// 1 to 8) has no entries for it: first is its end. ok is false for a
+// malformed header, or none.
+func (s *dwarfSkipper) header(o uint64) (u dwarfUnitHeader, ok bool) {
+	u, ok = readUnitHeader(s.info, o)
+	known := u.version >= 2 && u.version <= 4 || u.version == 5 && (u.unitType == 1 || u.unitType == 3) // DW_UT_compile, DW_UT_partial
+	if !known || u.first > u.end || u.addrSize == 0 || u.addrSize > 8 {
+		u.first = u.end // every form but those without bytes then takes one at least
+	}
+	return u, ok
 }
 
 // unitAt moves to the unit that holds the entry at off, forward from the
@@ -339,31 +349,18 @@ const maxDWARFUnits = 1 << 20
 func checkDWARFUnits(info, abbrev []byte) error {
 	var offs []uint64 // the abbreviation tables' offsets the units name
 	units := 0
-	le := binary.LittleEndian
-	for o := uint64(0); o+4 <= uint64(len(info)); {
-		l, hdr, offLen := uint64(le.Uint32(info[o:])), uint64(4), uint64(4)
-		if l == 0xffffffff {
-			if o+12 > uint64(len(info)) {
-				break
-			}
-			l, hdr, offLen = le.Uint64(info[o+4:]), 12, 8
-		}
-		if l > uint64(len(info))-o-hdr || l < 2 {
-			break // debug/dwarf says what is wrong
+	for o := uint64(0); ; {
+		u, ok := readUnitHeader(info, o)
+		if !ok {
+			break // debug/dwarf says what is wrong, if anything is
 		}
 		if units++; units > maxDWARFUnits {
 			return fmt.Errorf("corrupt DWARF: .debug_info holds more than %d compilation units", maxDWARFUnits)
 		}
-		p := o + hdr
-		v := le.Uint16(info[p:])
-		p += 2
-		if v == 5 {
-			p += 2 // unit type, address size
+		if u.first <= u.end {
+			offs = append(offs, u.abbrevOff)
 		}
-		if p+offLen <= o+hdr+l {
-			offs = append(offs, readOff(info[p:], offLen))
-		}
-		o += hdr + l
+		o = u.end
 	}
 	slices.Sort(offs)
 	offs = slices.Compact(offs)

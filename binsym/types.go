@@ -3,7 +3,6 @@ package binsym
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -444,23 +443,13 @@ type namedDIE struct {
 // at the end of the section.
 func splitUnits(info []byte, n int) [][2]dwarf.Offset {
 	var units []uint64 // offsets of the units' first entries
-	le := binary.LittleEndian
-	for o := uint64(0); o+4 <= uint64(len(info)); {
-		l, hdr, offSize := uint64(le.Uint32(info[o:])), uint64(4), uint64(4)
-		if l == 0xffffffff && o+12 <= uint64(len(info)) {
-			l, hdr, offSize = le.Uint64(info[o+4:]), 12, 8
-		}
-		if l > uint64(len(info))-o-hdr || l < 2 {
+	for o := uint64(0); ; {
+		u, ok := readUnitHeader(info, o)
+		if !ok {
 			break
 		}
-		// version, then unit type and address size (DWARF 5) or nothing
-		// (DWARF 2-4), abbrev offset, address size (DWARF 2-4).
-		first := o + hdr + 2 + offSize + 2
-		if v := le.Uint16(info[o+hdr:]); v < 5 {
-			first--
-		}
-		units = append(units, first)
-		o += hdr + l
+		units = append(units, u.first)
+		o = u.end
 	}
 	if n < 2 || len(units) < 2*n {
 		return [][2]dwarf.Offset{{0, 0}}
