@@ -273,9 +273,7 @@ func (a *Analysis) searchParents() []heapdump.NodeID {
 			runtime.GC()
 		}
 		a.parent = make([]heapdump.NodeID, a.g.NumNodes())
-		if a.scratch == nil {
-			a.scratch = make([]heapdump.NodeID, 0, a.g.NumNodes())
-		}
+		a.queue() // its array too, after the same collection
 	}
 	return a.parent
 }
