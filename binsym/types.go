@@ -381,10 +381,10 @@ func (b *Binary) loadTypes() (*typeIndex, error) {
 	// functions. Children (fields, parameters, locals) are skipped and read
 	// on demand. The units are split between a few goroutines.
 	chunks := splitUnits(info, min(runtime.GOMAXPROCS(0), 4))
-	// A walk ends on the first entry of the next one's first unit, and
-	// debug/dwarf's Reader sets up a DWARF 5 unit on its first visit, in the
-	// unit: seeking to each of those units first, here, leaves the walks
-	// only reading them.
+	// A walk ends by reading the first entry of the next part's first unit,
+	// and debug/dwarf's Reader sets a DWARF 5 unit up, writing to it, on its
+	// first visit: seeking to each of those units here, first, leaves the
+	// walks only reading them.
 	touch := d.Reader()
 	for _, c := range chunks[1:] {
 		touch.Seek(c[0])
