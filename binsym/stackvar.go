@@ -135,7 +135,8 @@ func (x *typeIndex) stackVar(b *Binary, off dwarf.Offset, cfaOff int64) (StackVa
 
 // subprogramVars calls f with each variable and parameter of the
 // subprogram at off, at any depth of lexical blocks and inlined calls,
-// until f returns false or an entry cannot be read. f must not move x's
+// until f returns false, an entry cannot be read or maxReadEntries have
+// been. f must not move x's
 // reader. Called with x.mu held.
 func (x *typeIndex) subprogramVars(off dwarf.Offset, f func(*dwarf.Entry) bool) {
 	x.r.Seek(off)
@@ -143,7 +144,7 @@ func (x *typeIndex) subprogramVars(off dwarf.Offset, f func(*dwarf.Entry) bool) 
 	if err != nil || e == nil || e.Tag != dwarf.TagSubprogram || !e.Children {
 		return
 	}
-	for depth := 1; depth > 0; {
+	for depth, n := 1, 0; depth > 0 && n < maxReadEntries; n++ {
 		c, err := x.next()
 		if err != nil || c == nil {
 			return

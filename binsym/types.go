@@ -466,6 +466,20 @@ func splitUnits(info []byte, n int) [][2]dwarf.Offset {
 	return append(chunks, [2]dwarf.Offset{dwarf.Offset(start), 0})
 }
 
+// The index walk decodes every top-level entry with debug/dwarf's Reader,
+// which takes about 55 ns and an allocation an entry, and keeps what it
+// indexes in maps: its time and memory follow the entries, which can take
+// a byte or two each. A walk over a share of .debug_info decodes that
+// share of maxTopEntries entries, and indexes that share of
+// maxIndexEntries names, functions, globals and runtime types, at most
+// (4,096 more each), or fails. Go's cmd/go has 54,000 top-level entries
+// and indexes 37,000; 64M one-byte entries took the walk 3.7 s, and 21M
+// named ones of three bytes ran out of time. Tests lower them.
+var (
+	maxTopEntries   = 1 << 23
+	maxIndexEntries = 1 << 20
+)
+
 // walkUnits indexes the top-level entries of the units in [start, end)
 // of d's .debug_info section, info; end 0 is the section's end. With
 // .debug_abbrev, abbrev, it skips children without decoding them
@@ -489,6 +503,10 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 	if abbrev != nil {
 		r.skip = newDWARFSkipper(info, abbrev)
 	}
+	share := func(n int) int {
+		return int(int64(n)*int64(last-start)/int64(max(len(info), 1))) + 1<<12
+	}
+	topLeft, indexLeft := share(maxTopEntries), share(maxIndexEntries)
 	r.r.Seek(start)
 	for {
 		e, err := r.next()
@@ -497,6 +515,10 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 			return p
 		}
 		if e == nil || end != 0 && e.Offset >= end {
+			return p
+		}
+		if topLeft--; topLeft < 0 {
+			p.err = fmt.Errorf("corrupt DWARF: more than %d top-level entries in .debug_info offsets %#x to %#x", share(maxTopEntries), start, last)
 			return p
 		}
 		if e.Tag == dwarf.TagCompileUnit || e.Tag == 0 {
@@ -508,6 +530,7 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 				return p
 			}
 		}
+		before := len(p.names) + len(p.global) + len(p.funcs) + len(p.byRT)
 		switch e.Tag {
 		case dwarf.TagVariable:
 			name, _ := e.Val(dwarf.AttrName).(string)
@@ -530,6 +553,10 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 			if name != "" {
 				p.names = append(p.names, namedDIE{name, e.Offset, rt != 0})
 			}
+		}
+		if indexLeft -= len(p.names) + len(p.global) + len(p.funcs) + len(p.byRT) - before; indexLeft < 0 {
+			p.err = fmt.Errorf("corrupt DWARF: more than %d names, functions, globals and runtime types to index in .debug_info offsets %#x to %#x", share(maxIndexEntries), start, last)
+			return p
 		}
 	}
 }
@@ -849,6 +876,15 @@ func (x *typeIndex) buildNamed(name string) *Type {
 	return &Type{Name: name, Kind: reflect.Uintptr, Size: 8}
 }
 
+// maxReadEntries is the most entries one read decodes below its entry, and
+// maxKids the most children it keeps: a type of more members or elements,
+// or a function of more parameters, variables and scopes, is corrupt. A
+// struct of 64M one-byte members took 2.3 GB and more than 20 s to read.
+const (
+	maxReadEntries = 1 << 20
+	maxKids        = 1 << 16
+)
+
 // read returns the entry at off and its direct children. Every entry it
 // decodes, children of children included, is charged to x.budget: in valid
 // DWARF the entries read for different types do not overlap, while corrupt
@@ -863,7 +899,10 @@ func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error)
 		return nil, nil, errors.New("no entry")
 	}
 	var kids []*dwarf.Entry
-	for depth := 0; e.Children; {
+	for depth, n := 0, 0; e.Children; n++ {
+		if n >= maxReadEntries {
+			return nil, nil, fmt.Errorf("corrupt DWARF: the entry at %#x has more than %d entries below it", off, maxReadEntries)
+		}
 		c, err := x.next()
 		if err != nil {
 			return nil, nil, err
@@ -879,6 +918,9 @@ func (x *typeIndex) read(off dwarf.Offset) (*dwarf.Entry, []*dwarf.Entry, error)
 			continue
 		}
 		if depth == 0 {
+			if len(kids) == maxKids {
+				return nil, nil, fmt.Errorf("corrupt DWARF: the entry at %#x has more than %d children", off, maxKids)
+			}
 			kids = append(kids, c)
 		}
 		if c.Children {

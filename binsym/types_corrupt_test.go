@@ -1,6 +1,7 @@
 package binsym
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"encoding/binary"
 	"runtime/debug"
@@ -376,5 +377,83 @@ func TestWalkUnitsAttributesWithoutBytes(t *testing.T) {
 	more := append(abbrev[:len(abbrev)-3:len(abbrev)-3], 0x3f, 0x19, 0, 0, 0)
 	if err := checkDWARFUnits(info, more); err == nil {
 		t.Errorf("%d attributes in an abbreviation: no error", maxAbbrevAttrs+1)
+	}
+}
+
+// oneUnit returns a DWARF 4 .debug_info of one compile unit (abbreviation
+// 1) whose children are entries.
+func oneUnit(entries []byte) []byte {
+	info := binary.LittleEndian.AppendUint32(nil, uint32(7+1+len(entries)+1))
+	info = append(info, 4, 0, 0, 0, 0, 0, 8, 1)
+	info = append(info, entries...)
+	return append(info, 0)
+}
+
+// Top-level entries of a byte or three each: debug/dwarf's Reader decodes
+// each one, and the index keeps each name, so the walk decodes and indexes
+// at most its share of maxTopEntries and maxIndexEntries (64M one-byte
+// entries took it 3.7 s; 21M named base types of three bytes ran out of
+// time). A Go program has far fewer: the test executable stays within
+// them.
+func TestWalkUnitsTopLevelCaps(t *testing.T) {
+	defer func(top, index int) { maxTopEntries, maxIndexEntries = top, index }(maxTopEntries, maxIndexEntries)
+	maxTopEntries, maxIndexEntries = 1<<14, 1<<12
+	const n = 1 << 15
+	walk := func(info, abbrev []byte) *indexPart {
+		t.Helper()
+		if err := checkDWARFUnits(info, abbrev); err != nil {
+			t.Fatal(err)
+		}
+		d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return walkUnits(d, info, abbrev, 0, 0)
+	}
+
+	// Abbreviation 2: a struct without attributes or children.
+	ones := bytes.Repeat([]byte{2}, n)
+	p := walk(oneUnit(ones), []byte{1, 0x11, 1, 0, 0, 2, 0x13, 0, 0, 0, 0})
+	if p.err == nil || !strings.Contains(p.err.Error(), "top-level entries") {
+		t.Errorf("%d one-byte entries: error %v, want one about top-level entries", n, p.err)
+	}
+	p = walk(oneUnit(ones[:1<<13]), []byte{1, 0x11, 1, 0, 0, 2, 0x13, 0, 0, 0, 0})
+	if p.err != nil {
+		t.Errorf("%d one-byte entries: %v", 1<<13, p.err)
+	}
+
+	// Abbreviation 2: a base type named by an inline string.
+	named := bytes.Repeat([]byte{2, 'a', 0}, 3<<12)
+	p = walk(oneUnit(named), []byte{1, 0x11, 1, 0, 0, 2, 0x24, 0, 0x03, 0x08, 0, 0, 0})
+	if p.err == nil || !strings.Contains(p.err.Error(), "to index") {
+		t.Errorf("%d named entries: error %v, want one about what to index", 3<<12, p.err)
+	}
+	p = walk(oneUnit(named[:3<<11]), []byte{1, 0x11, 1, 0, 0, 2, 0x24, 0, 0x03, 0x08, 0, 0, 0})
+	if p.err != nil || len(p.names) != 1<<11 {
+		t.Errorf("%d named entries: %d names, error %v", 1<<11, len(p.names), p.err)
+	}
+}
+
+// A struct of more than maxKids members is corrupt: read stops there
+// rather than keep every member (64M one-byte members took 2.3 GB and more
+// than 20 s). One of maxKids members reads.
+func TestReadTooManyChildren(t *testing.T) {
+	for _, members := range []int{maxKids, maxKids + 1} {
+		u := newDWARFUnit()
+		u.die(1, "cu")
+		s := u.die(2, "main.S", byte(8))
+		for range members {
+			u.die(3, "", uint32(s), byte(0))
+		}
+		u.end()
+		u.end()
+		x := u.index(t)
+		_, kids, err := x.read(dwarf.Offset(s))
+		if members <= maxKids && (err != nil || len(kids) != members) {
+			t.Errorf("%d members: %d children, error %v", members, len(kids), err)
+		}
+		if members > maxKids && (err == nil || !strings.Contains(err.Error(), "children")) {
+			t.Errorf("%d members: error %v, want one about children", members, err)
+		}
 	}
 }

@@ -471,6 +471,38 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 		ones[i] = 2
 	}
 	withInfo("attributes-without-bytes", unit(ones), flags)
+	// 64M one-byte top-level entries without attributes or children,
+	// which debug/dwarf's Reader decodes one at a time.
+	leaves := make([]byte, 1+64<<20+1)
+	leaves[0] = 1
+	for i := 1; i <= 64<<20; i++ {
+		leaves[i] = 2
+	}
+	withInfo("toplevel-64m", unit(leaves), []byte{1, 0x11, 1, 0, 0, 2, 0x13, 0, 0, 0, 0})
+	// 21M named base types of three bytes each (code, "a", NUL), which
+	// the index keeps by name.
+	named3 := make([]byte, 1, 1+3*21<<20+1)
+	named3[0] = 1
+	for range 21 << 20 {
+		named3 = append(named3, 2, 'a', 0)
+	}
+	named3 = append(named3, 0)
+	withInfo("toplevel-named-21m", unit(named3), []byte{1, 0x11, 1, 0, 0, 2, 0x24, 0, 0x03, 0x08, 0, 0, 0})
+	// The global main.list typed as a struct of 64M one-byte members:
+	// reading the type decodes every member.
+	members := []byte{1, 4}
+	members = append(members, "main.list"...)
+	members = binary.LittleEndian.AppendUint32(append(members, 0), 11+1+15) // the struct, after the header, the unit and the variable
+	members = append(members, 2)
+	members = append(members, bytes.Repeat([]byte{3}, 64<<20)...)
+	members = append(members, 0, 0)
+	structAbbrev := []byte{1, 0x11, 1, 0, 0, 2, 0x13, 1, 0, 0, 3, 0x0d, 0, 0, 0, 4, 0x34, 0, 0x03, 0x08, 0x49, 0x13, 0, 0, 5, 0x0d, 1, 0, 0, 0}
+	withInfo("struct-members-64m", unit(members), structAbbrev)
+	// The same global's struct with one member, inside which 30M more
+	// members nest: reading the type decodes them all.
+	nestedMembers := append(members[:len(members)-2-64<<20:len(members)-2-64<<20], bytes.Repeat([]byte{5}, 30<<20)...)
+	nestedMembers = append(nestedMembers, make([]byte, 30<<20+2)...)
+	withInfo("struct-nested-30m", unit(nestedMembers), structAbbrev)
 	return cases, nil
 }
 
