@@ -503,6 +503,22 @@ func dwarfCases(a *assets, d string) ([]Case, error) {
 	nestedMembers := append(members[:len(members)-2-64<<20:len(members)-2-64<<20], bytes.Repeat([]byte{5}, 30<<20)...)
 	nestedMembers = append(nestedMembers, make([]byte, 30<<20+2)...)
 	withInfo("struct-nested-30m", unit(nestedMembers), structAbbrev)
+	// The global main.list's struct has 65,536 members, each typed as one
+	// of the first 65,536 structs of a chain of 10M, each nested in the one
+	// before: every member's type reads 1M entries below it.
+	const chain, fields = 10 << 20, 1 << 16
+	start := uint32(11 + 1 + 15 + 1 + 5*fields + 1) // the chain's first struct
+	chained := []byte{1, 4}
+	chained = append(chained, "main.list"...)
+	chained = binary.LittleEndian.AppendUint32(append(chained, 0), 11+1+15)
+	chained = append(chained, 2)
+	for i := range uint32(fields) {
+		chained = binary.LittleEndian.AppendUint32(append(chained, 6), start+i)
+	}
+	chained = append(chained, 0)
+	chained = append(chained, bytes.Repeat([]byte{2}, chain)...)
+	chained = append(chained, make([]byte, chain+1)...)
+	withInfo("struct-member-types-chained", unit(chained), append(structAbbrev[:len(structAbbrev)-1:len(structAbbrev)-1], 6, 0x0d, 0, 0x49, 0x13, 0, 0, 0))
 	return cases, nil
 }
 
