@@ -35,6 +35,7 @@ var progs struct {
 	pie      string // -buildmode=pie
 	stripped string // -ldflags=-s -w
 	arm64    string // GOARCH=arm64 (or amd64 on arm64), not run
+	i386     string // GOARCH=386, not run: a 32-bit ELF file
 	pieStrip string // -buildmode=pie -ldflags=-s -w
 	extStrip string // -ldflags=-s -w -linkmode=external, if there is a C linker
 	dump     string // heap dump written by exe
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 	if err := setup(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "binsym test setup:", err)
 	} else {
-		binsym.TestExe, binsym.TestStrippedExe = progs.exe, progs.stripped
+		binsym.TestExe, binsym.TestStrippedExe, binsym.Test386Exe = progs.exe, progs.stripped, progs.i386
 		code = m.Run()
 	}
 	os.RemoveAll(dir)
@@ -84,6 +85,7 @@ func setup(dir string) error {
 	if native == "arm64" {
 		other = "GOARCH=amd64"
 	}
+	progs.i386 = filepath.Join(dir, "prog.386")
 	progs.pieStrip = filepath.Join(dir, "prog.pie.stripped")
 	progs.rtypes = filepath.Join(dir, "rtypes")
 	progs.rtypesStripped = filepath.Join(dir, "rtypes.stripped")
@@ -97,6 +99,7 @@ func setup(dir string) error {
 		{progs.pie, []string{"-buildmode=pie", prog}, ""},
 		{progs.stripped, []string{"-ldflags=-s -w", prog}, ""},
 		{progs.arm64, []string{prog}, other},
+		{progs.i386, []string{prog}, "GOARCH=386"},
 		{progs.pieStrip, []string{"-buildmode=pie", "-ldflags=-s -w", prog}, ""},
 		{progs.rtypes, []string{rtypes}, ""},
 		{progs.rtypesStripped, []string{"-ldflags=-s -w", rtypes}, ""},

@@ -10,6 +10,9 @@ import (
 // TestExe is an unstripped Go executable, set by TestMain.
 var TestExe string
 
+// Test386Exe is TestExe's program built for 386: a 32-bit ELF file.
+var Test386Exe string
+
 // CheckSplitIndex indexes b's DWARF in one piece, with debug/dwarf's
 // Reader alone, and split in n, skipping children by their abbreviations
 // (dwarfSkipper), and reports any difference.

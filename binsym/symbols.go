@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -47,37 +48,36 @@ func (b *Binary) symbols() (*symtab, error) {
 }
 
 func (b *Binary) readSymbols() (*symtab, error) {
-	syms, err := b.elf.Symbols()
-	if errors.Is(err, elf.ErrNoSymbols) {
-		return &symtab{byName: map[string]int{}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+	t := &symtab{byName: map[string]int{}}
 	writable := make([]bool, len(b.elf.Sections))
 	for i, s := range b.elf.Sections {
 		writable[i] = s.Flags&elf.SHF_ALLOC != 0 && s.Flags&elf.SHF_WRITE != 0 && s.Flags&elf.SHF_EXECINSTR == 0
 	}
-	t := &symtab{byName: make(map[string]int, len(syms))}
-	for _, s := range syms {
-		typ := elf.ST_TYPE(s.Info)
-		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || typ == elf.STT_FILE || typ == elf.STT_SECTION || typ == elf.STT_TLS {
-			continue
+	err := b.readSymtab(func(s elfSymbol) {
+		typ := elf.ST_TYPE(s.info)
+		if s.section == elf.SHN_UNDEF || s.section >= elf.SHN_LORESERVE || typ == elf.STT_FILE || typ == elf.STT_SECTION || typ == elf.STT_TLS {
+			return
 		}
-		if int(s.Section) >= len(b.elf.Sections) {
-			t.noteCorrupt(fmt.Sprintf("%s in section %d of %d", s.Name, s.Section, len(b.elf.Sections)))
-			continue
+		if int(s.section) >= len(b.elf.Sections) {
+			t.noteCorrupt(fmt.Sprintf("%s in section %d of %d", s.name, s.section, len(b.elf.Sections)))
+			return
 		}
-		if sec := b.elf.Sections[s.Section]; s.Size > 0 && sec.Flags&elf.SHF_ALLOC != 0 &&
-			(s.Value < sec.Addr || s.Value-sec.Addr > sec.Size || s.Size > sec.Size-(s.Value-sec.Addr)) {
-			t.noteCorrupt(fmt.Sprintf("%s of %d bytes at %#x, past its section %s [%#x, %#x)", s.Name, s.Size, s.Value, sec.Name, sec.Addr, sec.Addr+sec.Size))
-			continue
+		if sec := b.elf.Sections[s.section]; s.size > 0 && sec.Flags&elf.SHF_ALLOC != 0 &&
+			(s.value < sec.Addr || s.value-sec.Addr > sec.Size || s.size > sec.Size-(s.value-sec.Addr)) {
+			t.noteCorrupt(fmt.Sprintf("%s of %d bytes at %#x, past its section %s [%#x, %#x)", s.name, s.size, s.value, sec.Name, sec.Addr, sec.Addr+sec.Size))
+			return
 		}
-		e := elfSym{name: s.Name, addr: s.Value, size: s.Size}
+		e := elfSym{name: s.name, addr: s.value, size: s.size}
 		t.all = append(t.all, e)
-		if int(s.Section) < len(writable) && writable[s.Section] && typ == elf.STT_OBJECT && s.Size > 0 && !isStaticTemp(s.Name) {
+		if int(s.section) < len(writable) && writable[s.section] && typ == elf.STT_OBJECT && s.size > 0 && !isStaticTemp(s.name) {
 			t.global = append(t.global, e)
 		}
+	})
+	if errors.Is(err, elf.ErrNoSymbols) {
+		return t, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	sortSyms(t.all)
 	sortSyms(t.global)
@@ -87,6 +87,107 @@ func (b *Binary) readSymbols() (*symtab, error) {
 		}
 	}
 	return t, nil
+}
+
+// maxSymbols is the most entries a symbol table may have, and
+// maxSymbolNames the most bytes its string table may: node (C++) has
+// 110,000 symbols and 7.5 MB of names, cmd/go 20,000 and 0.7 MB. A bigger
+// table is refused rather than read: debug/elf, which read it whole and
+// made a Symbol of every entry, took 691 MiB for 4M symbols in an absolute
+// section, 1.35 GB for 4M named ones.
+const (
+	maxSymbols     = 1 << 19
+	maxSymbolNames = 32 << 20
+)
+
+// elfSymbol is an entry of the symbol table as readSymbols needs it.
+type elfSymbol struct {
+	name        string
+	info        byte
+	section     elf.SectionIndex
+	value, size uint64
+}
+
+// readSymtab calls fn with every entry of the symbol table but the first,
+// which is null, in order. It reads the table in steps, and its string
+// table once, whole: every name is a part of that one string.
+func (b *Binary) readSymtab(fn func(elfSymbol)) error {
+	s := b.elf.SectionByType(elf.SHT_SYMTAB)
+	if s == nil {
+		return elf.ErrNoSymbols
+	}
+	entSize := uint64(24)
+	if b.elf.Class == elf.ELFCLASS32 {
+		entSize = 16
+	}
+	size := s.Size
+	if n, ok := compressed(s); ok {
+		size = n
+	}
+	if size%entSize != 0 {
+		return fmt.Errorf("section %s: %d bytes, not a multiple of a symbol's %d", s.Name, size, entSize)
+	}
+	if n := size / entSize; n > maxSymbols {
+		return fmt.Errorf("section %s: %d symbols, more than the %d read", s.Name, n, maxSymbols)
+	}
+	if s.Link == 0 || int(s.Link) >= len(b.elf.Sections) {
+		return fmt.Errorf("section %s: string table %d is not a section", s.Name, s.Link)
+	}
+	strs := b.elf.Sections[s.Link]
+	if n, ok := compressed(strs); strs.Size > maxSymbolNames || ok && n > maxSymbolNames {
+		return fmt.Errorf("section %s: names in %d bytes, more than the %d read", strs.Name, max(strs.Size, n), maxSymbolNames)
+	}
+	data, err := b.sectionData(strs)
+	if err != nil {
+		return err
+	}
+	names := string(data)
+	order := b.elf.ByteOrder
+	r := io.LimitReader(s.Open(), int64(size))
+	buf := make([]byte, entSize*4096)
+	scanned := 0
+	for first := true; ; {
+		n, err := io.ReadFull(r, buf)
+		for e := buf[:uint64(n)/entSize*entSize]; len(e) > 0; e = e[entSize:] {
+			if first {
+				first = false
+				continue
+			}
+			var sym elfSymbol
+			var at uint32
+			if entSize == 24 {
+				at, sym.info, sym.section = order.Uint32(e), e[4], elf.SectionIndex(order.Uint16(e[6:]))
+				sym.value, sym.size = order.Uint64(e[8:]), order.Uint64(e[16:])
+			} else {
+				at, sym.value, sym.size = order.Uint32(e), uint64(order.Uint32(e[4:])), uint64(order.Uint32(e[8:]))
+				sym.info, sym.section = e[12], elf.SectionIndex(order.Uint16(e[14:]))
+			}
+			if int64(at) < int64(len(names)) {
+				// The bytes scanned for names are counted: a linker's names
+				// overlap little if at all, while corrupt ones could make
+				// every symbol scan the whole table.
+				if i := strings.IndexByte(names[at:], 0); i < 0 {
+					scanned += len(names) - int(at) // no end: no name, as debug/elf has it
+				} else {
+					scanned += i + 1
+					sym.name = names[at : int(at)+i]
+				}
+				if scanned > 2*len(names)+1<<20 {
+					return fmt.Errorf("section %s: names overlap far more than a linker's would", strs.Name)
+				}
+			}
+			fn(sym)
+		}
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			if uint64(n)%entSize != 0 {
+				return readPartError(s.Name, io.ErrUnexpectedEOF)
+			}
+			return nil
+		case err != nil:
+			return readPartError(s.Name, err)
+		}
+	}
 }
 
 // isStaticTemp reports whether name is that of a compiler's static

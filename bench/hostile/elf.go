@@ -133,6 +133,50 @@ func binaryCases(a *assets) ([]Case, error) {
 		}
 		return b
 	})
+	// A symbol table of 4M symbols appended to the file: in an absolute
+	// section, which the table leaves out, and in .text, each named apart
+	// in an appended string table.
+	textIndex := 0
+	for i, s := range f.Sections {
+		if s.Name == ".text" {
+			textIndex = i
+		}
+	}
+	const manySyms = 4 << 20
+	for _, named := range []bool{false, true} {
+		name := "symtab-4m-absolute"
+		if named {
+			name = "symtab-4m-named"
+		}
+		mut(name, func(b []byte) []byte {
+			syms := make([]byte, 24, 24*(manySyms+1))
+			strs := []byte{0}
+			for i := range manySyms {
+				var e [24]byte
+				e[4] = 0x12 // global function
+				binary.LittleEndian.PutUint16(e[6:], 0xfff1)
+				if named {
+					binary.LittleEndian.PutUint32(e[0:], uint32(len(strs)))
+					strs = fmt.Appendf(strs, "s%07d\x00", i)
+					binary.LittleEndian.PutUint16(e[6:], uint16(textIndex))
+					binary.LittleEndian.PutUint64(e[8:], f.Sections[textIndex].Addr)
+				}
+				syms = append(syms, e[:]...)
+			}
+			for _, sd := range []struct {
+				name string
+				data []byte
+			}{{".symtab", syms}, {".strtab", strs}} {
+				if sd.name == ".strtab" && !named {
+					continue
+				}
+				put64(b, sh(sd.name)+24, uint64(len(b)))
+				put64(b, sh(sd.name)+32, uint64(len(sd.data)))
+				b = append(b, sd.data...)
+			}
+			return b
+		})
+	}
 	// pclntab header (Go 1.20+): magic, pads, minLC, ptrSize, then words.
 	pcln := f.Section(".gopclntab").Offset
 	mut("pclntab-magic", func(b []byte) []byte { put32(b, int(pcln), 0xdeadbeef); return b })
