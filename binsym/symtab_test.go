@@ -1,6 +1,7 @@
 package binsym
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"os"
@@ -107,5 +108,28 @@ func TestReadSymtabRefusals(t *testing.T) {
 	}
 	if err := read(b); err == nil || !strings.Contains(err.Error(), "overlap") {
 		t.Errorf("overlapping names: error %v", err)
+	}
+}
+
+// A first section header that counts more than maxSections headers is
+// refused before debug/elf makes a Section of each (4M: 1.1 GB).
+func TestCheckSectionCount(t *testing.T) {
+	for _, class := range []elf.Class{elf.ELFCLASS32, elf.ELFCLASS64} {
+		for _, count := range []uint64{0xff00, maxSections, maxSections + 1, 1 << 40} {
+			b := make([]byte, 64+64)
+			copy(b, elf.ELFMAG)
+			b[elf.EI_CLASS], b[elf.EI_DATA] = byte(class), byte(elf.ELFDATA2LSB)
+			if class == elf.ELFCLASS32 {
+				binary.LittleEndian.PutUint32(b[0x20:], 64) // e_shoff; e_shnum 0
+				binary.LittleEndian.PutUint32(b[64+20:], uint32(min(count, 1<<32-1)))
+			} else {
+				binary.LittleEndian.PutUint64(b[0x28:], 64)
+				binary.LittleEndian.PutUint64(b[64+32:], count)
+			}
+			err := checkSectionCount(bytes.NewReader(b))
+			if want := count > maxSections; (err != nil) != want {
+				t.Errorf("%v, %d headers: error %v, want one: %v", class, count, err, want)
+			}
+		}
 	}
 }

@@ -207,6 +207,23 @@ func binaryCases(a *assets) ([]Case, error) {
 		}
 		add(name, p, any, "--min-size", "1")
 	}
+	// Section headers past 0xff00 are counted in the first header's size
+	// (e_shnum 0): 4M of them, in a hole after the executable.
+	{
+		b := bytes.Clone(exe)
+		end := int64(len(b)+4095) &^ 4095
+		put64(b, 0x28, uint64(end))
+		put16(b, 0x3c, 0)
+		var first [64]byte
+		binary.LittleEndian.PutUint64(first[32:], 4<<20) // sh_size: the count
+		b = append(b, make([]byte, int(end)-len(b))...)
+		b = append(b, first[:]...)
+		p, err := sparse(filepath.Join(d, "shnum-4m"), b, end+64<<22, nil)
+		if err != nil {
+			return nil, err
+		}
+		add("shnum-4m", p, any, "--min-size", "1")
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, sec := range []string{".gopclntab", ".symtab", ".typelink", ".rodata", ".noptrdata", ".go.buildinfo", ".debug_info", ".debug_abbrev", ".debug_loclists", ".note.go.buildid"} {
 		s := f.Section(sec)
