@@ -139,6 +139,12 @@ func (b *Binary) StackObjects(pc uint64) ([]StackObject, error) {
 			return objs, bad(ra, "record %d: size %d", i, o.Size)
 		case o.PtrBytes < 0 || o.PtrBytes > o.Size || o.PtrBytes%8 != 0:
 			return objs, bad(ra, "record %d: %d pointer bytes in %d", i, o.PtrBytes, o.Size)
+		case len(objs) > 0 && o.Off < objs[len(objs)-1].Off+objs[len(objs)-1].Size:
+			// The compiler sorts them by offset, and the runtime throws
+			// on objects out of order or overlapping. A frame then holds
+			// no more of them than it has bytes, and they no more bytes
+			// than it has, however many records a corrupt binary gives.
+			return objs, bad(ra, "record %d at offset %d: before the end of record %d (%d bytes at %d)", i, o.Off, i-1, objs[len(objs)-1].Size, objs[len(objs)-1].Off)
 		}
 		if o.PtrBytes > 0 {
 			words := o.PtrBytes / 8

@@ -444,6 +444,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		g.succ = append(g.succ, NodeID(g.numObjects+i))
 	}
 	g.start = append(g.start, uint32(len(g.succ)))
+	g.stackRecords = stackObjs.examined
 	return nil
 }
 

@@ -48,6 +48,9 @@ type Graph struct {
 	samples   []allocSample // sorted by object
 	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
 	deferRecs []NodeID      // the defer records that are objects and roots' slots
+	// stackRecords counts the stack-object records the build looked at,
+	// for tests.
+	stackRecords int
 	// pointedInto marks the objects of minPSize or more that a pointer
 	// reaches minTimersOffset bytes or more into, until findTimers.
 	pointedInto []uint64

@@ -44,10 +44,11 @@ type stackObjectCache struct {
 	fn   func(entry uint64) []binsym.StackObject
 	objs map[uint64][]binsym.StackObject
 
-	placed []frameObject
-	work   []int
-	out    []stackSlot
-	mem    []byte
+	placed   []frameObject
+	examined int // records looked at, for tests
+	work     []int
+	out      []stackSlot
+	mem      []byte
 }
 
 func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
@@ -57,6 +58,12 @@ func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
 	objs, ok := c.objs[entry]
 	if !ok {
 		objs = c.fn(entry)
+		for i := 1; i < len(objs); i++ {
+			if objs[i].Off < objs[i-1].Off+objs[i-1].Size {
+				objs = nil // out of order or overlapping: corrupt
+				break
+			}
+		}
 		if c.objs == nil {
 			c.objs = map[uint64][]binsym.StackObject{}
 		}
@@ -95,7 +102,18 @@ func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, defers defer
 		if varp > f.SP && fpBelowVarp {
 			varp -= ps // the saved frame pointer
 		}
-		for k := range rec {
+		// The records are in increasing order of offset, without
+		// overlaps (stackObjectCache.of): the locals below the frame's SP
+		// are skipped by a search, and the arguments past the caller's
+		// frame end the loop, so that a frame costs the objects it and
+		// its caller can hold, not every record of its function.
+		below := int64(0) // no local fits a frame without bytes below varp
+		if varp > f.SP {
+			below = -int64(min(varp-f.SP, 1<<62))
+		}
+		k, _ := slices.BinarySearchFunc(rec, below, func(o binsym.StackObject, off int64) int { return cmp.Compare(o.Off, off) })
+		for ; k < len(rec); k++ {
+			cache.examined++
 			o := &rec[k]
 			var lo uint64
 			holder := d
@@ -108,10 +126,16 @@ func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, defers defer
 			hi := lo + uint64(o.Size)
 			// The object must lie in the bytes of the frame that holds it.
 			if holder >= len(frames) || hi < lo {
+				if o.Off >= 0 {
+					break // no caller, or past the address space: so are the rest
+				}
 				continue
 			}
 			h := &frames[holder]
 			if lo < h.SP || hi > h.SP+h.Size {
+				if o.Off >= 0 && lo >= h.SP {
+					break // past the caller's frame: so are the rest
+				}
 				continue
 			}
 			objs = append(objs, frameObject{lo: lo, hi: hi, owner: d, holder: holder, obj: o})

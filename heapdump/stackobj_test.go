@@ -45,3 +45,28 @@ func TestStackObjectsHostile(t *testing.T) {
 		return true
 	})
 }
+
+// A frame costs the stack objects it and its caller can hold, not every
+// record of its function: 65,536 records of a byte each, all below every
+// frame or all past every caller, are passed over by a search or at the
+// first, rather than each looked at for each frame (100,000 goroutines
+// would have made that billions).
+func TestStackObjectsManyRecords(t *testing.T) {
+	t.Parallel()
+	d := progDump(t)
+	const n = 1 << 16
+	for _, tc := range []struct {
+		name  string
+		first int64
+	}{{"locals below every frame", -1 << 40}, {"arguments past every caller", 1 << 40}} {
+		recs := make([]binsym.StackObject, n)
+		for i := range recs {
+			recs[i] = binsym.StackObject{Off: tc.first + int64(i), Size: 1}
+		}
+		g := d.load(t, Options{StackObjects: func(uint64) []binsym.StackObject { return recs }})
+		checkGraph(t, g)
+		if frames := len(g.Dump().Frames); g.stackRecords > 2*frames {
+			t.Errorf("%s: %d records looked at for %d frames", tc.name, g.stackRecords, frames)
+		}
+	}
+}
