@@ -96,6 +96,12 @@ type descIndex struct {
 	// composed names of a size near the runtime's names, which it holds.
 	parts, maxParts         int // struct fields and parameters decoded and kept
 	nameBytes, maxNameBytes int // bytes of the names composed
+	// decoded counts the fields, parameters and methods every decode
+	// reads, kept or not: up to maxArray a descriptor, whose arrays a
+	// corrupt section can make them all share. It may reach maxDecoded,
+	// a few times maxParts: the walk and the builds decode a valid
+	// descriptor once each.
+	decoded, maxDecoded int
 
 	// Filled by walk, on first need.
 	walked  bool
@@ -148,6 +154,7 @@ func (b *Binary) loadDescriptors() (*descIndex, error) {
 		ptrTo:        map[*Type]*Type{},
 		basic:        map[reflect.Kind]*Type{},
 		maxParts:     data.Len()/8 + maxArray,
+		maxDecoded:   4 * (data.Len()/8 + maxArray),
 		maxNameBytes: 16*data.Len() + maxNameLen,
 	}, nil
 }
@@ -347,8 +354,23 @@ func (r *descReader) slice(a, size uint64) (uint64, uint64) {
 		r.fail("slice at %#x: length %d, capacity %d", a, n, c)
 		return 0, 0
 	}
+	if !r.x.charge(n) {
+		r.fail("slice at %#x: more fields and methods decoded than the types section could hold, %d times over", a, r.x.maxDecoded/max(1, r.x.maxParts))
+		return 0, 0
+	}
 	r.bytes(p, n*size)
 	return p, n
+}
+
+// charge counts n more parts decoded, and reports whether they are within
+// maxDecoded.
+func (x *descIndex) charge(n uint64) bool {
+	if n > uint64(x.maxDecoded-x.decoded) {
+		x.decoded = x.maxDecoded
+		return false
+	}
+	x.decoded += int(n)
+	return true
 }
 
 // kindSize returns the size of the descriptor of kind k before its uncommon
@@ -438,6 +460,9 @@ func (x *descIndex) decode(a uint64, names bool, t *rawType) (*rawType, error) {
 	case reflect.Func:
 		in, out := uint64(r.u16(a+48)), uint64(r.u16(a+50))
 		t.variadic, out = out&(1<<15) != 0, out&(1<<15-1)
+		if !x.charge(in + out) {
+			r.fail("func type at %#x: more parameters decoded than the types section could hold", a)
+		}
 		p := a + 56
 		if t.uncommon != 0 {
 			p += uncommonSize
@@ -508,6 +533,9 @@ func (x *descIndex) decode(a uint64, names bool, t *rawType) (*rawType, error) {
 func (x *descIndex) methodTypes(u uint64) []uint64 {
 	r := &descReader{x: x}
 	n, moff := uint64(r.u16(u+4)), uint64(r.u32(u+8))
+	if !x.charge(n) {
+		return nil
+	}
 	var types []uint64
 	for i := range n {
 		m := u + moff + methodSize*i
