@@ -224,6 +224,24 @@
 # 2.5 to 4.1 times the floor. Touching 500 MB of fresh memory takes 0.2 to
 # 0.5 s of system time on this VM (a program that writes one byte a page),
 # which the floor, at 6 MiB, never pays.
+# On main at c623b9d (the root arrays sized for the globals' slots up
+# front, 5ee497e), just after the hostile run (load 1.3), then with RUNS=5
+# after a pause (load 0.8 to 1.4):
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.17s   -      0.16s  6MiB    0.02
+#   2M     286MB   default                 0.37s   2.18   0.57s  116MiB  0.43
+#   10M    1179MB  floor                   0.60s   -      0.61s  6MiB    0.01
+#   10M    1179MB  default                 1.87s   3.22   2.99s  492MiB  0.44
+#   g100k  606MB   floor                   0.17s   -      0.17s  6MiB    0.01
+#   g100k  606MB   default                 0.52s   2.65   0.72s  205MiB  0.36
+#   (RUNS=5: default 2.36, 3.10 and 3.88 times the floor; the variants
+#   0.92 to 1.16 times the default run; peak RSS 0.36 to 0.45 of the size)
+# A slow turn of the machine: the 10M default run took 1.18 s at a260673.
+# On g100k, 100,000 goroutines' frames fill 400,000 root slots of 72 bytes;
+# the globals' few dozen came after, and grew the array by a quarter, a
+# copy of 29 MB into 36 MB of fresh memory: the graph phase went 0.131 ->
+# 0.087 s, the whole analysis 0.473 -> 0.396 s (bench/phases, medians of 11
+# interleaved runs of b325c45 and 5ee497e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
