@@ -27,8 +27,9 @@
 // A corrupt executable costs time and memory in proportion to its size, or
 // less: past caps far above what real programs have (cmd/go: 20,000
 // symbols, 54,000 top-level DWARF entries; node: 110,000 symbols), the
-// symbol table, the DWARF index or the runtime type descriptors are left
-// unread, and Missing says which and why.
+// symbol table or the DWARF index is left unread, and Missing says which
+// and why; a type whose reading goes past them is unknown, and LoadTypes
+// returns the first such error.
 //
 // A Binary is safe for concurrent use once SetBias, if needed, has been
 // called.
