@@ -59,7 +59,8 @@ type Binary struct {
 	pie         bool
 	bias        uint64
 
-	inflateLimit uint64 // most bytes the compressed sections may inflate to
+	inflateLimit  uint64 // most bytes the compressed sections may inflate to
+	inflateChosen bool   // MaxInflated set inflateLimit
 
 	pcln    *pclntab // nil if the executable has no usable pclntab
 	pclnErr error    // why pcln is nil
@@ -99,7 +100,7 @@ var ErrNotGo = errors.New("not a Go executable")
 // that is not ELF, an architecture other than amd64 and arm64, and a file
 // that is not a Go executable. A stripped or PIE executable opens; Missing
 // says what it cannot give.
-func Open(path string) (*Binary, error) {
+func Open(path string, opts ...Option) (*Binary, error) {
 	pathErr := func(err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return &OpenError{Path: path, Err: errors.New("no such file")}
@@ -126,7 +127,7 @@ func Open(path string) (*Binary, error) {
 	}
 	var b *Binary
 	if err == nil {
-		b, err = newBinary(path, f, st.Size(), f)
+		b, err = newBinary(path, f, st.Size(), f, opts)
 	}
 	if err != nil {
 		f.Close()
@@ -202,7 +203,7 @@ func notRegular(st fs.FileInfo) error {
 
 // newBinary reads the executable of size bytes that r reads; c, if not nil,
 // is closed by Close.
-func newBinary(path string, r io.ReaderAt, size int64, c io.Closer) (*Binary, error) {
+func newBinary(path string, r io.ReaderAt, size int64, c io.Closer, opts []Option) (*Binary, error) {
 	if err := checkSectionCount(r); err != nil {
 		return nil, err
 	}
@@ -216,6 +217,9 @@ func newBinary(path string, r io.ReaderAt, size int64, c io.Closer) (*Binary, er
 	}
 	b := &Binary{path: path, closer: c, elf: ef}
 	b.inflateLimit = min(InflateFactor*uint64(max(size, 0)), MaxInflatedTotal, math.MaxInt/2)
+	for _, o := range opts {
+		o(b)
+	}
 	switch {
 	case ef.Class != elf.ELFCLASS64 || ef.Data != elf.ELFDATA2LSB:
 		return nil, fmt.Errorf("unsupported ELF class %v, %v (want 64-bit little-endian)", ef.Class, ef.Data)

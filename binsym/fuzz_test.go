@@ -67,7 +67,7 @@ func FuzzOpen(f *testing.F) {
 	}
 	// Seed patches of main.addrTaken's stack-object records: a huge count,
 	// and each field of its record overwritten.
-	if b, err := newBinary("seed", bytes.NewReader(seeds[0]), int64(len(seeds[0])), nil); err == nil {
+	if b, err := newBinary("seed", bytes.NewReader(seeds[0]), int64(len(seeds[0])), nil, nil); err == nil {
 		if off, ok := stackObjectsFileOffset(b, "main.addrTaken"); ok {
 			for _, field := range []uint32{0, 8, 12, 16, 20} {
 				p := binary.LittleEndian.AppendUint32([]byte{0}, uint32(off)+field)
@@ -80,7 +80,7 @@ func FuzzOpen(f *testing.F) {
 		if !bytes.HasPrefix(in, []byte("\x7fELF")) {
 			data = patch(seeds, in)
 		}
-		b, err := newBinary("fuzz", bytes.NewReader(data), int64(len(data)), nil)
+		b, err := newBinary("fuzz", bytes.NewReader(data), int64(len(data)), nil, nil)
 		if err != nil {
 			return
 		}

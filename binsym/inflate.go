@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -20,21 +21,35 @@ const (
 	MaxInflatedTotal = 2 << 30
 )
 
+// An Option changes how Open reads an executable.
+type Option func(*Binary)
+
+// MaxInflated sets the most bytes the executable's compressed sections may
+// inflate to, all together, instead of InflateFactor times the file's size
+// (at most MaxInflatedTotal); n is at most math.MaxInt/2.
+func MaxInflated(n uint64) Option {
+	return func(b *Binary) { b.inflateLimit, b.inflateChosen = min(n, math.MaxInt/2), true }
+}
+
 // InflateError says that a compressed section of an executable claims to
 // inflate to more than the limit, Limit bytes for all compressed sections
 // together (InflateFactor times the file's size, at most
-// MaxInflatedTotal), or that it inflates to more than the Size bytes it
-// claims (Beyond).
+// MaxInflatedTotal, unless MaxInflated chose it), or that it inflates to
+// more than the Size bytes it claims (Beyond).
 type InflateError struct {
 	Section string
 	Size    uint64 // what the section's header claims
 	Limit   uint64
+	Chosen  bool // MaxInflated set the limit
 	Beyond  bool // the section inflates to more than Size
 }
 
 func (e *InflateError) Error() string {
 	if e.Beyond {
 		return fmt.Sprintf("compressed section %s inflates to more than the %d bytes its header claims", e.Section, e.Size)
+	}
+	if e.Chosen {
+		return fmt.Sprintf("compressed section %s claims %d bytes: over the limit of %d bytes chosen for all compressed sections", e.Section, e.Size, e.Limit)
 	}
 	return fmt.Sprintf("compressed section %s claims %d bytes: over the limit of %d bytes for all compressed sections (%d times the file's size, at most %d)",
 		e.Section, e.Size, e.Limit, InflateFactor, uint64(MaxInflatedTotal))
@@ -67,7 +82,7 @@ func (b *Binary) checkInflated() error {
 	for _, s := range b.elf.Sections {
 		if n, ok := compressed(s); ok {
 			if n > b.inflateLimit-total {
-				return &InflateError{Section: s.Name, Size: n, Limit: b.inflateLimit}
+				return &InflateError{Section: s.Name, Size: n, Limit: b.inflateLimit, Chosen: b.inflateChosen}
 			}
 			total += n
 		}

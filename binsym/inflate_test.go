@@ -76,3 +76,22 @@ func TestInflateOtherThanClaimed(t *testing.T) {
 		})
 	}
 }
+
+// MaxInflated replaces the default cap on what compressed sections may
+// inflate to: the test program's compressed DWARF is refused under what it
+// needs, with an error that says the limit was chosen, and read above it.
+func TestMaxInflated(t *testing.T) {
+	_, err := binsym.Open(progs.exe, binsym.MaxInflated(1024))
+	var ie *binsym.InflateError
+	if !errors.As(err, &ie) || !ie.Chosen || ie.Limit != 1024 || !strings.Contains(err.Error(), "chosen") {
+		t.Fatalf("MaxInflated(1024): error %v, want an InflateError of the chosen limit", err)
+	}
+	b, err := binsym.Open(progs.exe, binsym.MaxInflated(1<<30))
+	if err != nil {
+		t.Fatalf("MaxInflated(1GiB): %v", err)
+	}
+	defer b.Close()
+	if err := b.LoadTypes(); err != nil {
+		t.Errorf("MaxInflated(1GiB): LoadTypes: %v", err)
+	}
+}

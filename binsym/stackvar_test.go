@@ -70,7 +70,7 @@ func TestStackObjectsCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBinary("prog", bytes.NewReader(data), int64(len(data)), nil)
+	b, err := newBinary("prog", bytes.NewReader(data), int64(len(data)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestStackObjectsCorrupt(t *testing.T) {
 	} {
 		d := bytes.Clone(data)
 		le.PutUint32(d[off+tt.field:], tt.value)
-		b, err := newBinary("prog", bytes.NewReader(d), int64(len(d)), nil)
+		b, err := newBinary("prog", bytes.NewReader(d), int64(len(d)), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,7 @@ type holdersFlags struct {
 	httpTimeout  time.Duration // for a URL
 	maxDumpSize  bytesize.Size // for a URL
 	maxMemory    bytesize.Size // 0: heapdump.DefaultMemoryLimit
+	maxDWARF     bytesize.Size // 0: binsym's default
 	minSize      bytesize.Size
 	top          int
 	focus        string
@@ -117,6 +118,7 @@ Ctrl-C stops the server (exit 130).`,
 	fs.DurationVar(&f.httpTimeout, "http-timeout", 5*time.Minute, "time limit for downloading a dump from a URL")
 	fs.Var(bytesize.NewFlag(&f.maxDumpSize, 16*bytesize.GiB), "max-dump-size", "refuse a dump from a URL or standard input larger than this `SIZE`")
 	fs.Var(bytesize.NewFlag(&f.maxMemory, 0), "max-memory", "refuse a dump whose analysis would take more than `SIZE` of memory (default 128MiB plus 1.5 times the dump; millions of tiny objects can need more)")
+	fs.Var(bytesize.NewFlag(&f.maxDWARF, 0), "max-dwarf", "refuse an executable whose compressed DWARF inflates to more than `SIZE` in all (default 20 times the executable, at most 2GiB; real ones take 2 to 5 times)")
 	fs.Var(bytesize.NewFlag(&f.minSize, heap.DefaultMinSize), "min-size", "report objects and holdings of at least this `SIZE` (512KiB, 1MiB, 1GiB)")
 	fs.IntVar(&f.top, "top", 10, "groups to show, largest first (0: all)")
 	fs.IntVar(&f.maxPathSteps, "max-path-steps", heap.DefaultMaxPathSteps, "show at most `N` steps of a path; longer ones leave out and count the middle")
@@ -197,13 +199,17 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 
 	var bin *binsym.Binary
 	if f.binary != "" {
-		b, err := openBinary(f.binary)
+		b, err := openBinary(f.binary, uint64(f.maxDWARF))
 		if err != nil {
+			hint := ""
+			if ie := (*binsym.InflateError)(nil); errors.As(err, &ie) && !ie.Beyond {
+				hint = "; if the machine has the memory, raise the limit with --max-dwarf"
+			}
 			var oe *binsym.OpenError
 			if errors.As(err, &oe) {
-				return usageErrorf("--binary %s: %v", oe.Path, oe.Err)
+				return usageErrorf("--binary %s: %v%s", oe.Path, oe.Err, hint)
 			}
-			return usageErrorf("--binary: %v", err)
+			return usageErrorf("--binary: %v%s", err, hint)
 		}
 		bin = b
 	}

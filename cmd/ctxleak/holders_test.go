@@ -368,3 +368,18 @@ func TestHoldersMaxMemory(t *testing.T) {
 		t.Errorf("--max-memory lots: exit %d, want 2 naming the flag; stderr %q", code, stderr)
 	}
 }
+
+// --max-dwarf caps what the executable's compressed DWARF may inflate to:
+// under what it needs, the run exits 2 naming the section and the flag
+// that raises the cap; above, it reads the executable as by default.
+func TestHoldersMaxDWARF(t *testing.T) {
+	dump, exe := holdersDump(t, "goroutine")
+	code, _, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--max-dwarf", "1KiB")
+	if code != 2 || !strings.Contains(stderr, "over the limit of 1024 bytes chosen") || !strings.Contains(stderr, "raise the limit with --max-dwarf") {
+		t.Errorf("--max-dwarf 1KiB: exit %d, stderr %q; want 2, the limit and the flag", code, stderr)
+	}
+	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--max-dwarf", "1GiB")
+	if code != 1 || !strings.Contains(stdout, "main.") {
+		t.Errorf("--max-dwarf 1GiB: exit %d, stdout %q, stderr %q; want 1 and a report", code, stdout, stderr)
+	}
+}

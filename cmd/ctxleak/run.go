@@ -261,7 +261,7 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 // Explainer: the scenarios run without holders.
 func (a *app) holderSetup(exe, keepDir string, payload int64) (x *scenarios.Explainer, dumps string, cleanup func(), err error) {
 	cleanup = func() {}
-	bin, err := openBinary(exe)
+	bin, err := openBinary(exe, 0)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "ctxleak: warning: holders are not named: %s\n", textsafe.Escape(err.Error()))
 		return nil, "", cleanup, nil
