@@ -156,32 +156,35 @@ func checkSectionCount(r io.ReaderAt) error {
 	if elf.Data(id[elf.EI_DATA]) == elf.ELFDATA2MSB {
 		bo = binary.BigEndian
 	}
-	var shoff, count uint64
-	var shnum uint16
-	var sh [8]byte
+	// Where each class's header keeps e_shoff and e_shnum, where a section
+	// header keeps sh_size, and the size of those words.
+	var shoffAt, shnumAt, sizeAt, word int
 	switch elf.Class(id[elf.EI_CLASS]) {
 	case elf.ELFCLASS32:
-		if n < 52 {
-			return nil
-		}
-		shoff, shnum = uint64(bo.Uint32(id[0x20:])), bo.Uint16(id[0x30:])
-		if shnum != 0 || shoff == 0 || shoff > math.MaxInt64-64 {
-			return nil
-		}
-		if _, err := r.ReadAt(sh[:4], int64(shoff)+20); err != nil {
-			return nil
-		}
-		count = uint64(bo.Uint32(sh[:]))
+		shoffAt, shnumAt, sizeAt, word = 0x20, 0x30, 20, 4
 	case elf.ELFCLASS64:
-		shoff, shnum = bo.Uint64(id[0x28:]), bo.Uint16(id[0x3c:])
-		if shnum != 0 || shoff == 0 || shoff > math.MaxInt64-64 {
-			return nil
-		}
-		if _, err := r.ReadAt(sh[:], int64(shoff)+32); err != nil {
-			return nil
-		}
-		count = bo.Uint64(sh[:])
+		shoffAt, shnumAt, sizeAt, word = 0x28, 0x3c, 32, 8
+	default:
+		return nil
 	}
+	read := func(b []byte) uint64 {
+		if word == 8 {
+			return bo.Uint64(b)
+		}
+		return uint64(bo.Uint32(b))
+	}
+	if n < shnumAt+2 {
+		return nil
+	}
+	shoff, shnum := read(id[shoffAt:]), bo.Uint16(id[shnumAt:])
+	if shnum != 0 || shoff == 0 || shoff > math.MaxInt64-64 {
+		return nil
+	}
+	var sh [8]byte
+	if _, err := r.ReadAt(sh[:word], int64(shoff)+int64(sizeAt)); err != nil {
+		return nil
+	}
+	count := read(sh[:])
 	if count > maxSections {
 		return fmt.Errorf("not an ELF executable: its first section header counts %d section headers, more than the %d read", count, maxSections)
 	}
