@@ -179,12 +179,14 @@ func (s *shareIndex) cut(x uint32) bool {
 // all).
 func (s *shareIndex) union(x, y uint32) uint32 {
 	switch {
-	case x == y || y == 0 || s.cut(x):
+	case x == y || y == 0:
+		return x
+	case x == s.lastA && y == s.lastB:
+		return s.lastU // the flow along a chain of tops makes one union again and again
+	case s.cut(x):
 		return x
 	case x == 0:
 		return y
-	case x == s.lastA && y == s.lastB:
-		return s.lastU
 	case subset(s.members(y), s.members(x)):
 		return x
 	case s.cut(y) && cutKeeps(s.members(y), s.members(x)):
@@ -337,18 +339,36 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 	// passes it on, in rank order; a top whose set changes after its turn
 	// waits in a queue, at most once at a time, so that a top many others
 	// flow into passes its set on once they all have, not once per change.
-	var queue []uint32
-	head := 0
-	queued := make([]uint64, (tops+63)/64)
 	s.flows = len(fwd)
+	s.flow(fwd, fwdStart)
+	// The predecessors are kept for the walks back from sets that were
+	// cut (reachersOfShared), and only then.
+	if !slices.Contains(s.setIDs, moreIDs) {
+		kids.DropPreds()
+	}
+	return s
+}
+
+// flow lets the sets flow along the flow edges, those of source k at
+// fwd[fwdStart[k]:fwdStart[k+1]] (see computeShares).
+func (s *shareIndex) flow(fwd, fwdStart []uint32) {
+	set := s.set
+	var queue []uint32
+	head, unions := 0, 0
+	queued := make([]uint64, (len(set)+63)/64)
 	pass := func(k uint32, first bool) {
+		y := set[k]
 		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
-			s.unions++
-			u := s.union(s.set[to], s.set[k])
-			if u == s.set[to] {
+			unions++
+			x := set[to]
+			if x == y {
+				continue // most flow edges, between tops of one set
+			}
+			u := s.union(x, y)
+			if u == x {
 				continue
 			}
-			s.set[to] = u
+			set[to] = u
 			if (first && to > k) || queued[to/64]&(1<<(to%64)) != 0 {
 				continue // its turn is to come
 			}
@@ -356,8 +376,8 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 			queue = append(queue, to)
 		}
 	}
-	for k := range uint32(tops) {
-		if s.set[k] != 0 {
+	for k := range uint32(len(set)) {
+		if set[k] != 0 {
 			pass(k, true)
 		}
 	}
@@ -371,12 +391,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 			head = 0
 		}
 	}
-	// The predecessors are kept for the walks back from sets that were
-	// cut (reachersOfShared), and only then.
-	if !slices.Contains(s.setIDs, moreIDs) {
-		kids.DropPreds()
-	}
-	return s
+	s.unions += unions
 }
 
 // internSeeds gives each shared top with seeds its set of holders: the
@@ -470,6 +485,9 @@ type seedRun struct {
 func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) []seedRun {
 	var several []seedRun
 	var run []uint32
+	// predKind, with its common case inline: an object that is not a
+	// runtime.g, in a holding of an object.
+	tops, gNodes, objects := a.holdingTops(), a.gNodes, uint32(a.g.NumObjects())
 	for k, u := range s.kids.Ranks(lo, hi) {
 		w := heapdump.NodeID(u)
 		if !s.isShared(w) {
@@ -478,8 +496,17 @@ func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) [
 		run = run[:0]
 		preds := s.kids.Preds(k)
 		for i, p := range preds {
-			u := heapdump.NodeID(p)
-			if src, shared, h := a.predKind(u, w); shared {
+			src, shared, h := heapdump.NoNode, false, heapdump.NoNode
+			if t := tops[p]; p < objects && uint32(t) < objects && gNodes[p/64]&(1<<(p%64)) == 0 {
+				if s.open[t/64]&(1<<(t%64)) != 0 {
+					src, shared = t, true
+				} else {
+					h = a.Idom(t) // a root node, or a runtime.g
+				}
+			} else {
+				src, shared, h = a.predKind(heapdump.NodeID(p), w)
+			}
+			if shared {
 				preds[i] = uint32(src) | fromShared
 				if src != w {
 					atomic.AddUint32(&fwdStart[s.rank(src)+2], 1)
