@@ -322,10 +322,16 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 		wg.Go(func() { several[part] = a.classifySeeds(s, lo, hi, fwdStart) })
 	}
 	wg.Wait()
-	// The flow edges are placed by source on the other core while this
-	// one interns the seeds: they share nothing.
-	var fwd []uint32
-	wg.Go(func() { fwd = s.flowEdges(fwdStart) })
+	// The flow edges are placed by source, those from the lower half of
+	// the ranks on the other core, the rest on this one, which then
+	// interns the seeds: they share nothing.
+	fwd := s.countFlowEdges(fwdStart)
+	half := heapdump.NodeID(a.g.NumNodes()) // the top of rank tops/2: sources from it on are this core's
+	for _, u := range kids.Ranks(tops/2, tops/2+1) {
+		half = heapdump.NodeID(u)
+	}
+	wg.Go(func() { s.placeFlowEdges(fwd, fwdStart, 0, half) })
+	s.placeFlowEdges(fwd, fwdStart, half, heapdump.NoNode)
 	s.internSeeds(a, several)
 	wg.Wait()
 	fwdStart = fwdStart[:tops+1]
@@ -401,11 +407,16 @@ func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 func (s *shareIndex) internSeeds(a *Analysis, several [2][]seedRun) {
 	var run, prev []uint32
 	prevID := uint32(0)
+	prevOne := uint32(0) // the entry of the last top of one holder, whose set is prevID
 	for k := range s.set {
-		run = run[:0]
 		if len(several[0]) == 0 {
 			several[0], several[1] = several[1], nil
 		}
+		if x := s.set[k]; x&oneHolder != 0 && x == prevOne {
+			s.set[k] = prevID // most tops, held as the one before
+			continue
+		}
+		run = run[:0]
 		switch rest := several[0]; {
 		case s.set[k]&oneHolder != 0:
 			run = append(run, s.set[k]&^oneHolder)
@@ -433,35 +444,47 @@ func (s *shareIndex) internSeeds(a *Analysis, several [2][]seedRun) {
 			prevID = s.intern(s.merged, maxSetHolders)
 			prev = append(prev[:0], run...)
 		}
+		prevOne = 0
+		if s.set[k]&oneHolder != 0 {
+			prevOne = s.set[k]
+		}
 		s.set[k] = prevID
 	}
 }
 
-// flowEdges returns the flow edges between shared tops by source rank,
-// those of source k at fwd[fwdStart[k]:fwdStart[k+1]]: fwdStart holds
-// their counts at source rank+2 (classifySeeds), and leaves with each
-// source's start at rank+1, that of the next (see shares).
-func (s *shareIndex) flowEdges(fwdStart []uint32) []uint32 {
-	// The flow edges by source: counted at fwdStart[source+2], summed,
-	// placed at fwdStart[source+1]++, which leaves fwdStart[source+1]
-	// where the next source's begin.
+// countFlowEdges returns an array for the flow edges between shared tops
+// by source rank, whose counts fwdStart holds at source rank+2
+// (classifySeeds), and leaves each source's start at fwdStart[rank+1]:
+// placeFlowEdges places them.
+func (s *shareIndex) countFlowEdges(fwdStart []uint32) []uint32 {
 	for k := 2; k < len(fwdStart); k++ {
 		fwdStart[k] += fwdStart[k-1]
 	}
-	fwd := hugepage.Make[uint32](int(fwdStart[len(fwdStart)-1]), int(fwdStart[len(fwdStart)-1]))
+	n := int(fwdStart[len(fwdStart)-1])
+	return hugepage.Make[uint32](n, n)
+}
+
+// placeFlowEdges places the flow edges from the shared tops lo to hi-1
+// in fwd, by source rank, those of source k at fwd[fwdStart[k]:fwdStart[k+1]]
+// once all are placed: each at fwdStart[source+1]++, which leaves
+// fwdStart[source+1] where the next source's begin. Calls for disjoint
+// ranges of sources may run at once.
+func (s *shareIndex) placeFlowEdges(fwd, fwdStart []uint32, lo, hi heapdump.NodeID) {
 	for k, u := range s.kids.All() {
 		if !s.isShared(heapdump.NodeID(u)) {
 			continue
 		}
 		for _, p := range s.kids.Preds(k) {
-			if p&fromShared != 0 && p&^fromShared != u {
-				src := s.rank(heapdump.NodeID(p &^ fromShared))
+			if p&fromShared == 0 || p&^fromShared == u {
+				continue
+			}
+			if v := heapdump.NodeID(p &^ fromShared); v >= lo && v < hi {
+				src := s.rank(v)
 				fwd[fwdStart[src+1]] = uint32(k)
 				fwdStart[src+1]++
 			}
 		}
 	}
-	return fwd
 }
 
 // oneHolder marks a shared top's entry in shareIndex.set that classifySeeds

@@ -174,6 +174,9 @@ func (g *Graph) pointsInside(t, p NodeID) bool {
 // found by the shape of the runtime's timer heaps. Its pointer back into
 // its P is left out of its successors: a timer does not hold its P.
 func (g *Graph) IsTimer(v NodeID) bool {
+	if len(g.timers) == 0 || v < g.timers[0] || v > g.timers[len(g.timers)-1] {
+		return false // most nodes, asked once each by a pass over the graph
+	}
 	_, ok := slices.BinarySearch(g.timers, v)
 	return ok
 }
