@@ -233,6 +233,7 @@ func Retained[S ~uint32 | ~uint64](t *Tree, sizes []S) []uint64 {
 func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
 	var ret []uint64
 	if p := t.spare.Swap(nil); p != nil {
+		t.rootKidsDone.Wait() // it ranks the kids in there first
 		ret = *p
 	} else {
 		ret = make([]uint64, len(t.idom))
@@ -252,7 +253,6 @@ func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
 func (t *Tree) RetainedObjects() []uint32 {
 	var ret []uint32
 	if p := t.spareObjects.Swap(nil); p != nil {
-		t.rootKidsDone.Wait() // it ranks the kids in there first
 		ret = *p
 	} else {
 		ret = make([]uint32, len(t.idom))

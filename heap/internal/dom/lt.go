@@ -156,12 +156,17 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 		idom[w] = si[w].y
 	}
 
-	// The kids of the root, if kept, are known from idom now.
+	// The kids of the root, if kept, are known from idom now. Their
+	// predecessors are collected on another core while this one and the
+	// caller go on: that reads only order, in and parent, which nothing
+	// writes any more, and ranks the kids in c, free after Step 3 until
+	// Retained, which waits for it (as TakeRootKids does).
 	t := &Tree{root: uint32(root), order: order}
-	var kids *RootKids
 	if keep {
-		kids = newRootKids(n, idom, order)
+		kids := newRootKids(n, idom, order)
 		t.rootKids.Store(kids)
+		in, parent := in, parent
+		t.rootKidsDone.Go(func() { kids.collectPreds(order, in, hasIn, parent, c) })
 	}
 
 	// Step 4: back from numbers to nodes.
@@ -172,15 +177,6 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	for i, v := range order {
 		out[v] = order[idom[i]]
 	}
-	// The kids' predecessors are collected on another core while the
-	// caller goes on: that reads only order, in and parent, which nothing
-	// writes any more, and ranks the kids in b, free after Step 4 until
-	// RetainedObjects, which waits for it (as TakeRootKids does).
-	if keep {
-		in, parent := in, parent
-		t.rootKidsDone.Go(func() { kids.collectPreds(order, in, hasIn, parent, b) })
-	}
-
 	t.idom = out
 	t.spare.Store(&cd)
 	t.spareObjects.Store(&b)

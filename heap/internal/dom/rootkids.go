@@ -17,8 +17,9 @@ type Option uint8
 // single root holds, and their predecessors are all the edges that cross
 // from one holding into another. New has them at hand: they are the tree
 // edges and the non-tree edges it sorts by target anyway. New collects the
-// predecessors on another core after it returns, in work memory it has,
-// which the first RetainedObjects waits for. It costs 4 bytes a node with
+// predecessors on another core while it turns its results from numbers to
+// nodes and after it returns, in work memory it has, which the first
+// Retained waits for. It costs 4 bytes a node with
 // non-tree edges into it, and keeps New's non-tree edges, until they are
 // collected, and 8 bytes a kept node plus 4 a kept edge until the caller
 // lets go.
