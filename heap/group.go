@@ -82,13 +82,22 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 	}
 	sr := a.g.SuperRoot()
 	cur := sr
-	for _, u := range a.tree.Preorder() {
+	// The immediate dominators by preorder position, while the tree has
+	// them: read in order, where a.Idom(v) would look up every node.
+	order, idoms := a.tree.Preorder(), a.tree.PreorderIdoms()
+	for i, u := range order {
 		v := heapdump.NodeID(u)
 		if !a.g.IsObject(v) {
 			cur = v
 			continue
 		}
-		switch d := a.Idom(v); {
+		d := heapdump.NodeID(order[0])
+		if idoms != nil {
+			d = heapdump.NodeID(order[idoms[i]])
+		} else {
+			d = a.Idom(v)
+		}
+		switch {
 		case d == sr:
 			tops[v] = cur
 		case a.isHolder(d):

@@ -135,6 +135,8 @@ type Tree struct {
 	// for rootKidsDone: New returns before their predecessors are all in.
 	rootKids     atomic.Pointer[RootKids]
 	rootKidsDone sync.WaitGroup
+	// idomNumbers is PreorderIdoms, in spareObjects, until RetainedObjects.
+	idomNumbers atomic.Pointer[[]uint32]
 }
 
 // Len returns the number of nodes of the graph, reachable or not.
@@ -154,6 +156,18 @@ func (t *Tree) Reachable(v uint32) bool { return t.idom[v] != None }
 // visited them: the root first, and every node after its immediate dominator.
 // Its length is the number of reachable nodes. The caller must not modify it.
 func (t *Tree) Preorder() []uint32 { return t.order }
+
+// PreorderIdoms returns, for each node of Preorder, the position in
+// Preorder of its immediate dominator (0 for the root itself): the tree
+// read in preorder without looking nodes up. It returns nil once
+// RetainedObjects has been called, whose result takes that memory. The
+// caller must not modify it, nor call RetainedObjects while it reads it.
+func (t *Tree) PreorderIdoms() []uint32 {
+	if p := t.idomNumbers.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // Chain returns the dominators of v, from v itself up through its immediate
 // dominator, that one's, and so on, to the root. It yields nothing for a node
@@ -253,6 +267,8 @@ func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
 func (t *Tree) RetainedObjects() []uint32 {
 	var ret []uint32
 	if p := t.spareObjects.Swap(nil); p != nil {
+		t.idomNumbers.Store(nil)
+		t.rootKidsDone.Wait() // it reads the idoms by number in there first
 		ret = *p
 	} else {
 		ret = make([]uint32, len(t.idom))

@@ -158,15 +158,16 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 
 	// The kids of the root, if kept, are known from idom now. Their
 	// predecessors are collected on another core while this one and the
-	// caller go on: that reads only order, in and parent, which nothing
-	// writes any more, and ranks the kids in c, free after Step 3 until
-	// Retained, which waits for it (as TakeRootKids does).
+	// caller go on: that reads only order, idom (in b), in and parent,
+	// which nothing writes any more until RetainedObjects, and ranks the
+	// kids in c, free after Step 3 until Retained; both wait for it (as
+	// TakeRootKids does).
 	t := &Tree{root: uint32(root), order: order}
 	if keep {
 		kids := newRootKids(n, idom, order)
 		t.rootKids.Store(kids)
 		in, parent := in, parent
-		t.rootKidsDone.Go(func() { kids.collectPreds(order, in, hasIn, parent, c) })
+		t.rootKidsDone.Go(func() { kids.collectPreds(order, idom, in, hasIn, parent, c) })
 	}
 
 	// Step 4: back from numbers to nodes.
@@ -180,6 +181,7 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	t.idom = out
 	t.spare.Store(&cd)
 	t.spareObjects.Store(&b)
+	t.idomNumbers.Store(&idom)
 	return t, nil
 }
 

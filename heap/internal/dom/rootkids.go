@@ -90,20 +90,25 @@ func newRootKids(n int, idom, order []uint32) *RootKids {
 }
 
 // collectPreds collects the predecessors of the kids from New's arrays:
-// order the node of each number, parent the search parent of each target
+// order the node of each number, idom the number of each number's
+// immediate dominator, parent the search parent of each target
 // of non-tree edges, in order, and in those edges, grouped by target (see
 // edges). It only reads them: New's caller goes on meanwhile. rank is work
 // memory of at least len(order) words.
-func (k *RootKids) collectPreds(order []uint32, in edges, hasIn bitset, parent, rank []uint32) {
+func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, parent, rank []uint32) {
 	r := len(order)
 	kids := k.Len()
 	// The rank of each kid by number, None for the other numbers, and
 	// each kid's predecessors counted in start[rank+2]: its parent, and
-	// its group of non-tree edges.
+	// its group of non-tree edges. The kids are the numbers whose idom is
+	// the root's, 0, read in order; only they are looked up by node.
 	k.start = make([]uint32, kids+2)
 	rank = rank[:r]
 	for w := 1; w < r; w++ {
 		rank[w] = None
+		if idom[w] != 0 {
+			continue
+		}
 		if i, ok := k.Rank(order[w]); ok {
 			rank[w] = uint32(i)
 			k.start[i+2]++
