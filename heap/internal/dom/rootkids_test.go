@@ -24,16 +24,28 @@ func TestRootKids(t *testing.T) {
 		if err != nil {
 			t.Fatalf("graph %d: %v", i, err)
 		}
-		if i%2 == 0 {
-			// New collects the kids' predecessors in what becomes the
-			// first RetainedObjects: asked first, it must wait for them
-			// and leave them whole.
+		switch i % 3 {
+		case 0, 1:
+			// New collects the kids' predecessors reading the memory of
+			// what becomes the first RetainedObjects, and ranking them in
+			// that of the first Retained: asked first, either must wait
+			// for them and leave them whole.
 			plain, err := dom.New(g, root)
 			if err != nil {
 				t.Fatalf("graph %d: %v", i, err)
 			}
-			if got, want := tr.RetainedObjects(), plain.RetainedObjects(); !slices.Equal(got, want) {
-				t.Fatalf("graph %d: RetainedObjects %v with KeepRootKids, %v without", i, got, want)
+			if i%3 == 0 {
+				if got, want := tr.RetainedObjects(), plain.RetainedObjects(); !slices.Equal(got, want) {
+					t.Fatalf("graph %d: RetainedObjects %v with KeepRootKids, %v without", i, got, want)
+				}
+				break
+			}
+			sizes := make([]uint32, g.Len())
+			for v := range sizes {
+				sizes[v] = uint32(v%7 + 1)
+			}
+			if got, want := dom.Retained(tr, sizes), dom.Retained(plain, sizes); !slices.Equal(got, want) {
+				t.Fatalf("graph %d: Retained %v with KeepRootKids, %v without", i, got, want)
 			}
 		}
 		checkRootKids(t, i, g, root, tr)
@@ -110,5 +122,36 @@ func checkRootKids(t *testing.T, i int, g dom.Graph, root uint32, tr *dom.Tree) 
 	}
 	if rank != k.Len() || all != rank {
 		t.Fatalf("graph %d: Len() = %d, want %d", i, k.Len(), rank)
+	}
+}
+
+// TestPreorderIdoms checks that PreorderIdoms gives each node's immediate
+// dominator as its position in Preorder, and nil once RetainedObjects took
+// the memory.
+func TestPreorderIdoms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 300 {
+		g, root := randomGraph(rng)
+		var opts []dom.Option
+		if i%2 == 0 {
+			opts = append(opts, dom.KeepRootKids)
+		}
+		tr, err := dom.New(g, root, opts...)
+		if err != nil {
+			t.Fatalf("graph %d: %v", i, err)
+		}
+		order, idoms := tr.Preorder(), tr.PreorderIdoms()
+		if len(idoms) != len(order) || idoms[0] != 0 {
+			t.Fatalf("graph %d: %d idoms for %d nodes in preorder, the first %v", i, len(idoms), len(order), idoms[:min(1, len(idoms))])
+		}
+		for j, v := range order[1:] {
+			if d := idoms[j+1]; int(d) > j || order[d] != tr.Idom(v) {
+				t.Fatalf("graph %d: node %d at %d: idom at %d, node %d; Idom says %d", i, v, j+1, d, order[d], tr.Idom(v))
+			}
+		}
+		tr.RetainedObjects()
+		if tr.PreorderIdoms() != nil {
+			t.Fatalf("graph %d: PreorderIdoms after RetainedObjects is not nil", i)
+		}
 	}
 }
