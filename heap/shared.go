@@ -359,45 +359,52 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 // fwd[fwdStart[k]:fwdStart[k+1]] (see computeShares).
 func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 	set := s.set
-	var queue []uint32
-	head, unions := 0, 0
 	queued := make([]uint64, (len(set)+63)/64)
-	pass := func(k uint32, first bool) {
-		y := set[k]
-		for _, to := range fwd[fwdStart[k]:fwdStart[k+1]] {
-			unions++
-			x := set[to]
-			if x == y {
-				continue // most flow edges, between tops of one set
-			}
-			u := s.union(x, y)
-			if u == x {
-				continue
-			}
-			set[to] = u
-			if (first && to > k) || queued[to/64]&(1<<(to%64)) != 0 {
-				continue // its turn is to come
-			}
-			queued[to/64] |= 1 << (to % 64)
-			queue = append(queue, to)
-		}
-	}
+	var queue []uint32
 	for k := range uint32(len(set)) {
 		if set[k] != 0 {
-			pass(k, true)
+			queue = s.pass(k, true, fwd, fwdStart, queue, queued)
 		}
 	}
+	head := 0
 	for head < len(queue) {
 		k := queue[head]
 		head++
 		queued[k/64] &^= 1 << (k % 64)
-		pass(k, false)
+		queue = s.pass(k, false, fwd, fwdStart, queue, queued)
 		if head > 1<<12 && 2*head > len(queue) {
 			queue = queue[:copy(queue, queue[head:])]
 			head = 0
 		}
 	}
-	s.unions += unions
+}
+
+// pass passes the set of shared top k on along its flow edges (see flow),
+// and returns queue with the tops whose set changed and who must pass it
+// on in turn: all but those marked in queued already and, in the first
+// pass (first), those whose turn is to come.
+func (s *shareIndex) pass(k uint32, first bool, fwd, fwdStart, queue []uint32, queued []uint64) []uint32 {
+	set := s.set
+	y := set[k]
+	out := fwd[fwdStart[k]:fwdStart[k+1]]
+	s.unions += len(out)
+	for _, to := range out {
+		x := set[to]
+		if x == y {
+			continue // most flow edges, between tops of one set
+		}
+		u := s.union(x, y)
+		if u == x {
+			continue
+		}
+		set[to] = u
+		if (first && to > k) || queued[to/64]&(1<<(to%64)) != 0 {
+			continue // its turn is to come
+		}
+		queued[to/64] |= 1 << (to % 64)
+		queue = append(queue, to)
+	}
+	return queue
 }
 
 // internSeeds gives each shared top with seeds its set of holders: the
