@@ -51,6 +51,7 @@ type Analysis struct {
 	// sigIDs the id plus one of every root's signature, sigIndex the ids
 	// by signature (sigID). All are built on demand.
 	tops     []heapdump.NodeID
+	heldTops []uint64 // bitmap of the tops of holdings of one holder (tops[v] == v), with tops
 	sigIDs   []uint32
 	sigIndex map[string]uint32
 	sigNames []string // by id

@@ -85,6 +85,7 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 	// The immediate dominators by preorder position, while the tree has
 	// them: read in order, where a.Idom(v) would look up every node.
 	order, idoms := a.tree.Preorder(), a.tree.PreorderIdoms()
+	held := make([]uint64, (a.g.NumNodes()+63)/64)
 	for i, u := range order {
 		v := heapdump.NodeID(u)
 		if !a.g.IsObject(v) {
@@ -102,13 +103,14 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 			tops[v] = cur
 		case a.isHolder(d):
 			tops[v] = v
+			held[v/64] |= 1 << (v % 64)
 		case a.g.IsObject(tops[d]):
 			tops[v] = tops[d]
 		default:
 			tops[v] = d // below a shared holding, whose entry is its first root
 		}
 	}
-	a.tops = tops
+	a.tops, a.heldTops = tops, held
 	return tops
 }
 

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -63,51 +64,66 @@ func (a *Analysis) scanHoldings(n heapdump.NodeID, large []heapdump.NodeID, hl l
 }
 
 // scanPart scans nodes lo to hi-1. It reads the analysis only, and
-// sharedSlot's cache not at all: both cores run it.
+// sharedSlot's cache not at all: both cores run it. The tops of holdings
+// are the objects the super-root immediately dominates (shared, or a
+// goroutine's runtime.g) and those a holder does (heldTops): it reads them
+// from their bitmaps a word of 64 nodes at a time, and ranks the kids as
+// it goes.
 func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl largeHoldings) holdingScan {
 	var out holdingScan
 	s := a.shareIdx
-	tops := a.holdingTops()
-	sr := a.g.SuperRoot()
+	a.holdingTops()
+	kids, held := s.kids.Words(), a.heldTops
+	hi = min(hi, heapdump.NodeID(a.g.NumObjects())) // root nodes top no holding
+	if lo >= hi {
+		return out
+	}
 	li, _ := slices.BinarySearch(large, lo)
 	ti, _ := slices.BinarySearch(hl.tops, lo)
 	var runFirst, runEnd heapdump.NodeID // the run of objects of one size, runSize
 	var runSize uint64
-	for v := lo; v < hi; v++ {
-		// A holding's top: tops says itself, or for a shared holding its
-		// first root (topOf).
-		if t := tops[v]; t != v && (t == heapdump.NoNode || a.g.IsObject(t)) {
-			continue
+	for w := lo / 64; w <= (hi-1)/64; w++ {
+		kw := kids[w]
+		words := kw | held[w]
+		if w == lo/64 {
+			words &^= 1<<(lo%64) - 1
 		}
-		for li < len(large) && large[li] < v {
-			li++
+		if w == (hi-1)/64 && hi%64 != 0 {
+			words &= 1<<(hi%64) - 1
 		}
-		for ti < len(hl.tops) && hl.tops[ti] < v {
-			ti++
+		for ; words != 0; words &= words - 1 {
+			bit := uint(bits.TrailingZeros64(words))
+			v := w*64 + heapdump.NodeID(bit)
+			for li < len(large) && large[li] < v {
+				li++
+			}
+			for ti < len(hl.tops) && hl.tops[ti] < v {
+				ti++
+			}
+			if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
+				continue // a goroutine or a timer itself, which the runtime holds
+			}
+			if kw&(1<<bit) == 0 || (ti < len(hl.tops) && hl.tops[ti] == v) || (li < len(large) && large[li] == v) {
+				out.others = append(out.others, v)
+				continue
+			}
+			// A shared holding with no large object: most of a heap of
+			// piles, most often held as the last one.
+			if v < runFirst || v >= runEnd {
+				runFirst, runEnd, runSize = a.g.SizeRun(v)
+			}
+			set := s.set[s.kids.Below(uint32(v))]
+			r, objs := a.retained[v], a.RetainedObjects(v)
+			if k := len(out.runs) - 1; k >= 0 && out.runs[k].set == set && out.runs[k].slot == runSize {
+				run := &out.runs[k]
+				run.count++
+				run.retained += r
+				run.objects += objs
+				run.minEach, run.maxEach = min(run.minEach, r), max(run.maxEach, r)
+				continue
+			}
+			out.runs = append(out.runs, sharedRun{v: v, set: set, slot: runSize, count: 1, retained: r, objects: objs, minEach: r, maxEach: r})
 		}
-		if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
-			continue // a goroutine or a timer itself, which the runtime holds
-		}
-		if a.Idom(v) != sr || (ti < len(hl.tops) && hl.tops[ti] == v) || (li < len(large) && large[li] == v) {
-			out.others = append(out.others, v)
-			continue
-		}
-		// A shared holding with no large object: most of a heap of piles,
-		// most often held as the last one.
-		if v < runFirst || v >= runEnd {
-			runFirst, runEnd, runSize = a.g.SizeRun(v)
-		}
-		set := s.setOf(v)
-		r, objs := a.retained[v], a.RetainedObjects(v)
-		if k := len(out.runs) - 1; k >= 0 && out.runs[k].set == set && out.runs[k].slot == runSize {
-			run := &out.runs[k]
-			run.count++
-			run.retained += r
-			run.objects += objs
-			run.minEach, run.maxEach = min(run.minEach, r), max(run.maxEach, r)
-			continue
-		}
-		out.runs = append(out.runs, sharedRun{v: v, set: set, slot: runSize, count: 1, retained: r, objects: objs, minEach: r, maxEach: r})
 	}
 	return out
 }

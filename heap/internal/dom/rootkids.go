@@ -52,6 +52,15 @@ func (k *RootKids) Rank(v uint32) (int, bool) {
 	return int(k.cum[v/64]) + bits.OnesCount64(k.kids[v/64]&(1<<(v%64)-1)), true
 }
 
+// Below returns the number of kids below node v, which is the rank of v
+// when v is one.
+func (k *RootKids) Below(v uint32) int {
+	if int(v/64) >= len(k.kids) {
+		return k.Len()
+	}
+	return int(k.cum[v/64]) + bits.OnesCount64(k.kids[v/64]&(1<<(v%64)-1))
+}
+
 // Preds returns the predecessors of the kid of rank i, none after
 // DropPreds. They are k's own: the caller that took k from the tree may
 // rewrite them in place.
