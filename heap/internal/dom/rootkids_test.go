@@ -69,6 +69,9 @@ func checkRootKids(t *testing.T, i int, g dom.Graph, root uint32, tr *dom.Tree) 
 	}
 	rank := 0
 	for v := range uint32(g.Len()) {
+		if b := k.Below(v); b != rank {
+			t.Fatalf("graph %d: Below(%d) = %d, want the %d kids below it", i, v, b, rank)
+		}
 		r, ok := k.Rank(v)
 		want := v != root && tr.Idom(v) == root
 		if ok != want {
