@@ -356,14 +356,23 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 }
 
 // flow lets the sets flow along the flow edges, those of source k at
-// fwd[fwdStart[k]:fwdStart[k+1]] (see computeShares).
+// fwd[fwdStart[k]:fwdStart[k+1]] (see computeShares). Most edges join
+// tops of one set: the loops skip those, and pass calls the others.
 func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 	set := s.set
 	queued := make([]uint64, (len(set)+63)/64)
 	var queue []uint32
 	for k := range uint32(len(set)) {
-		if set[k] != 0 {
-			queue = s.pass(k, true, fwd, fwdStart, queue, queued)
+		y := set[k]
+		if y == 0 {
+			continue
+		}
+		out := fwd[fwdStart[k]:fwdStart[k+1]]
+		s.unions += len(out)
+		for _, to := range out {
+			if set[to] != y {
+				queue = s.pass(k, to, true, queue, queued)
+			}
 		}
 	}
 	head := 0
@@ -371,7 +380,14 @@ func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 		k := queue[head]
 		head++
 		queued[k/64] &^= 1 << (k % 64)
-		queue = s.pass(k, false, fwd, fwdStart, queue, queued)
+		y := set[k]
+		out := fwd[fwdStart[k]:fwdStart[k+1]]
+		s.unions += len(out)
+		for _, to := range out {
+			if set[to] != y {
+				queue = s.pass(k, to, false, queue, queued)
+			}
+		}
 		if head > 1<<12 && 2*head > len(queue) {
 			queue = queue[:copy(queue, queue[head:])]
 			head = 0
@@ -379,32 +395,27 @@ func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 	}
 }
 
-// pass passes the set of shared top k on along its flow edges (see flow),
-// and returns queue with the tops whose set changed and who must pass it
-// on in turn: all but those marked in queued already and, in the first
-// pass (first), those whose turn is to come.
-func (s *shareIndex) pass(k uint32, first bool, fwd, fwdStart, queue []uint32, queued []uint64) []uint32 {
-	set := s.set
-	y := set[k]
-	out := fwd[fwdStart[k]:fwdStart[k+1]]
-	s.unions += len(out)
-	for _, to := range out {
-		x := set[to]
-		if x == y {
-			continue // most flow edges, between tops of one set
-		}
-		u := s.union(x, y)
-		if u == x {
-			continue
-		}
-		set[to] = u
-		if (first && to > k) || queued[to/64]&(1<<(to%64)) != 0 {
-			continue // its turn is to come
-		}
-		queued[to/64] |= 1 << (to % 64)
-		queue = append(queue, to)
+// pass passes the set of shared top k on to top to, of another set, and
+// returns queue with to when its set changed and it must pass it on in
+// turn: unless it is marked in queued already or, in the first pass
+// (first), its turn is to come.
+func (s *shareIndex) pass(k, to uint32, first bool, queue []uint32, queued []uint64) []uint32 {
+	x, y := s.set[to], s.set[k]
+	var u uint32
+	if x == s.lastA && y == s.lastB {
+		u = s.lastU // along a chain of tops, one union again and again
+	} else {
+		u = s.union(x, y)
 	}
-	return queue
+	if u == x {
+		return queue
+	}
+	s.set[to] = u
+	if (first && to > k) || queued[to/64]&(1<<(to%64)) != 0 {
+		return queue // its turn is to come
+	}
+	queued[to/64] |= 1 << (to % 64)
+	return append(queue, to)
 }
 
 // internSeeds gives each shared top with seeds its set of holders: the
