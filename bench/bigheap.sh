@@ -256,7 +256,10 @@
 # (the variants 0.82 to 1.23 times the default run, peak RSS 0.36 to 0.45).
 # On 10M the phases after the dominator search take 0.35 s: holdingTops
 # 0.06, the shares of 5M shared tops 0.2 to 0.25 (their flow alone 0.07);
-# the search itself 0.3 s and Step 2 0.11 s, on one core.
+# the search itself 0.3 s and Step 2 0.11 s, on one core. At eed0a19 (the
+# holder scan reading bitmaps, the flow's loops inline), on a slow turn of
+# the machine (2M floor 0.18 s): default 0.37 s (2.06), 1.40 s (2.19) and
+# 0.46 s (3.23); the floor slows more than ctxleak on such turns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
