@@ -92,7 +92,7 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 			cur = v
 			continue
 		}
-		d := heapdump.NodeID(order[0])
+		var d heapdump.NodeID
 		if idoms != nil {
 			d = heapdump.NodeID(order[idoms[i]])
 		} else {

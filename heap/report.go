@@ -1,7 +1,6 @@
 package heap
 
 import (
-	"math/bits"
 	"regexp"
 	"slices"
 
@@ -108,19 +107,15 @@ func (r *Report) Together() bool {
 // super-root immediately dominates, and what they retain.
 func (a *Analysis) sharedTotals() (bytes, objects uint64) {
 	if a.shared == nil {
-		// The objects among the super-root's kids, a word of 64 nodes at
-		// a time.
+		// The objects among the super-root's kids, in node order.
 		a.shared = &[2]uint64{}
-		objects := a.g.NumObjects()
-		for w, word := range a.shares().kids.Words() {
-			for ; word != 0; word &= word - 1 {
-				v := w*64 + bits.TrailingZeros64(word)
-				if v >= objects {
-					break // the root nodes, which follow the objects
-				}
-				a.shared[0] += a.retained[v]
-				a.shared[1] += uint64(a.objects[v])
+		objects := uint32(a.g.NumObjects())
+		for _, v := range a.shares().kids.All() {
+			if v >= objects {
+				break // the root nodes, which follow the objects
 			}
+			a.shared[0] += a.retained[v]
+			a.shared[1] += uint64(a.objects[v])
 		}
 	}
 	return a.shared[0], a.shared[1]

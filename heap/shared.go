@@ -400,13 +400,8 @@ func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 // turn: unless it is marked in queued already or, in the first pass
 // (first), its turn is to come.
 func (s *shareIndex) pass(k, to uint32, first bool, queue []uint32, queued []uint64) []uint32 {
-	x, y := s.set[to], s.set[k]
-	var u uint32
-	if x == s.lastA && y == s.lastB {
-		u = s.lastU // along a chain of tops, one union again and again
-	} else {
-		u = s.union(x, y)
-	}
+	x := s.set[to]
+	u := s.union(x, s.set[k])
 	if u == x {
 		return queue
 	}

@@ -49,7 +49,7 @@ func (k *RootKids) Rank(v uint32) (int, bool) {
 	if int(v/64) >= len(k.kids) || !k.kids.has(v) {
 		return 0, false
 	}
-	return int(k.cum[v/64]) + bits.OnesCount64(k.kids[v/64]&(1<<(v%64)-1)), true
+	return k.Below(v), true
 }
 
 // Below returns the number of kids below node v, which is the rank of v
