@@ -162,12 +162,15 @@ func (x *objIndex) finish() *overlapError {
 				r += uint32(bits.OnesCount64(x.bits[w]))
 			}
 		}
-		x.entries[gi] = entry{base: g.base, size: g.size, magic: ^uint64(0)/g.size + 1, first: g.first, words: g.words}
+		x.entries[gi] = entry{base: g.base, end: g.end(), size: g.size, magic: ^uint64(0)/g.size + 1, first: g.first, words: g.words}
 	}
-	slices.SortFunc(x.entries, func(a, b entry) int { return cmp.Compare(a.base, b.base) })
+	// The runtime writes most spans in address order: check before sorting.
+	byBase := func(a, b entry) int { return cmp.Compare(a.base, b.base) }
+	if !slices.IsSortedFunc(x.entries, byBase) {
+		slices.SortFunc(x.entries, byBase)
+	}
 	for i := range x.entries {
 		e := &x.entries[i]
-		e.end = x.groups[x.groupOf(e.first)].end()
 		if i > 0 && e.base < x.entries[i-1].end {
 			g := x.groups[x.groupOf(e.first)]
 			return &overlapError{file: g.file, addr: e.base, prevAddr: x.entries[i-1].base}
