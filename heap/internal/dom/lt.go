@@ -143,17 +143,18 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	}
 
 	// Step 3: in preorder, a relative dominator that is not the
-	// semidominator has the same immediate dominator as the node. Then the
-	// idoms go to b, by number, ab's second half, free with al.
-	si[0].y = 0
-	for w := 1; w < r; w++ {
-		if si[w].y != si[w].x {
-			si[w].y = si[si[w].y].y
-		}
-	}
+	// semidominator has the same immediate dominator as the node. The
+	// idoms go to b as they are found, by number, ab's second half, free
+	// with al.
 	idom := b[:r]
-	for w := range idom {
-		idom[w] = si[w].y
+	si[0].y, idom[0] = 0, 0
+	for w := 1; w < r; w++ {
+		d := si[w].y
+		if d != si[w].x {
+			d = si[d].y
+			si[w].y = d
+		}
+		idom[w] = d
 	}
 
 	// The kids of the root, if kept, are known from idom now. Their
