@@ -33,7 +33,7 @@ import (
 const maxSetHolders = 16
 
 // fromShared marks a shared top's predecessor that shares rewrote to the
-// top of the shared holding it is in (node ids are below 1<<31).
+// rank of the top of the shared holding it is in (ranks are below 1<<31).
 const fromShared = 1 << 31
 
 // moreIDs ends a set that was cut.
@@ -326,12 +326,9 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 	// the ranks on the other core, the rest on this one, which then
 	// interns the seeds: they share nothing.
 	fwd := s.countFlowEdges(fwdStart)
-	half := heapdump.NodeID(a.g.NumNodes()) // the top of rank tops/2: sources from it on are this core's
-	for _, u := range kids.Ranks(tops/2, tops/2+1) {
-		half = heapdump.NodeID(u)
-	}
+	half := uint32(tops / 2) // sources from this rank on are this core's
 	wg.Go(func() { s.placeFlowEdges(fwd, fwdStart, 0, half) })
-	s.placeFlowEdges(fwd, fwdStart, half, heapdump.NoNode)
+	s.placeFlowEdges(fwd, fwdStart, half, uint32(tops))
 	s.internSeeds(a, several)
 	wg.Wait()
 	fwdStart = fwdStart[:tops+1]
@@ -477,23 +474,17 @@ func (s *shareIndex) countFlowEdges(fwdStart []uint32) []uint32 {
 	return hugepage.Make[uint32](n, n)
 }
 
-// placeFlowEdges places the flow edges from the shared tops lo to hi-1
-// in fwd, by source rank, those of source k at fwd[fwdStart[k]:fwdStart[k+1]]
-// once all are placed: each at fwdStart[source+1]++, which leaves
-// fwdStart[source+1] where the next source's begin. Calls for disjoint
-// ranges of sources may run at once.
-func (s *shareIndex) placeFlowEdges(fwd, fwdStart []uint32, lo, hi heapdump.NodeID) {
-	for k, u := range s.kids.All() {
-		if !s.isShared(heapdump.NodeID(u)) {
-			continue
-		}
-		for _, p := range s.kids.Preds(k) {
-			if p&fromShared == 0 || p&^fromShared == u {
-				continue
-			}
-			if v := heapdump.NodeID(p &^ fromShared); v >= lo && v < hi {
-				src := s.rank(v)
-				fwd[fwdStart[src+1]] = uint32(k)
+// placeFlowEdges places the flow edges from the shared tops of ranks lo
+// to hi-1 in fwd, by source rank, those of source k at
+// fwd[fwdStart[k]:fwdStart[k+1]] once all are placed: each at
+// fwdStart[source+1]++, which leaves fwdStart[source+1] where the next
+// source's begin. It reads the predecessors classifySeeds rewrote, in
+// order: calls for disjoint ranges of sources may run at once.
+func (s *shareIndex) placeFlowEdges(fwd, fwdStart []uint32, lo, hi uint32) {
+	for k := range uint32(s.kids.Len()) {
+		for _, p := range s.kids.Preds(int(k)) {
+			if src := p &^ fromShared; p&fromShared != 0 && src != k && src >= lo && src < hi {
+				fwd[fwdStart[src+1]] = k
 				fwdStart[src+1]++
 			}
 		}
@@ -512,9 +503,9 @@ type seedRun struct {
 }
 
 // classifySeeds reads the predecessors of the shared tops of ranks lo to hi-1.
-// One in another shared holding is rewritten in place to that holding's
-// top, marked fromShared (its own top, for an edge from inside its
-// holding), and counted at fwdStart[rank of that top+2], atomically: the
+// One in a shared holding is rewritten in place to the rank of that
+// holding's top, marked fromShared (its own rank, for an edge from inside
+// its holding), and counted at fwdStart[that rank+2], atomically: the
 // other half of the tops counts in the same array. The holders of the
 // others are a top's seeds: its entry in s.set becomes its one holder,
 // marked oneHolder, and a top of several is returned, in rank order.
@@ -543,9 +534,10 @@ func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) [
 				src, shared, h = a.predKind(heapdump.NodeID(p), w)
 			}
 			if shared {
-				preds[i] = uint32(src) | fromShared
-				if src != w {
-					atomic.AddUint32(&fwdStart[s.rank(src)+2], 1)
+				r := s.rank(src)
+				preds[i] = r | fromShared
+				if r != uint32(k) {
+					atomic.AddUint32(&fwdStart[r+2], 1)
 				}
 			} else if h != heapdump.NoNode {
 				run = append(run, uint32(h))
@@ -560,23 +552,6 @@ func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) [
 		}
 	}
 	return several
-}
-
-// predsOf returns the predecessors of shared top v outside its holding,
-// those in another shared holding as the top of that holding.
-func (a *Analysis) predsOf(v heapdump.NodeID) []heapdump.NodeID {
-	s := a.shares()
-	k, ok := s.kids.Rank(uint32(v))
-	if !ok {
-		return nil
-	}
-	var out []heapdump.NodeID
-	for _, p := range s.kids.Preds(k) {
-		if p != uint32(v)|fromShared { // not from inside its holding
-			out = append(out, heapdump.NodeID(p&^fromShared))
-		}
-	}
-	return out
 }
 
 // predKind says what node u, which points to shared top w, is: in the
@@ -733,20 +708,28 @@ func (a *Analysis) sharedReachers(v heapdump.NodeID, yield func(reacher) bool) {
 		}
 		return
 	}
-	seen := map[heapdump.NodeID]bool{v: true}
-	queue := []heapdump.NodeID{v}
+	// Back along the predecessors of the shared tops, by rank, which
+	// classifySeeds left as the ranks of the shared tops they are in
+	// (fromShared) or as themselves.
+	k0 := s.rank(v)
+	seenTop := map[uint32]bool{k0: true}
+	seen := map[heapdump.NodeID]bool{}
+	queue := []uint32{k0}
 	for head := 0; head < len(queue); head++ {
-		u := queue[head]
-		for _, w := range a.predsOf(u) {
-			src, shared, h := a.predKind(w, u)
-			if shared {
-				if !seen[src] {
-					seen[src] = true
+		k := queue[head]
+		for _, p := range s.kids.Preds(int(k)) {
+			if src := p &^ fromShared; p&fromShared != 0 {
+				if !seenTop[src] {
+					seenTop[src] = true
 					queue = append(queue, src)
 				}
 				continue
 			}
-			if h != heapdump.NoNode && !seen[h] {
+			w, top := heapdump.NodeID(p), heapdump.NoNode
+			if _, isG := a.gObject(w); isG {
+				top = heapdump.NodeID(s.kids.Kid(int(k))) // whose labels may point to it
+			}
+			if _, _, h := a.predKind(w, top); h != heapdump.NoNode && !seen[h] {
 				seen[h] = true
 				if !yield(a.reacherOf(h)) {
 					return

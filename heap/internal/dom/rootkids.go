@@ -52,6 +52,14 @@ func (k *RootKids) Rank(v uint32) (int, bool) {
 	return k.Below(v), true
 }
 
+// Kid returns the kid of rank i, which must be below Len.
+func (k *RootKids) Kid(i int) uint32 {
+	for _, v := range k.Ranks(i, i+1) {
+		return v
+	}
+	return None
+}
+
 // Below returns the number of kids below node v, which is the rank of v
 // when v is one.
 func (k *RootKids) Below(v uint32) int {

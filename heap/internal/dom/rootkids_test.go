@@ -83,6 +83,9 @@ func checkRootKids(t *testing.T, i int, g dom.Graph, root uint32, tr *dom.Tree) 
 		if r != rank {
 			t.Fatalf("graph %d: Rank(%d) = %d, want %d", i, v, r, rank)
 		}
+		if kid := k.Kid(r); kid != v {
+			t.Fatalf("graph %d: Kid(%d) = %d, want %d", i, r, kid, v)
+		}
 		rank++
 		var preds []uint32
 		for u := range uint32(g.Len()) {
