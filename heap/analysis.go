@@ -181,13 +181,12 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	}
 	var total uint64
 	a.computeShares(func() {
-		a.retained = dom.RetainedFill(tree, func(sizes []uint64) {
+		a.retained, a.objects = dom.RetainedFillObjects(tree, func(sizes []uint64) {
 			g.FillSizes(sizes)
 			for _, s := range sizes {
 				total += s
 			}
 		})
-		a.objects = tree.RetainedObjects()
 	})
 	sr := g.SuperRoot()
 	a.stats = heapdump.Stats{

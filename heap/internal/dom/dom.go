@@ -245,13 +245,7 @@ func Retained[S ~uint32 | ~uint64](t *Tree, sizes []S) []uint64 {
 // that array, of t.Len() elements, and must set the size of every node v
 // the root reaches in its element v. The others may be left as they are.
 func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
-	var ret []uint64
-	if p := t.spare.Swap(nil); p != nil {
-		t.rootKidsDone.Wait() // it ranks the kids in there first
-		ret = *p
-	} else {
-		ret = make([]uint64, len(t.idom))
-	}
+	ret := t.sizesArray()
 	fill(ret)
 	for v, d := range t.idom {
 		if d == None {
@@ -262,17 +256,20 @@ func RetainedFill(t *Tree, fill func(dst []uint64)) []uint64 {
 	return ret
 }
 
+// sizesArray returns the array for RetainedFill: New's work memory the
+// first time.
+func (t *Tree) sizesArray() []uint64 {
+	if p := t.spare.Swap(nil); p != nil {
+		t.rootKidsDone.Wait() // it ranks the kids in there first
+		return *p
+	}
+	return make([]uint64, len(t.idom))
+}
+
 // RetainedObjects returns the number of nodes every node retains: the size of
 // its dominator subtree, itself included; 0 for nodes the root does not reach.
 func (t *Tree) RetainedObjects() []uint32 {
-	var ret []uint32
-	if p := t.spareObjects.Swap(nil); p != nil {
-		t.idomNumbers.Store(nil)
-		t.rootKidsDone.Wait() // it reads the idoms by number in there first
-		ret = *p
-	} else {
-		ret = make([]uint32, len(t.idom))
-	}
+	ret := t.objectsArray()
 	for v, d := range t.idom {
 		if d != None {
 			ret[v] = 1
@@ -282,6 +279,39 @@ func (t *Tree) RetainedObjects() []uint32 {
 	}
 	sumUp(t, ret)
 	return ret
+}
+
+// objectsArray returns the array for RetainedObjects: New's work memory
+// the first time.
+func (t *Tree) objectsArray() []uint32 {
+	if p := t.spareObjects.Swap(nil); p != nil {
+		t.idomNumbers.Store(nil)
+		t.rootKidsDone.Wait() // it reads the idoms by number in there first
+		return *p
+	}
+	return make([]uint32, len(t.idom))
+}
+
+// RetainedFillObjects returns what RetainedFill and RetainedObjects do, in
+// one pass up the tree rather than two.
+func RetainedFillObjects(t *Tree, fill func(dst []uint64)) ([]uint64, []uint32) {
+	ret, objs := t.sizesArray(), t.objectsArray()
+	fill(ret)
+	for v, d := range t.idom {
+		if d == None {
+			ret[v], objs[v] = 0, 0
+		} else {
+			objs[v] = 1
+		}
+	}
+	idom, order := t.idom, t.order
+	for i := len(order) - 1; i >= 1; i-- {
+		v := order[i]
+		d := idom[v]
+		ret[d] += ret[v]
+		objs[d] += objs[v]
+	}
+	return ret, objs
 }
 
 // sumUp adds the value of every node but the root to that of its immediate

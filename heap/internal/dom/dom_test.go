@@ -300,6 +300,28 @@ func check(t *testing.T, g dom.Graph, root uint32, tr *dom.Tree) {
 			t.Fatalf("RetainedObjects()[%d] = %d, want %d", v, k, wantObjects[v])
 		}
 	}
+	// RetainedFillObjects, on a tree of its own, whose work memory it gets.
+	tr2, err := dom.New(g, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSizes, gotObjects := dom.RetainedFillObjects(tr2, func(dst []uint64) {
+		for v := range dst {
+			if tr2.Reachable(uint32(v)) {
+				dst[v] = sizes[v]
+			} else {
+				dst[v] = 1 << 40
+			}
+		}
+	})
+	if !slices.Equal(gotSizes, want) {
+		t.Fatalf("RetainedFillObjects sizes = %v, want %v", gotSizes, want)
+	}
+	for v, k := range gotObjects {
+		if uint64(k) != wantObjects[v] {
+			t.Fatalf("RetainedFillObjects objects[%d] = %d, want %d", v, k, wantObjects[v])
+		}
+	}
 }
 
 // randomGraph returns a random graph of one of a few shapes, with self loops,
