@@ -112,6 +112,10 @@ func newRootKids(n int, idom, order []uint32) *RootKids {
 // of non-tree edges, in order, and in those edges, grouped by target (see
 // edges). It only reads them: New's caller goes on meanwhile. rank is work
 // memory of at least len(order) words.
+//
+// Two sweeps, each over the numbers in order and the edges' groups with
+// them (the groups come in the order of their targets): the first ranks
+// the kids and counts their predecessors, the second places them.
 func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, parent, rank []uint32) {
 	r := len(order)
 	kids := k.Len()
@@ -121,34 +125,22 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 	// the root's, 0, read in order; only they are looked up by node.
 	k.start = make([]uint32, kids+2)
 	rank = rank[:r]
+	at := 0 // the first edge of the next group
 	for w := 1; w < r; w++ {
+		end := at
+		if hasIn.has(uint32(w)) {
+			for end++; end < in.n && in.at(end)&mark == 0; end++ {
+			}
+		}
 		rank[w] = None
-		if idom[w] != 0 {
-			continue
-		}
-		if i, ok := k.Rank(order[w]); ok {
-			rank[w] = uint32(i)
-			k.start[i+2]++
-		}
-	}
-	groups := func(f func(w uint32, first, end int)) {
-		at, w := 0, uint32(0)
-		for at < in.n {
-			for w++; !hasIn.has(w); w++ {
+		if idom[w] == 0 {
+			if i, ok := k.Rank(order[w]); ok {
+				rank[w] = uint32(i)
+				k.start[i+2] += 1 + uint32(end-at)
 			}
-			end := at + 1
-			for end < in.n && in.at(end)&mark == 0 {
-				end++
-			}
-			f(w, at, end)
-			at = end
 		}
+		at = end
 	}
-	groups(func(w uint32, first, end int) {
-		if i := rank[w]; i != None {
-			k.start[i+2] += uint32(end - first)
-		}
-	})
 	for i := 2; i < len(k.start); i++ {
 		k.start[i] += k.start[i-1]
 	}
@@ -156,28 +148,27 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 	// next kid's begin. Parents go first: a kid without non-tree edges into
 	// it hangs from the root, the others' parents were kept in order.
 	k.preds = hugepage.Make[uint32](int(k.start[kids+1]), int(k.start[kids+1]))
-	g := 0
+	at, g := 0, 0
 	for w := 1; w < r; w++ {
-		p := uint32(0)
+		p, end := uint32(0), at
 		if hasIn.has(uint32(w)) {
 			p = parent[g]
 			g++
+			for end++; end < in.n && in.at(end)&mark == 0; end++ {
+			}
 		}
 		if i := rank[w]; i != None {
-			k.preds[k.start[i+1]] = order[p]
-			k.start[i+1]++
+			o := k.start[i+1]
+			k.preds[o] = order[p]
+			o++
+			for j := at; j < end; j++ {
+				k.preds[o] = order[in.at(j)&^mark]
+				o++
+			}
+			k.start[i+1] = o
 		}
+		at = end
 	}
-	groups(func(w uint32, first, end int) {
-		i := rank[w]
-		if i == None {
-			return
-		}
-		for j := first; j < end; j++ {
-			k.preds[k.start[i+1]] = order[in.at(j)&^mark]
-			k.start[i+1]++
-		}
-	})
 	k.start = k.start[:kids+1]
 }
 
