@@ -354,7 +354,8 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 
 // flow lets the sets flow along the flow edges, those of source k at
 // fwd[fwdStart[k]:fwdStart[k+1]] (see computeShares). Most edges join
-// tops of one set: the loops skip those, and pass calls the others.
+// tops of one set: the loops skip those, and pass calls the others but,
+// in the queue, those that make the last union again.
 func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 	set := s.set
 	queued := make([]uint64, (len(set)+63)/64)
@@ -381,8 +382,20 @@ func (s *shareIndex) flow(fwd, fwdStart []uint32) {
 		out := fwd[fwdStart[k]:fwdStart[k+1]]
 		s.unions += len(out)
 		for _, to := range out {
-			if set[to] != y {
+			x := set[to]
+			if x == y {
+				continue
+			}
+			if x != s.lastA || y != s.lastB {
 				queue = s.pass(k, to, false, queue, queued)
+				continue
+			}
+			// The union the flow made last, again, as along a chain of
+			// tops: what pass does, without asking union.
+			set[to] = s.lastU
+			if queued[to/64]&(1<<(to%64)) == 0 {
+				queued[to/64] |= 1 << (to % 64)
+				queue = append(queue, to)
 			}
 		}
 		if head > 1<<12 && 2*head > len(queue) {
