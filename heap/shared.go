@@ -307,20 +307,31 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 		s.open[w] = kw
 	}
 	// The edges into each shared top from outside its holding, on both
-	// cores, half the tops each (classifySeeds): one from another shared
-	// holding flows, any other seeds the top's set with its holder. The
-	// seeds are interned after, in rank order, so that the ids of sets and
-	// the timers standing in for others do not depend on which core ran
+	// cores, which take the next of classifyParts shares of the tops as
+	// they finish one (classifySeeds): one from another shared holding
+	// flows, any other seeds the top's set with its holder. The seeds are
+	// interned after, in rank order, so that the ids of sets and the
+	// timers standing in for others do not depend on which core ran
 	// first.
 	tops := len(s.set)
 	fwdStart := hugepage.Make[uint32](tops+2, tops+2)
 	a.holdingTops()
-	var several [2][]seedRun
-	var wg sync.WaitGroup
-	for part := range 2 {
-		lo, hi := part*tops/2, (part+1)*tops/2
-		wg.Go(func() { several[part] = a.classifySeeds(s, lo, hi, fwdStart) })
+	parts := 1
+	if tops >= classifyParallelMin {
+		parts = classifyParts
 	}
+	several := make([][]seedRun, parts)
+	var next atomic.Int64
+	classify := func() {
+		for part := int(next.Add(1) - 1); part < parts; part = int(next.Add(1) - 1) {
+			several[part] = a.classifySeeds(s, part*tops/parts, (part+1)*tops/parts, fwdStart)
+		}
+	}
+	var wg sync.WaitGroup
+	if parts > 1 {
+		wg.Go(classify)
+	}
+	classify()
 	wg.Wait()
 	// The flow edges are placed by source, those from the lower half of
 	// the ranks on the other core, the rest on this one, which then
@@ -427,13 +438,13 @@ func (s *shareIndex) pass(k, to uint32, first bool, queue []uint32, queued []uin
 // one holder classifySeeds left in s.set, or its run in several, timers
 // standing in for those that run the same code (timerStandIn). Sets are
 // interned in rank order, so that their ids do not depend on timing.
-func (s *shareIndex) internSeeds(a *Analysis, several [2][]seedRun) {
+func (s *shareIndex) internSeeds(a *Analysis, several [][]seedRun) {
 	var run, prev []uint32
 	prevID := uint32(0)
 	prevOne := uint32(0) // the entry of the last top of one holder, whose set is prevID
 	for k := range s.set {
-		if len(several[0]) == 0 {
-			several[0], several[1] = several[1], nil
+		for len(several) > 1 && len(several[0]) == 0 {
+			several = several[1:]
 		}
 		if x := s.set[k]; x&oneHolder != 0 && x == prevOne {
 			s.set[k] = prevID // most tops, held as the one before
@@ -503,6 +514,16 @@ func (s *shareIndex) placeFlowEdges(fwd, fwdStart []uint32, lo, hi uint32) {
 		}
 	}
 }
+
+// classifyParts is the number of shares of the shared tops that
+// computeShares classifies, from classifyParallelMin tops on: the cores
+// take them as they finish one, so that a slow share, or a slow core,
+// does not leave the other idle for long.
+const classifyParts = 32
+
+// classifyParallelMin is the number of shared tops from which
+// computeShares classifies them in shares on both cores; tests lower it.
+var classifyParallelMin = 1 << 14
 
 // oneHolder marks a shared top's entry in shareIndex.set that classifySeeds
 // left as its one holder, a node id, rather than a set id.
