@@ -315,7 +315,22 @@ func (l *edges) add(x uint32) {
 	l.n++
 }
 
-func (l *edges) at(i int) uint32     { return l.chunks[i>>chunkBits][i&chunkMask] }
+func (l *edges) at(i int) uint32 { return l.chunks[i>>chunkBits][i&chunkMask] }
+
+// groupStart returns the index of the first edge of group g of l, once
+// grouped by target (groupByTarget), or l.n if there are no more groups.
+func (l *edges) groupStart(g int) int {
+	seen := 0
+	for i := range l.n {
+		if l.at(i)&mark != 0 {
+			if seen == g {
+				return i
+			}
+			seen++
+		}
+	}
+	return l.n
+}
 func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
 
 // eval returns the node with the smallest semidominator on the forest path
@@ -372,7 +387,19 @@ type bitset []uint64
 func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 
 func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
-func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
+
+// countBelow returns the number of members of s below n.
+func (s bitset) countBelow(n int) int {
+	c := 0
+	for _, w := range s[:n/64] {
+		c += bits.OnesCount64(w)
+	}
+	if n%64 != 0 {
+		c += bits.OnesCount64(s[n/64] & (1<<(n%64) - 1))
+	}
+	return c
+}
+func (s bitset) set(i uint32) { s[i/64] |= 1 << (i % 64) }
 
 // count returns the number of elements of s.
 func (s bitset) count() int {

@@ -3,6 +3,7 @@ package dom
 import (
 	"iter"
 	"math/bits"
+	"runtime"
 	"sort"
 
 	"github.com/ctxleak/ctxleak/internal/hugepage"
@@ -115,7 +116,10 @@ func newRootKids(n int, idom, order []uint32) *RootKids {
 //
 // Two sweeps, each over the numbers in order and the edges' groups with
 // them (the groups come in the order of their targets): the first ranks
-// the kids and counts their predecessors, the second places them.
+// the kids and counts their predecessors, the second places them. For a
+// big graph each sweep runs on every core, each a share of the numbers,
+// which finds where its groups and parents start by counting: the kids of
+// the shares, and so their counters and places, are apart.
 func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, parent, rank []uint32) {
 	r := len(order)
 	kids := k.Len()
@@ -125,22 +129,36 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 	// the root's, 0, read in order; only they are looked up by node.
 	k.start = make([]uint32, kids+2)
 	rank = rank[:r]
-	at := 0 // the first edge of the next group
-	for w := 1; w < r; w++ {
-		end := at
-		if hasIn.has(uint32(w)) {
-			for end++; end < in.n && in.at(end)&mark == 0; end++ {
-			}
-		}
-		rank[w] = None
-		if idom[w] == 0 {
-			if i, ok := k.Rank(order[w]); ok {
-				rank[w] = uint32(i)
-				k.start[i+2] += 1 + uint32(end-at)
-			}
-		}
-		at = end
+	cores := 1
+	if r >= collectParallelMin {
+		cores = min(runtime.GOMAXPROCS(0), 8)
 	}
+	// share j: numbers lo to hi-1, whose groups start at edge at and
+	// whose parents at parent[g].
+	type share struct{ lo, hi, at, g int }
+	shares := make([]share, cores)
+	parallel(cores, func(j int) {
+		sh := &shares[j]
+		sh.lo, sh.hi = max(1, j*r/cores), (j+1)*r/cores
+		sh.g = hasIn.countBelow(sh.lo)
+		sh.at = in.groupStart(sh.g)
+		at := sh.at // the first edge of the next group
+		for w := sh.lo; w < sh.hi; w++ {
+			end := at
+			if hasIn.has(uint32(w)) {
+				for end++; end < in.n && in.at(end)&mark == 0; end++ {
+				}
+			}
+			rank[w] = None
+			if idom[w] == 0 {
+				if i, ok := k.Rank(order[w]); ok {
+					rank[w] = uint32(i)
+					k.start[i+2] += 1 + uint32(end-at)
+				}
+			}
+			at = end
+		}
+	})
 	for i := 2; i < len(k.start); i++ {
 		k.start[i] += k.start[i-1]
 	}
@@ -148,29 +166,36 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 	// next kid's begin. Parents go first: a kid without non-tree edges into
 	// it hangs from the root, the others' parents were kept in order.
 	k.preds = hugepage.Make[uint32](int(k.start[kids+1]), int(k.start[kids+1]))
-	at, g := 0, 0
-	for w := 1; w < r; w++ {
-		p, end := uint32(0), at
-		if hasIn.has(uint32(w)) {
-			p = parent[g]
-			g++
-			for end++; end < in.n && in.at(end)&mark == 0; end++ {
+	parallel(cores, func(j int) {
+		sh := shares[j]
+		at, g := sh.at, sh.g
+		for w := sh.lo; w < sh.hi; w++ {
+			p, end := uint32(0), at
+			if hasIn.has(uint32(w)) {
+				p = parent[g]
+				g++
+				for end++; end < in.n && in.at(end)&mark == 0; end++ {
+				}
 			}
-		}
-		if i := rank[w]; i != None {
-			o := k.start[i+1]
-			k.preds[o] = order[p]
-			o++
-			for j := at; j < end; j++ {
-				k.preds[o] = order[in.at(j)&^mark]
+			if i := rank[w]; i != None {
+				o := k.start[i+1]
+				k.preds[o] = order[p]
 				o++
+				for e := at; e < end; e++ {
+					k.preds[o] = order[in.at(e)&^mark]
+					o++
+				}
+				k.start[i+1] = o
 			}
-			k.start[i+1] = o
+			at = end
 		}
-		at = end
-	}
+	})
 	k.start = k.start[:kids+1]
 }
+
+// collectParallelMin is the number of numbered nodes from which
+// collectPreds sweeps them on every core; tests lower it.
+var collectParallelMin = 1 << 16
 
 // All yields the kids in increasing order, each with its rank.
 func (k *RootKids) All() iter.Seq2[int, uint32] { return k.Ranks(0, k.Len()) }
