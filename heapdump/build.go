@@ -15,6 +15,15 @@ import (
 
 // build resolves the parser's raw pointers to objects and adds the roots.
 func build(p *parser, opts Options) (*Graph, error) {
+	// The start of each object's edges comes from the counts alone: on the
+	// other core, while this one checks the binary and finishes the index.
+	startc := make(chan []uint32, 1)
+	go func() { startc <- p.starts(int(p.idx.n)) }()
+	defer func() {
+		if startc != nil {
+			<-startc // an error returned first
+		}
+	}()
 	if opts.Prepare != nil {
 		if err := opts.Prepare(p.d); err != nil {
 			return nil, err
@@ -66,7 +75,8 @@ func build(p *parser, opts Options) (*Graph, error) {
 	if ne > maxIndex {
 		return nil, fmt.Errorf("%s: %w: more than %d pointers", g.path, ErrTooLarge, maxIndex)
 	}
-	start := p.starts(n)
+	start := <-startc
+	startc = nil
 	p.edges32 = nil
 	// Parts of equal edges do not take equal time (pointers that jump
 	// around the heap miss the caches): more parts than cores, which take
