@@ -440,8 +440,17 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		get(key).add(a, v, b, gid, hasG)
 	}
 	// In node order, so that keys intern their sets and signatures in
-	// the same order however many parts were scanned.
-	for _, sc := range a.scanHoldings(n, large, hl) {
+	// the same order however many parts were scanned. The scan of every
+	// object adds up sharedTotals on the way.
+	scans := a.scanHoldings(n, large, hl)
+	if a.shared == nil {
+		a.shared = &[2]uint64{}
+		for _, sc := range scans {
+			a.shared[0] += sc.shared[0]
+			a.shared[1] += sc.shared[1]
+		}
+	}
+	for _, sc := range scans {
 		runs, others := sc.runs, sc.others
 		for len(runs) > 0 || len(others) > 0 {
 			if len(others) == 0 || len(runs) > 0 && runs[0].v < others[0] {

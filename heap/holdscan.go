@@ -34,6 +34,9 @@ type sharedRun struct {
 type holdingScan struct {
 	runs   []sharedRun
 	others []heapdump.NodeID
+	// shared adds up what the super-root's kids among the nodes retain,
+	// bytes and objects (sharedTotals).
+	shared [2]uint64
 }
 
 // scanParallelMin is the number of nodes from which scanHoldings uses both
@@ -94,6 +97,10 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 		for ; words != 0; words &= words - 1 {
 			bit := uint(bits.TrailingZeros64(words))
 			v := w*64 + heapdump.NodeID(bit)
+			if kw&(1<<bit) != 0 {
+				out.shared[0] += a.retained[v]
+				out.shared[1] += uint64(a.objects[v])
+			}
 			for li < len(large) && large[li] < v {
 				li++
 			}

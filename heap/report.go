@@ -69,11 +69,11 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	if a.Binary != nil {
 		rep.Binary = textsafe.Escape(a.Binary.Path())
 	}
-	rep.SharedBytes, rep.SharedObjects = a.sharedTotals()
 	pend, err := a.groupHoldings(opt, a.describeKeys)
 	if err != nil {
 		return nil, err
 	}
+	rep.SharedBytes, rep.SharedObjects = a.sharedTotals() // added up by groupHoldings' scan
 	rep.GroupsTotal = len(pend)
 	// Describe the groups in order, a batch at a time, until Top of them
 	// match Focus.
