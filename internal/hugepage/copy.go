@@ -20,17 +20,11 @@ func Copy[T any](dst, src []T) {
 }
 
 // Grow returns a new array of capacity c holding the elements of s, which
-// c must be at least the length of, filled by Copy so that growing a
-// large array does not hold a collection back for one long copy. Unlike
-// Make, it does not ask for huge pages: a grown array's capacity is an
-// estimate, and the huge pages of room it never fills, each cleared
-// whole, and the old arrays given back, cost more in the kernel than the
-// small faults they save. On a 10M-node dump (1.2 GB), whose reader grows
-// its arrays by estimates, asking made the run spend 1.3 to 1.8 s in the
-// kernel rather than 0.5 to 0.9 s, and take 2.1 to 3.2 times the decode
-// floor rather than 1.8 to 2.8 (8 interleaved runs each).
+// c must be at least the length of: made as Make makes it, and filled by
+// Copy, so that growing a large array neither leaves its pages to small
+// faults nor holds a collection back for one long copy.
 func Grow[T any](s []T, c int) []T {
-	t := make([]T, len(s), c)
+	t := Make[T](len(s), c)
 	Copy(t, s)
 	return t
 }

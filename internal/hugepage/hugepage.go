@@ -13,8 +13,7 @@
 // Populate has the kernel fault an array's pages in ahead of its use, so
 // that a goroutine on an idle core can take that cost off the one about to
 // fill the array. Copy copies a large array in steps that a garbage
-// collection can come between, and Grow grows one so, without asking for
-// huge pages.
+// collection can come between.
 //
 // Asking is best effort: elsewhere, or when the kernel says no, nothing
 // changes. Where memory is fragmented, a fault in an advised range may wait
