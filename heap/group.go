@@ -86,6 +86,8 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 	// them: read in order, where a.Idom(v) would look up every node.
 	order, idoms := a.tree.Preorder(), a.tree.PreorderIdoms()
 	held := make([]uint64, (a.g.NumNodes()+63)/64)
+	a.prepareConcurrent()
+	gNodes, objects := a.gNodes, heapdump.NodeID(a.g.NumObjects())
 	for i, u := range order {
 		v := heapdump.NodeID(u)
 		if !a.g.IsObject(v) {
@@ -101,7 +103,7 @@ func (a *Analysis) holdingTops() []heapdump.NodeID {
 		switch {
 		case d == sr:
 			tops[v] = cur
-		case a.isHolder(d):
+		case d >= objects || gNodes[d/64]&(1<<(d%64)) != 0 || a.g.IsTimer(d): // isHolder(d), inline
 			tops[v] = v
 			held[v/64] |= 1 << (v % 64)
 		case a.g.IsObject(tops[d]):

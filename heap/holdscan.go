@@ -77,6 +77,7 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 	s := a.shareIdx
 	a.holdingTops()
 	kids, held := s.kids.Words(), a.heldTops
+	gNodes := a.gNodes // the runtime.g objects, by node: shares indexed them (prepareConcurrent)
 	hi = min(hi, heapdump.NodeID(a.g.NumObjects())) // root nodes top no holding
 	if lo >= hi {
 		return out
@@ -107,7 +108,7 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 			for ti < len(hl.tops) && hl.tops[ti] < v {
 				ti++
 			}
-			if _, isG := a.gObject(v); isG || a.g.IsTimer(v) {
+			if gNodes[w]&(1<<bit) != 0 || a.g.IsTimer(v) {
 				continue // a goroutine or a timer itself, which the runtime holds
 			}
 			if kw&(1<<bit) == 0 || (ti < len(hl.tops) && hl.tops[ti] == v) || (li < len(large) && large[li] == v) {
