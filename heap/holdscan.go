@@ -77,7 +77,7 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 	s := a.shareIdx
 	a.holdingTops()
 	kids, held := s.kids.Words(), a.heldTops
-	gNodes := a.gNodes // the runtime.g objects, by node: shares indexed them (prepareConcurrent)
+	gNodes := a.gNodes                              // the runtime.g objects, by node: shares indexed them (prepareConcurrent)
 	hi = min(hi, heapdump.NodeID(a.g.NumObjects())) // root nodes top no holding
 	if lo >= hi {
 		return out
