@@ -13,7 +13,7 @@
 # before their median is taken (RUNS rounds, default 3). Page cache warm.
 #
 # Usage: bench/bigheap.sh
-#        OUT=/tmp/bigheap RUNS=5 DUMPS="2M g100k" bench/bigheap.sh
+#        OUT=/tmp/bigheap RUNS=5 DUMPS="2M g100k" PAUSE=3 bench/bigheap.sh
 #
 # Dumps go to $OUT (default bench/out, ignored by git), mode 0600, each with
 # the heapgen executable that wrote it, and are reused; the three take about
@@ -297,10 +297,18 @@ variants() {
 }
 
 # timed LABEL CMD...: runs CMD under GNU time, appends "LABEL wall rss" to $out/times.
+# It first waits $PAUSE seconds (default 3): on a virtual machine whose host
+# takes back the memory a process frees (free page reporting, ballooning),
+# a run that starts right after another reuses memory still backed and
+# spends far less time in the kernel than one that starts after a pause
+# (10M nodes: 0.5 rather than 1.6 s of system time), so that back-to-back
+# runs alternate between the two. The pause makes every run a fresh one, as
+# a user's single run is. PAUSE=0 runs them back to back.
 timed() {
 	label=$1
 	shift
 	rc=0
+	sleep "${PAUSE:-3}"
 	/usr/bin/time -f '%e %M %U %S' -o "$out/time" "$@" >"$out/stdout" 2>"$out/stderr" || rc=$?
 	if [ "$rc" -gt 1 ]; then
 		cat "$out/stderr" >&2
