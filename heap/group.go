@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heapdump"
-	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // Holdings are grouped before any threshold applies: 10,000 goroutines
@@ -129,7 +128,7 @@ func (a *Analysis) prepareTops() {
 // newTops returns an array of n NoNode, the tops of holdingTops before
 // its pass.
 func newTops(n int) []heapdump.NodeID {
-	tops := hugepage.Make[heapdump.NodeID](n, n)
+	tops := make([]heapdump.NodeID, n, n)
 	for i := range tops {
 		tops[i] = heapdump.NoNode
 	}

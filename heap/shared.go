@@ -10,7 +10,6 @@ import (
 
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heapdump"
-	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // Objects that no single root holds are the ones the super-root
@@ -289,7 +288,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 		hash:     setHash,
 		sigSets:  map[uint32]uint32{},
 		setEnd:   []uint32{0, 0},
-		set:      hugepage.Make[uint32](kids.Len(), kids.Len()),
+		set:      make([]uint32, kids.Len(), kids.Len()),
 	}
 	a.shareIdx = s
 	// The shared tops: every object the super-root immediately
@@ -314,7 +313,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 	// timers standing in for others do not depend on which core ran
 	// first.
 	tops := len(s.set)
-	fwdStart := hugepage.Make[uint32](tops+2, tops+2)
+	fwdStart := make([]uint32, tops+2, tops+2)
 	a.holdingTops()
 	parts := 1
 	if tops >= classifyParallelMin {
@@ -495,7 +494,7 @@ func (s *shareIndex) countFlowEdges(fwdStart []uint32) []uint32 {
 		fwdStart[k] += fwdStart[k-1]
 	}
 	n := int(fwdStart[len(fwdStart)-1])
-	return hugepage.Make[uint32](n, n)
+	return make([]uint32, n, n)
 }
 
 // placeFlowEdges places the flow edges from the shared tops of ranks lo

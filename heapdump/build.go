@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/ctxleak/ctxleak/internal/hugepage"
+	"github.com/ctxleak/ctxleak/internal/bigarray"
 )
 
 // build resolves the parser's raw pointers to objects and adds the roots.
@@ -69,7 +69,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 		// room the parser's growth left after them.
 		succ = unsafe.Slice((*NodeID)(unsafe.SliceData(p.edges32)), cap(p.edges32))[:len(p.edges32)]
 	} else {
-		succ = hugepage.Make[NodeID](len(p.edges64), len(p.edges64)+rootEdges)
+		succ = make([]NodeID, len(p.edges64), len(p.edges64)+rootEdges)
 	}
 	ne := len(succ)
 	if ne > maxIndex {
@@ -120,7 +120,7 @@ func build(p *parser, opts Options) (*Graph, error) {
 	// Make room for the roots' edges now, if the parser left too little,
 	// rather than by append's growth.
 	if cap(g.succ)-len(g.succ) < rootEdges {
-		g.succ = hugepage.Grow(g.succ, len(g.succ)+rootEdges)
+		g.succ = bigarray.Grow(g.succ, len(g.succ)+rootEdges)
 	}
 
 	if err := g.addRoots(p, opts); err != nil {
@@ -139,7 +139,7 @@ func (p *parser) starts(n int) []uint32 {
 	for _, s := range p.d.Segments {
 		roots += len(s.PtrOffsets)
 	}
-	start := hugepage.Make[uint32](n+1, n+roots+2)
+	start := make([]uint32, n+1, n+roots+2)
 	acc, b := uint32(0), 0
 	for i, c := range p.counts {
 		start[i] = acc
@@ -288,7 +288,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			}
 		}
 	}
-	g.rootSlots = hugepage.Make[RootSlot](0, len(p.slots)+withCtxt+len(dump.Defers)+2*len(dump.Panics)+
+	g.rootSlots = make([]RootSlot, 0, len(p.slots)+withCtxt+len(dump.Defers)+2*len(dump.Panics)+
 		2*(len(dump.Finalizers)+len(dump.QueuedFinalizers))+len(dump.OtherRoots)+globals)
 	// Room for every root there can be: a frame's, if it has slots or
 	// defers, one of every other record, and one for each global slot at
@@ -299,7 +299,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			withSlots++
 		}
 	}
-	g.roots = hugepage.Make[Root](0, withSlots+len(dump.Defers)+withCtxt+len(dump.Panics)+
+	g.roots = make([]Root, 0, withSlots+len(dump.Defers)+withCtxt+len(dump.Panics)+
 		len(dump.Finalizers)+len(dump.QueuedFinalizers)+len(dump.OtherRoots)+globals)
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)
@@ -559,14 +559,14 @@ func (g *Graph) resolveSamples(raw []sample) {
 }
 
 // appendInSteps appends x to s, growing s by a quarter when it is full
-// into a new array copied in steps (hugepage.Grow), so that a collection
+// into a new array copied in steps (bigarray.Grow), so that a collection
 // need not wait for one long copy: the room made up front for the roots
 // and their slots leaves out the stack objects' and the globals', which
 // may be many (100,000 goroutines each holding a context: a plain
 // append made the run 20 to 35% slower).
 func appendInSteps[T any](s []T, x T) []T {
 	if len(s) == cap(s) {
-		s = hugepage.Grow(s, cap(s)+cap(s)/4+1)
+		s = bigarray.Grow(s, cap(s)+cap(s)/4+1)
 	}
 	return append(s, x)
 }

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/internal/hugepage"
+	"github.com/ctxleak/ctxleak/internal/bigarray"
 )
 
 // Record tags and field kinds, as in src/runtime/heapdump.go.
@@ -716,7 +716,7 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
 		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
-	return hugepage.Grow(s, c)
+	return bigarray.Grow(s, c)
 }
 
 // appendRecord appends r, a record of the kind tag, to s, which it grows

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ctxleak/ctxleak/internal/hugepage"
+	"github.com/ctxleak/ctxleak/internal/bigarray"
 )
 
 // The object records fill most of a big dump, and reading them is the one
@@ -399,6 +399,6 @@ func appendGrown[T any](p *parser, s, t []T) []T {
 	}
 	n := len(s)
 	s = s[:n+len(t)]
-	hugepage.Copy(s[n:], t)
+	bigarray.Copy(s[n:], t)
 	return s
 }

@@ -4,7 +4,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/ctxleak/ctxleak/internal/hugepage"
+	"github.com/ctxleak/ctxleak/internal/bigarray"
 )
 
 // readChunk is the largest piece ReadLimited reads at once. Reading in
@@ -42,7 +42,7 @@ func readLimited(r io.Reader, what string, maxBytes, sizeHint int64, s *costStre
 	)
 	next := min(max(sizeHint+1, 64<<10), maxBytes+1)
 	for {
-		buf := hugepage.Make[byte](int(next), int(next))
+		buf := make([]byte, int(next), int(next))
 		if s != nil {
 			s.begin(buf)
 		}
@@ -67,10 +67,10 @@ func readLimited(r io.Reader, what string, maxBytes, sizeHint int64, s *costStre
 	if len(chunks) == 1 {
 		return chunks[0], nil
 	}
-	out := hugepage.Make[byte](int(total), int(total))
+	out := make([]byte, int(total), int(total))
 	n := 0
 	for i, c := range chunks {
-		hugepage.Copy(out[n:], c)
+		bigarray.Copy(out[n:], c)
 		n += len(c)
 		chunks[i] = nil
 	}

@@ -4,8 +4,6 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
-
-	"github.com/ctxleak/ctxleak/internal/hugepage"
 )
 
 // parallelMinEdges is the number of non-tree edges from which
@@ -170,7 +168,7 @@ func (l *edges) pairsByNode(k, m int, pre []uint32, buf []uint64) []uint64 {
 		}
 	})
 	if len(buf) < m {
-		buf = hugepage.Make[uint64](m, m)
+		buf = make([]uint64, m, m)
 	}
 	buf = buf[:m]
 	parallel(k, func(w int) {
@@ -199,7 +197,7 @@ func (l *edges) pairsByNode(k, m int, pre []uint32, buf []uint64) []uint64 {
 // or, when it is too short, a buffer of their own.
 func (l *edges) pairsByDigit(m int, mask uint32, buf []uint64) []uint64 {
 	if len(buf) < m {
-		buf = hugepage.Make[uint64](m, m)
+		buf = make([]uint64, m, m)
 	}
 	buf = buf[:m]
 	at := bucketsInParallel(1, int(mask)+1, func(_ int, count []int) {

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/ctxleak/ctxleak/internal/hugepage"
+	"github.com/ctxleak/ctxleak/internal/bigarray"
 )
 
 // New computes the dominator tree of g from root. It returns an error, and
@@ -39,17 +39,17 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// Five arrays of n words, each playing several parts in turn. c and d are
 	// the two halves of one []uint64, kept for the first Retained to return;
 	// b is kept for the first RetainedObjects.
-	ab := hugepage.Make[uint64](n, n)
+	ab := make([]uint64, n, n)
 	a, b := halves(ab)
 	// a: preorder number of each node; then, with b, ancestors and labels
 	// side by side (Step 2); then idom of each node
 	// b: idoms, by number (after Step 3)
-	cd := hugepage.Make[uint64](n, n)
+	cd := make([]uint64, n, n)
 	c, d := halves(cd)
 	// c: DFS parent
 	// d: DFS cursor; then, with c, semidominators and relative dominators
 	// side by side (Step 2)
-	e := hugepage.Make[uint32](n, n) // node of each number (the preorder)
+	e := make([]uint32, n, n) // node of each number (the preorder)
 	// The search fills a, e, c and d as it numbers nodes, one core's work;
 	// the first touch of fresh memory is the kernel clearing it. Another
 	// goroutine has the kernel do that on the idle core, from the end of
@@ -61,10 +61,10 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 			const parts = 32
 			for i := parts - 1; i >= 0; i-- {
 				for _, s := range [][]uint32{a, e, c, d} {
-					hugepage.Populate(s[i*len(s)/parts : (i+1)*len(s)/parts])
+					bigarray.Populate(s[i*len(s)/parts : (i+1)*len(s)/parts])
 				}
 			}
-			hugepage.Populate(b)
+			bigarray.Populate(b)
 		}()
 		defer func() { <-populated }()
 	}

@@ -1,9 +1,6 @@
 //go:build !linux
 
-package hugepage
-
-// Advise does nothing but on Linux.
-func Advise[T any](s []T) {}
+package bigarray
 
 // Populate does nothing but on Linux.
 func Populate[T any](s []T) {}

@@ -1,4 +1,4 @@
-package hugepage
+package bigarray
 
 import (
 	"slices"

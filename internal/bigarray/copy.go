@@ -1,4 +1,4 @@
-package hugepage
+package bigarray
 
 import "unsafe"
 
@@ -20,11 +20,10 @@ func Copy[T any](dst, src []T) {
 }
 
 // Grow returns a new array of capacity c holding the elements of s, which
-// c must be at least the length of: made as Make makes it, and filled by
-// Copy, so that growing a large array neither leaves its pages to small
-// faults nor holds a collection back for one long copy.
+// c must be at least the length of, filled by Copy, so that growing a
+// large array does not hold a collection back for one long copy.
 func Grow[T any](s []T, c int) []T {
-	t := Make[T](len(s), c)
+	t := make([]T, len(s), c)
 	Copy(t, s)
 	return t
 }

@@ -1,31 +1,9 @@
-package hugepage
+package bigarray
 
 import (
 	"syscall"
 	"unsafe"
 )
-
-// hugePage is the size of a transparent huge page.
-const hugePage = 2 << 20
-
-// Advise asks the kernel to back the huge pages that fit in the memory of
-// s with transparent huge pages, if s takes Min bytes or more. Pages
-// already touched are left to the kernel's background collapsing.
-func Advise[T any](s []T) { _ = advise(s) }
-
-// advise is Advise, which returns the kernel's refusal.
-func advise[T any](s []T) error {
-	var t T
-	size := uintptr(len(s)) * unsafe.Sizeof(t)
-	if size < Min || disabled() {
-		return nil
-	}
-	b := whole(s, hugePage)
-	if len(b) == 0 {
-		return nil
-	}
-	return syscall.Madvise(b, syscall.MADV_HUGEPAGE)
-}
 
 // whole returns the memory of s that lies in whole units of unit bytes, a
 // power of two, aligned on unit: the part madvise may be asked about.
