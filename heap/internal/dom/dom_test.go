@@ -279,18 +279,21 @@ func check(t *testing.T, g dom.Graph, root uint32, tr *dom.Tree) {
 	}
 	// RetainedFill gets an array it must fill for reachable nodes only:
 	// what it leaves in the others must not count.
-	got := dom.RetainedFill(tr, func(dst []uint64) {
-		if len(dst) != n {
-			t.Fatalf("RetainedFill: fill got %d sizes for %d nodes", len(dst), n)
-		}
-		for v := range dst {
-			if tr.Reachable(uint32(v)) {
-				dst[v] = sizes[v]
-			} else {
-				dst[v] = 1 << 40
+	fill := func(tr *dom.Tree) func([]uint64) {
+		return func(dst []uint64) {
+			if len(dst) != n {
+				t.Fatalf("fill got %d sizes for %d nodes", len(dst), n)
+			}
+			for v := range dst {
+				if tr.Reachable(uint32(v)) {
+					dst[v] = sizes[v]
+				} else {
+					dst[v] = 1 << 40
+				}
 			}
 		}
-	})
+	}
+	got := dom.RetainedFill(tr, fill(tr))
 	if !slices.Equal(got, want) {
 		t.Fatalf("RetainedFill = %v, want %v", got, want)
 	}
@@ -305,15 +308,7 @@ func check(t *testing.T, g dom.Graph, root uint32, tr *dom.Tree) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotSizes, gotObjects := dom.RetainedFillObjects(tr2, func(dst []uint64) {
-		for v := range dst {
-			if tr2.Reachable(uint32(v)) {
-				dst[v] = sizes[v]
-			} else {
-				dst[v] = 1 << 40
-			}
-		}
-	})
+	gotSizes, gotObjects := dom.RetainedFillObjects(tr2, fill(tr2))
 	if !slices.Equal(gotSizes, want) {
 		t.Fatalf("RetainedFillObjects sizes = %v, want %v", gotSizes, want)
 	}
