@@ -128,7 +128,7 @@ func (a *Analysis) prepareTops() {
 // newTops returns an array of n NoNode, the tops of holdingTops before
 // its pass.
 func newTops(n int) []heapdump.NodeID {
-	tops := make([]heapdump.NodeID, n, n)
+	tops := make([]heapdump.NodeID, n)
 	for i := range tops {
 		tops[i] = heapdump.NoNode
 	}

@@ -288,7 +288,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 		hash:     setHash,
 		sigSets:  map[uint32]uint32{},
 		setEnd:   []uint32{0, 0},
-		set:      make([]uint32, kids.Len(), kids.Len()),
+		set:      make([]uint32, kids.Len()),
 	}
 	a.shareIdx = s
 	// The shared tops: every object the super-root immediately
@@ -313,7 +313,7 @@ func (a *Analysis) computeShares(alongside func()) *shareIndex {
 	// timers standing in for others do not depend on which core ran
 	// first.
 	tops := len(s.set)
-	fwdStart := make([]uint32, tops+2, tops+2)
+	fwdStart := make([]uint32, tops+2)
 	a.holdingTops()
 	parts := 1
 	if tops >= classifyParallelMin {
@@ -494,7 +494,7 @@ func (s *shareIndex) countFlowEdges(fwdStart []uint32) []uint32 {
 		fwdStart[k] += fwdStart[k-1]
 	}
 	n := int(fwdStart[len(fwdStart)-1])
-	return make([]uint32, n, n)
+	return make([]uint32, n)
 }
 
 // placeFlowEdges places the flow edges from the shared tops of ranks lo

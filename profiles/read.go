@@ -42,7 +42,7 @@ func readLimited(r io.Reader, what string, maxBytes, sizeHint int64, s *costStre
 	)
 	next := min(max(sizeHint+1, 64<<10), maxBytes+1)
 	for {
-		buf := make([]byte, int(next), int(next))
+		buf := make([]byte, int(next))
 		if s != nil {
 			s.begin(buf)
 		}
@@ -67,7 +67,7 @@ func readLimited(r io.Reader, what string, maxBytes, sizeHint int64, s *costStre
 	if len(chunks) == 1 {
 		return chunks[0], nil
 	}
-	out := make([]byte, int(total), int(total))
+	out := make([]byte, int(total))
 	n := 0
 	for i, c := range chunks {
 		bigarray.Copy(out[n:], c)

@@ -168,7 +168,7 @@ func (l *edges) pairsByNode(k, m int, pre []uint32, buf []uint64) []uint64 {
 		}
 	})
 	if len(buf) < m {
-		buf = make([]uint64, m, m)
+		buf = make([]uint64, m)
 	}
 	buf = buf[:m]
 	parallel(k, func(w int) {
@@ -197,7 +197,7 @@ func (l *edges) pairsByNode(k, m int, pre []uint32, buf []uint64) []uint64 {
 // or, when it is too short, a buffer of their own.
 func (l *edges) pairsByDigit(m int, mask uint32, buf []uint64) []uint64 {
 	if len(buf) < m {
-		buf = make([]uint64, m, m)
+		buf = make([]uint64, m)
 	}
 	buf = buf[:m]
 	at := bucketsInParallel(1, int(mask)+1, func(_ int, count []int) {

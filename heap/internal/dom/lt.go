@@ -39,17 +39,17 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// Five arrays of n words, each playing several parts in turn. c and d are
 	// the two halves of one []uint64, kept for the first Retained to return;
 	// b is kept for the first RetainedObjects.
-	ab := make([]uint64, n, n)
+	ab := make([]uint64, n)
 	a, b := halves(ab)
 	// a: preorder number of each node; then, with b, ancestors and labels
 	// side by side (Step 2); then idom of each node
 	// b: idoms, by number (after Step 3)
-	cd := make([]uint64, n, n)
+	cd := make([]uint64, n)
 	c, d := halves(cd)
 	// c: DFS parent
 	// d: DFS cursor; then, with c, semidominators and relative dominators
 	// side by side (Step 2)
-	e := make([]uint32, n, n) // node of each number (the preorder)
+	e := make([]uint32, n) // node of each number (the preorder)
 	// The search fills a, e, c and d as it numbers nodes, one core's work;
 	// the first touch of fresh memory is the kernel clearing it. Another
 	// goroutine has the kernel do that on the idle core, from the end of

@@ -163,7 +163,7 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 	// Place them at start[rank+1]++, which leaves start[rank+1] where the
 	// next kid's begin. Parents go first: a kid without non-tree edges into
 	// it hangs from the root, the others' parents were kept in order.
-	k.preds = make([]uint32, int(k.start[kids+1]), int(k.start[kids+1]))
+	k.preds = make([]uint32, int(k.start[kids+1]))
 	parallel(cores, func(j int) {
 		sh := shares[j]
 		at, g := sh.at, sh.g
