@@ -260,6 +260,20 @@
 # holder scan reading bitmaps, the flow's loops inline), on a slow turn of
 # the machine (2M floor 0.18 s): default 0.37 s (2.06), 1.40 s (2.19) and
 # 0.46 s (3.23); the floor slows more than ctxleak on such turns.
+# At cb6db0f (collectPreds and the classification on both cores, no huge
+# pages asked for), on a slow turn of the machine (the 10M floor 0.7 to
+# 1.1 s rather than 0.5), with PAUSE=3:
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.15s   -      0.15s  6MiB    0.02
+#   2M     286MB   default                 0.36s   2.33   0.56s  115MiB  0.42
+#   10M    1179MB  floor                   0.78s   -      0.77s  6MiB    0.01
+#   10M    1179MB  default                 1.66s   2.00   2.66s  490MiB  0.44
+#   g100k  606MB   floor                   0.21s   -      0.22s  6MiB    0.01
+#   g100k  606MB   default                 0.65s   3.24   0.90s  201MiB  0.35
+# (the variants 0.89 to 1.30 times the default run). With PAUSE=0 the same
+# build gave 2.67, 2.43 and 3.58. Against 4df2d93 in alternating order, 3 s
+# apart: 10M 1.78-1.94 s against 2.22-2.38, g100k 0.68-0.89 against
+# 0.95-1.17, 2M 0.39-0.45 against 0.38-0.52 (4 pairs each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
