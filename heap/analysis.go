@@ -80,8 +80,8 @@ type Analysis struct {
 	// first slot (slotOf), built on demand.
 	slotIndex map[heapdump.NodeID]map[heapdump.NodeID]int
 	// shared is what the super-root immediately dominates, bytes and
-	// objects, added up by the scan of groupHoldings or on demand.
-	shared *[2]uint64
+	// objects, added up by groupHoldings' scan.
+	shared [2]uint64
 	// maxSteps is the longest path a group shows (MaxPathSteps).
 	maxSteps int
 	// scanParts is how many parts of the nodes groupHoldings scans at

@@ -442,14 +442,12 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	}
 	// In node order, so that keys intern their sets and signatures in
 	// the same order however many parts were scanned. The scan of every
-	// object adds up sharedTotals on the way.
+	// object adds up what the super-root's kids retain on the way.
 	scans := a.scanHoldings(n, large, hl)
-	if a.shared == nil {
-		a.shared = &[2]uint64{}
-		for _, sc := range scans {
-			a.shared[0] += sc.shared[0]
-			a.shared[1] += sc.shared[1]
-		}
+	a.shared = [2]uint64{}
+	for _, sc := range scans {
+		a.shared[0] += sc.shared[0]
+		a.shared[1] += sc.shared[1]
 	}
 	for _, sc := range scans {
 		runs, others := sc.runs, sc.others

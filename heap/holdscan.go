@@ -35,7 +35,7 @@ type holdingScan struct {
 	runs   []sharedRun
 	others []heapdump.NodeID
 	// shared adds up what the super-root's kids among the nodes retain,
-	// bytes and objects (sharedTotals).
+	// bytes and objects (Analysis.shared).
 	shared [2]uint64
 }
 

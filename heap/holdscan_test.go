@@ -63,7 +63,7 @@ func TestSharedTotalsAddUp(t *testing.T) {
 			t.Fatalf("%s: nothing shared: the test needs a dump with shared objects", pattern)
 		}
 		for _, parts := range []int{1, 2, 7} {
-			a.scanParts, a.shared = parts, nil
+			a.scanParts = parts
 			rep, err := a.Holders(MinSize(1 << 20))
 			if err != nil {
 				t.Fatal(err)

@@ -73,7 +73,7 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.SharedBytes, rep.SharedObjects = a.sharedTotals() // added up by groupHoldings' scan
+	rep.SharedBytes, rep.SharedObjects = a.shared[0], a.shared[1] // what no single root holds, added up by the scan
 	rep.GroupsTotal = len(pend)
 	// Describe the groups in order, a batch at a time, until Top of them
 	// match Focus.
@@ -101,24 +101,6 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 // together they do.
 func (r *Report) Together() bool {
 	return slices.ContainsFunc(r.Groups, func(g *Group) bool { return g.RetainedBytes < r.MinSize })
-}
-
-// sharedTotals adds up what no single root holds: the objects the
-// super-root immediately dominates, and what they retain.
-func (a *Analysis) sharedTotals() (bytes, objects uint64) {
-	if a.shared == nil {
-		// The objects among the super-root's kids, in node order.
-		a.shared = &[2]uint64{}
-		objects := uint32(a.g.NumObjects())
-		for _, v := range a.shares().kids.All() {
-			if v >= objects {
-				break // the root nodes, which follow the objects
-			}
-			a.shared[0] += a.retained[v]
-			a.shared[1] += uint64(a.objects[v])
-		}
-	}
-	return a.shared[0], a.shared[1]
 }
 
 // describePending describes groups: the path, holder and type of the first

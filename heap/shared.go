@@ -539,7 +539,7 @@ type seedRun struct {
 // One in a shared holding is rewritten in place to the rank of that
 // holding's top, marked fromShared (its own rank, for an edge from inside
 // its holding), and counted at fwdStart[that rank+2], atomically: the
-// other half of the tops counts in the same array. The holders of the
+// other shares of the tops count in the same array. The holders of the
 // others are a top's seeds: its entry in s.set becomes its one holder,
 // marked oneHolder, and a top of several is returned, in rank order.
 func (a *Analysis) classifySeeds(s *shareIndex, lo, hi int, fwdStart []uint32) []seedRun {
