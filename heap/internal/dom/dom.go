@@ -128,14 +128,16 @@ type Tree struct {
 	order []uint32 // reachable nodes in depth-first preorder from root
 
 	// spare and spareObjects are work memory of New, handed to the first
-	// calls to Retained and RetainedObjects as their results.
+	// calls to Retained and RetainedObjects (or RetainedFillObjects) as
+	// their results.
 	spare        atomic.Pointer[[]uint64]
 	spareObjects atomic.Pointer[[]uint32]
 	// rootKids is what KeepRootKids kept, until TakeRootKids, which waits
 	// for rootKidsDone: New returns before their predecessors are all in.
 	rootKids     atomic.Pointer[RootKids]
 	rootKidsDone sync.WaitGroup
-	// idomNumbers is PreorderIdoms, in spareObjects, until RetainedObjects.
+	// idomNumbers is PreorderIdoms, in spareObjects, until RetainedObjects
+	// or RetainedFillObjects takes that.
 	idomNumbers atomic.Pointer[[]uint32]
 }
 
@@ -160,8 +162,9 @@ func (t *Tree) Preorder() []uint32 { return t.order }
 // PreorderIdoms returns, for each node of Preorder, the position in
 // Preorder of its immediate dominator (0 for the root itself): the tree
 // read in preorder without looking nodes up. It returns nil once
-// RetainedObjects has been called, whose result takes that memory. The
-// caller must not modify it, nor call RetainedObjects while it reads it.
+// RetainedObjects or RetainedFillObjects has been called, whose result
+// takes that memory. The caller must not modify it, nor call either while
+// it reads it.
 func (t *Tree) PreorderIdoms() []uint32 {
 	if p := t.idomNumbers.Load(); p != nil {
 		return *p

@@ -160,9 +160,9 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// The kids of the root, if kept, are known from idom now. Their
 	// predecessors are collected on another core while this one and the
 	// caller go on: that reads only order, idom (in b), in and parent,
-	// which nothing writes any more until RetainedObjects, and ranks the
-	// kids in c, free after Step 3 until Retained; both wait for it (as
-	// TakeRootKids does).
+	// which nothing writes any more until RetainedObjects (or
+	// RetainedFillObjects), and ranks the kids in c, free after Step 3
+	// until Retained; both wait for it (as TakeRootKids does).
 	t := &Tree{root: uint32(root), order: order}
 	if keep {
 		kids := newRootKids(n, idom, order)
@@ -315,7 +315,8 @@ func (l *edges) add(x uint32) {
 	l.n++
 }
 
-func (l *edges) at(i int) uint32 { return l.chunks[i>>chunkBits][i&chunkMask] }
+func (l *edges) at(i int) uint32     { return l.chunks[i>>chunkBits][i&chunkMask] }
+func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
 
 // groupStart returns the index of the first edge of group g of l, once
 // grouped by target (groupByTarget), or l.n if there are no more groups.
@@ -331,7 +332,14 @@ func (l *edges) groupStart(g int) int {
 	}
 	return l.n
 }
-func (l *edges) set(i int, x uint32) { l.chunks[i>>chunkBits][i&chunkMask] = x }
+
+// groupEnd returns the index after the last edge of the group that starts
+// at edge i of l, once grouped by target.
+func (l *edges) groupEnd(i int) int {
+	for i++; i < l.n && l.at(i)&mark == 0; i++ {
+	}
+	return i
+}
 
 // eval returns the node with the smallest semidominator on the forest path
 // from v up to, and not including, the first node that is not linked (numbered
@@ -387,6 +395,7 @@ type bitset []uint64
 func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 
 func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
 
 // countBelow returns the number of members of s below n.
 func (s bitset) countBelow(n int) int {
@@ -399,7 +408,6 @@ func (s bitset) countBelow(n int) int {
 	}
 	return c
 }
-func (s bitset) set(i uint32) { s[i/64] |= 1 << (i % 64) }
 
 // count returns the number of elements of s.
 func (s bitset) count() int {

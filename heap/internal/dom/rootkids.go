@@ -144,8 +144,7 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 		for w := sh.lo; w < sh.hi; w++ {
 			end := at
 			if hasIn.has(uint32(w)) {
-				for end++; end < in.n && in.at(end)&mark == 0; end++ {
-				}
+				end = in.groupEnd(at)
 			}
 			rank[w] = None
 			if idom[w] == 0 {
@@ -172,8 +171,7 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 			if hasIn.has(uint32(w)) {
 				p = parent[g]
 				g++
-				for end++; end < in.n && in.at(end)&mark == 0; end++ {
-				}
+				end = in.groupEnd(at)
 			}
 			if i := rank[w]; i != None {
 				o := k.start[i+1]
