@@ -271,6 +271,9 @@ type domInput struct{ g *heapdump.Graph }
 func (d domInput) Len() int                                  { return d.g.NumNodes() }
 func (d domInput) Succs(v heapdump.NodeID) []heapdump.NodeID { return d.g.Succ(v) }
 
+// CSR gives the dominator computation the graph's arrays (dom.CSR).
+func (d domInput) CSR() ([]uint32, []heapdump.NodeID) { return d.g.CSR() }
+
 // Graph returns the object graph the analysis is of.
 func (a *Analysis) Graph() *heapdump.Graph { return a.g }
 

@@ -119,6 +119,10 @@ func (g *Graph) Succ(v NodeID) []NodeID {
 	return g.succ[g.start[v]:g.start[v+1]:g.start[v+1]]
 }
 
+// CSR returns the arrays Succ reads: the successors of v are
+// succ[start[v]:start[v+1]]. The caller must not modify them.
+func (g *Graph) CSR() (start []uint32, succ []NodeID) { return g.start, g.succ }
+
 // Word decodes the pointer-sized word at off of b (object or frame
 // contents) in the dump's byte order. It returns 0 when the word is out of
 // range or the dump gave no pointer size.

@@ -46,6 +46,15 @@ type Input[N ~uint32] interface {
 	Succs(v N) []N
 }
 
+// CSR is an Input whose successors lie in two arrays, as a Graph's do:
+// those of v are succ[start[v]:start[v+1]]. New's search reads them there
+// rather than calling Succs for every node, and checks each range it
+// reads: a range out of order or past succ is an error, as for any Input.
+type CSR[N ~uint32] interface {
+	Input[N]
+	CSR() (start []uint32, succ []N)
+}
+
 // Graph is a directed graph in compressed sparse row form. Its nodes are
 // 0 to Len()-1; the successors of node v are Succ[Start[v]:Start[v+1]].
 // Self edges, duplicate edges and nodes unreachable from the root are fine.
@@ -66,6 +75,9 @@ func (g Graph) Len() int {
 func (g Graph) Succs(v uint32) []uint32 {
 	return g.Succ[g.Start[v]:g.Start[v+1]]
 }
+
+// CSR returns g.Start and g.Succ.
+func (g Graph) CSR() ([]uint32, []uint32) { return g.Start, g.Succ }
 
 // check reports whether g is well formed and root is one of its nodes, so that
 // the algorithm can index every array without further checks. A Graph is

@@ -56,3 +56,51 @@ func TestInput(t *testing.T) {
 		t.Error("no nodes: no error")
 	}
 }
+
+// csrInput is a CSR of another node type, whose Succs New does not call.
+type csrInput struct {
+	start []uint32
+	succ  []nodeID
+}
+
+func (c csrInput) Len() int                  { return len(c.start) - 1 }
+func (c csrInput) Succs(v nodeID) []nodeID   { panic("New calls Succs of a CSR") }
+func (c csrInput) CSR() ([]uint32, []nodeID) { return c.start, c.succ }
+
+// A CSR gives the tree its successor lists give; a range out of order or
+// past its edges is an error, not a panic, when the root reaches its node.
+func TestCSRInput(t *testing.T) {
+	adj := adjacency{{1, 2}, {3}, {3, 4}, {1}, {}, {0}} // node 5 is unreachable
+	var c csrInput
+	for _, s := range adj {
+		c.start = append(c.start, uint32(len(c.succ)))
+		c.succ = append(c.succ, s...)
+	}
+	c.start = append(c.start, uint32(len(c.succ)))
+	want, err := dom.New(adj, nodeID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dom.New(c, nodeID(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range uint32(len(adj)) {
+		if got.Idom(v) != want.Idom(v) {
+			t.Errorf("node %d: idom %d from the CSR, %d from the successor lists", v, got.Idom(v), want.Idom(v))
+		}
+	}
+
+	for _, tc := range []struct {
+		name  string
+		start []uint32
+	}{
+		{"decreasing", []uint32{0, 2, 1, 3, 4, 4, 5}},
+		{"past the edges", []uint32{0, 2, 3, 5, 9, 9, 9}},
+	} {
+		bad := csrInput{start: tc.start, succ: c.succ}
+		if _, err := dom.New(bad, nodeID(0)); err == nil || !strings.Contains(err.Error(), "not within the") {
+			t.Errorf("%s: error %v, want one naming the range", tc.name, err)
+		}
+	}
+}

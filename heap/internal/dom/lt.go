@@ -83,6 +83,9 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	}
 	order := e[:r:r]
 	// b and d are free until Step 2, a once groupByTarget has read it.
+	if !numbered {
+		numberNodes(a, order, groupWorkers(in.n))
+	}
 	hasIn := in.groupByTarget(r, a, ab, cd[(n+1)/2:], numbered)
 	var parent []uint32 // of each target of non-tree edges, for KeepRootKids
 	if keep {
@@ -192,6 +195,18 @@ var populateMin = defaultPopulateMin
 
 const defaultPopulateMin = 1 << 20
 
+// numberNodes writes the number of each node of order in pre, on k cores:
+// the search leaves that to it in a big graph, whose pre it would write at
+// random on one core.
+func numberNodes(pre, order []uint32, k int) {
+	parallel(k, func(w int) {
+		lo, hi := w*len(order)/k, (w+1)*len(order)/k
+		for i, v := range order[lo:hi] {
+			pre[v] = uint32(lo + i)
+		}
+	})
+}
+
 // numberedMaxNodes is the number of nodes up to which the search puts the
 // targets of non-tree edges in edges as numbers, and groupByTarget sorts
 // them on one core: up to it, an array of a number a node (4 MiB) is read
@@ -212,6 +227,24 @@ var numberedMaxNodes = 1 << 20
 // error for an edge to a node past the last.
 func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uint32, in *edges, numbered bool) (int, error) {
 	last := uint32(len(pre) - 1)
+	// A CSR's successors are read from its arrays, not through a call.
+	var start []uint32
+	var all []N
+	direct := false
+	if c, ok := g.(CSR[N]); ok {
+		start, all = c.CSR()
+		direct = len(start) == len(pre)+1
+	}
+	succsOf := func(v uint32) ([]N, error) {
+		if !direct {
+			return g.Succs(N(v)), nil
+		}
+		s, e := start[v], start[v+1]
+		if s > e || int(e) > len(all) {
+			return nil, fmt.Errorf("dom: the successors of node %d lie at [%d, %d), not within the %d edges", v, s, e, len(all))
+		}
+		return all[s:e:e], nil
+	}
 	// left[i%len(left)] holds the successors of node number i while the
 	// search is below it, unless a later number took the place.
 	var left [256]struct {
@@ -227,7 +260,11 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 	parent[0] = None
 	n := uint32(1)
 	cur, src, node := uint32(0), None, root
-	succ, e := g.Succs(N(root)), 0
+	succ, err := succsOf(root)
+	if err != nil {
+		return 0, err
+	}
+	e := 0
 	for {
 		for e < len(succ) {
 			w := uint32(succ[e])
@@ -237,10 +274,15 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 			}
 			if !seen.has(w) {
 				seen.set(w)
-				pre[w] = n
+				if numbered {
+					pre[w] = n // else numberNodes writes it
+				}
 				order[n] = w
 				parent[n] = cur
-				ws := g.Succs(N(w))
+				ws, err := succsOf(w)
+				if err != nil {
+					return 0, err
+				}
 				if len(ws) == 0 { // a leaf: nothing to search below it
 					n++
 					continue
@@ -280,8 +322,8 @@ func search[N ~uint32](g Input[N], root uint32, pre, order, parent, cursor []uin
 		node = order[cur]
 		if c := &left[cur%uint32(len(left))]; c.num == cur && c.succ != nil {
 			succ = c.succ
-		} else {
-			succ = g.Succs(N(node))
+		} else if succ, err = succsOf(node); err != nil {
+			return 0, err
 		}
 		e = int(cursor[cur])
 	}
