@@ -280,6 +280,70 @@ func TestUnionAgreesWithIntern(t *testing.T) {
 	}
 }
 
+// The sets flow to what a search from every top gives: on random graphs
+// of flow edges with cycles, most edges going up in rank or most down,
+// each top whose set was not cut holds exactly the seeds of the tops that
+// reach it, and a set is cut when those are more than maxSetHolders.
+func TestFlowAsSearched(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for round := range 40 {
+		n := 2 + rng.IntN(300)
+		m := rng.IntN(3 * n)
+		holders := 1 + rng.IntN(40)
+		seeds := make([][]uint32, n)
+		for k := range seeds {
+			for range rng.IntN(3) {
+				seeds[k] = append(seeds[k], uint32(rng.IntN(holders)))
+			}
+			slices.Sort(seeds[k])
+		}
+		fwd := make([][]uint32, n)
+		for range m {
+			src, to := rng.IntN(n), rng.IntN(n)
+			if round%2 == 1 && src < to {
+				src, to = to, src // most edges go down, some up
+			}
+			if src != to && rng.IntN(10) > 0 {
+				fwd[src] = append(fwd[src], uint32(to))
+			}
+		}
+		// What reaches each top, by a search from each.
+		want := make([][]uint32, n)
+		for k := range n {
+			seen := make([]bool, n)
+			stack := []int{k}
+			seen[k] = true
+			for len(stack) > 0 {
+				v := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				want[v] = append(want[v], seeds[k]...)
+				for _, to := range fwd[v] {
+					if !seen[to] {
+						seen[to] = true
+						stack = append(stack, int(to))
+					}
+				}
+			}
+		}
+		s := &shareIndex{setIndex: map[uint64]uint32{}, setEnd: []uint32{0, 0}, hash: setHash, set: make([]uint32, n)}
+		var flat, start []uint32
+		for k := range n {
+			s.set[k] = s.intern(slices.Clone(seeds[k]), maxSetHolders)
+			start = append(start, uint32(len(flat)))
+			flat = append(flat, fwd[k]...)
+		}
+		start = append(start, uint32(len(flat)))
+		s.flow(flat, start)
+		for k := range n {
+			w := slices.Compact(slices.Sorted(slices.Values(want[k])))
+			x := s.set[k]
+			if s.cut(x) != (len(w) > maxSetHolders) || !s.cut(x) && !slices.Equal(s.members(x), w) {
+				t.Fatalf("round %d: top %d holds %v, want %v", round, k, s.members(x), w)
+			}
+		}
+	}
+}
+
 // The shared tops are the objects the super-root immediately dominates,
 // but the goroutines' runtime.g, which the runtime holds (allgs and the
 // goroutine's own root both reach each one).
