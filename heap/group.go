@@ -188,10 +188,6 @@ type holdKey struct {
 	typed         uint32 // a runtime-held large object's typed key, an index in Analysis.typedKeys
 }
 
-// slotFields are the names of the record fields a root's slot can be
-// (heapdump.RootSlot.Field).
-var slotFields = []string{"ctxt", "record", "defer", "value", "object", "fn", "addr"}
-
 // holdingKey returns the key of holding t (an object whose immediate
 // dominator is a holder), whether it counts as a user's holding (false for
 // what the runtime's roots hold, see isRuntimeRoot), and the id of the
@@ -222,11 +218,8 @@ func (a *Analysis) holdingKey(t heapdump.NodeID) (key holdKey, user bool, gid ui
 		switch {
 		case s.Frame >= 0:
 			key.slot = uint64(uint32(s.Frame-root.Frame))<<32 | s.Offset&(1<<32-1)
-		case s.Field != "":
-			key.field = uint32(slices.Index(slotFields, s.Field) + 1)
-			if key.field == 0 {
-				key.field = uint32(len(slotFields) + 1)
-			}
+		case s.Field != heapdump.FieldNone:
+			key.field = uint32(s.Field)
 		default:
 			// A global holds objects of one size alike, whatever
 			// their slots: the elements of an array of pointers.

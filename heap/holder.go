@@ -348,7 +348,7 @@ func (a *Analysis) viaDefer(h *Holder, p []heapdump.NodeID) {
 		return
 	}
 	if k := a.slotOf(p[0], p[1]); k >= 0 {
-		if f := a.g.RootSlots(p[0])[k].Field; f == "record" || f == "defer" {
+		if f := a.g.RootSlots(p[0])[k].Field; f == heapdump.FieldRecord || f == heapdump.FieldDefer {
 			h.Kind, h.Detail = heapdump.RootDefer, DetailDefer
 		}
 	}

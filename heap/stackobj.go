@@ -11,21 +11,22 @@ import (
 )
 
 // fromStackObject types rec, which a pointer in a frame's stack object (an
-// address-taken local or argument, see heapdump.RootSlot.StackObject)
+// address-taken local or argument, see heapdump.Graph.StackObject)
 // points to: through the variable's DWARF type when the binary names it,
 // and the step reads "local v.buf (stack object)"; a compiler's temporary
 // has no name: "temporary at +32 (stack object)".
 func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.RootSlot, rec *heapdump.ObjectRecord, interior int64) target {
 	a := t.a
+	so := a.g.StackObject(&slot)
 	inObj := int64(slot.Offset - slot.StackObjectOffset)
 	var v binsym.StackVar
 	named := false
 	if a.Binary != nil && root.Frame >= 0 && root.Frame < len(a.d.Frames) {
 		f := &a.d.Frames[root.Frame]
-		v, named = a.Binary.StackObjectVar(f.Entry, slot.StackObject, int64(f.Size))
+		v, named = a.Binary.StackObjectVar(f.Entry, so, int64(f.Size))
 	}
 	kind := "local"
-	if slot.StackObject.Off >= 0 {
+	if so.Off >= 0 {
 		kind = "argument"
 	}
 	if named {
@@ -82,7 +83,8 @@ func (t *typer) fromStackObject(c container, root *heapdump.Root, slot heapdump.
 // fields past the code pointer when DWARF does not list them). It returns
 // nil otherwise.
 func (a *Analysis) stackClosure(c container, slot heapdump.RootSlot, inObj int64) *binsym.Type {
-	if a.Binary == nil || inObj <= 0 || slot.StackObject.Size < 16 {
+	so := a.g.StackObject(&slot)
+	if a.Binary == nil || inObj <= 0 || so.Size < 16 {
 		return nil
 	}
 	code := c.word(-inObj)
@@ -97,7 +99,7 @@ func (a *Analysis) stackClosure(c container, slot heapdump.RootSlot, inObj int64
 		return nil
 	}
 	ct := a.Binary.ClosureType(code)
-	if ct == nil || ct.Size > int64(slot.StackObject.Size) {
+	if ct == nil || ct.Size > int64(so.Size) {
 		return nil
 	}
 	return ct
@@ -117,7 +119,7 @@ func (a *Analysis) sentType(root *heapdump.Root, slot heapdump.RootSlot) *binsym
 	}
 	gr := &a.d.Goroutines[root.Goroutine]
 	objAddr := a.d.Frames[slot.Frame].SP + slot.StackObjectOffset
-	size := uint64(slot.StackObject.Size)
+	size := uint64(a.g.StackObject(&slot).Size)
 	ps := uint64(a.d.Params.PtrSize)
 	mf := uint64(bin.MinFrameSize())
 	in := func(p uint64) bool { return p >= objAddr && p-objAddr < size }

@@ -285,7 +285,7 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 				return slices.ContainsFunc(a.d.FrameSlots(slot.Frame), func(s heapdump.Slot) bool { return int64(s.Offset) == o+d })
 			},
 		}
-		if slot.StackObject != nil {
+		if slot.InStackObject() {
 			return t.fromStackObject(c, root, slot, rec, interior), nil
 		}
 		unsure := root.Kind == heapdump.RootFrame && root.Unsure && root.Frame > 0
@@ -350,16 +350,16 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 			tt.via = "(the variable)"
 		}
 		return tt, nil
-	case slot.Field == "record" && a.Binary != nil:
+	case slot.Field == heapdump.FieldRecord && a.Binary != nil:
 		ty := a.Binary.TypeByName("runtime._defer")
-		return target{via: slot.Field, t: ty, name: typeName(ty)}, nil
-	case slot.Field == "value" && root.Kind == heapdump.RootPanic && root.Index >= 0 && root.Index < len(a.d.Panics):
+		return target{via: slot.Field.String(), t: ty, name: typeName(ty)}, nil
+	case slot.Field == heapdump.FieldValue && root.Kind == heapdump.RootPanic && root.Index >= 0 && root.Index < len(a.d.Panics):
 		ty := t.dynamic(a.d.Panics[root.Index].Type)
-		return target{via: slot.Field, t: ty, name: typeName(ty)}, nil
-	case (root.Kind == heapdump.RootFinalizer || root.Kind == heapdump.RootQueuedFinalizer) && slot.Field == "object":
+		return target{via: slot.Field.String(), t: ty, name: typeName(ty)}, nil
+	case (root.Kind == heapdump.RootFinalizer || root.Kind == heapdump.RootQueuedFinalizer) && slot.Field == heapdump.FieldObject:
 		return t.finalizerTarget(root, rec, interior), nil
 	default:
-		return target{via: slot.Field}, nil
+		return target{via: slot.Field.String()}, nil
 	}
 }
 
@@ -471,7 +471,7 @@ func (t *typer) fromOtherFrames(r heapdump.NodeID, rec *heapdump.ObjectRecord) (
 		slots := a.g.RootSlots(v)
 		t.otherBudget -= 1 + len(slots)
 		for _, slot := range slots {
-			if slot.Value != rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
+			if slot.Value != rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.InStackObject() {
 				continue
 			}
 			tried++
@@ -544,7 +544,7 @@ func (t *typer) fromGoroutineFields(r heapdump.NodeID, rec *heapdump.ObjectRecor
 		slots := a.g.RootSlots(v)
 		t.otherBudget -= 1 + len(slots)
 		for _, slot := range slots {
-			if slot.Value == rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.StackObject != nil {
+			if slot.Value == rec.Addr || slot.Frame < 0 || slot.Frame >= len(a.d.Frames) || slot.InStackObject() {
 				continue
 			}
 			xrec := load(slot.Value)

@@ -371,22 +371,22 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				// loop, or under -race), which holds the closure; else
 				// the closure.
 				if rec, ok := g.idx.lookup(dc.addr, &hint); ok {
-					slot(RootSlot{Frame: -1, Field: "record", Value: dc.addr})
+					slot(RootSlot{Frame: -1, Field: FieldRecord, Value: dc.addr})
 					g.deferRecs = append(g.deferRecs, NodeID(rec))
 				} else if dc.fn != 0 {
-					slot(RootSlot{Frame: -1, Field: "defer", Value: dc.fn})
+					slot(RootSlot{Frame: -1, Field: FieldDefer, Value: dc.fn})
 				}
 			}
 			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
 		}
 		for _, i := range panics[gr.Addr] {
 			first := len(g.rootSlots)
-			slot(RootSlot{Frame: -1, Field: "value", Value: dump.Panics[i].Data})
+			slot(RootSlot{Frame: -1, Field: FieldValue, Value: dump.Panics[i].Data})
 			finish(Root{Kind: RootPanic, Goroutine: gi, Frame: -1, Index: i}, first)
 		}
 		if gr.Ctxt != 0 {
 			first := len(g.rootSlots)
-			slot(RootSlot{Frame: -1, Field: "ctxt", Value: gr.Ctxt})
+			slot(RootSlot{Frame: -1, Field: FieldCtxt, Value: gr.Ctxt})
 			finish(Root{Kind: RootGoroutine, Goroutine: gi, Frame: -1, Index: -1}, first)
 		}
 	}
@@ -427,14 +427,14 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		}
 		for i, f := range fins {
 			first := len(g.rootSlots)
-			slot(RootSlot{Frame: -1, Field: "object", Value: f.Object})
-			slot(RootSlot{Frame: -1, Field: "fn", Value: f.Fn})
+			slot(RootSlot{Frame: -1, Field: FieldObject, Value: f.Object})
+			slot(RootSlot{Frame: -1, Field: FieldFn, Value: f.Fn})
 			finish(Root{Kind: k, Goroutine: -1, Frame: -1, Index: i, Addr: f.Object}, first)
 		}
 	}
 	for i, o := range dump.OtherRoots {
 		first := len(g.rootSlots)
-		slot(RootSlot{Frame: -1, Field: "addr", Value: o.Addr})
+		slot(RootSlot{Frame: -1, Field: FieldAddr, Value: o.Addr})
 		finish(Root{Kind: RootOther, Goroutine: -1, Frame: -1, Index: i, Addr: o.Addr, Desc: o.Desc}, first)
 	}
 

@@ -83,7 +83,7 @@ func TestDeferRecordRoots(t *testing.T) {
 			continue
 		}
 		for _, s := range g.RootSlots(g.roots[i].Node) {
-			if s.Field == "record" && s.Node == rec {
+			if s.Field == FieldRecord && s.Node == rec {
 				found = true
 			}
 		}

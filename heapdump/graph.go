@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+
+	"github.com/ctxleak/ctxleak/binsym"
 )
 
 // NodeID names a node of a Graph: an object, a root node or the super-root.
@@ -47,7 +49,9 @@ type Graph struct {
 	rootSlots []RootSlot
 	samples   []allocSample // sorted by object
 	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
-	deferRecs []NodeID      // the defer records that are objects and roots' slots
+	// stackObjects are the stack objects slots are in (RootSlot.stackObject).
+	stackObjects []*binsym.StackObject
+	deferRecs    []NodeID // the defer records that are objects and roots' slots
 	// stackRecords counts the stack-object records the build looked at,
 	// for tests.
 	stackRecords int

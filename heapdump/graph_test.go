@@ -220,7 +220,7 @@ func TestFinalizerRoots(t *testing.T) {
 				continue
 			}
 			obj := g.RootSlots(g.roots[i].Node)[0].Node
-			if g.RootSlots(g.roots[i].Node)[0].Field != "object" || g.ObjectAddr(obj) != r.Addr {
+			if g.RootSlots(g.roots[i].Node)[0].Field != FieldObject || g.ObjectAddr(obj) != r.Addr {
 				t.Errorf("queued finalizer root %+v, slots %+v", r, g.RootSlots(g.roots[i].Node))
 			}
 			if slices.Contains(g.Succ(obj), p) {

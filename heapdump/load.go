@@ -30,7 +30,7 @@ type Options struct {
 	// and arguments, which the stack maps leave out of a frame's slots.
 	// With it, a stack object that a pointer on its goroutine's stack
 	// reaches (as the garbage collector finds them) adds its pointers to
-	// its frame's root, marked with RootSlot.StackObject. The objects
+	// its frame's root, which Graph.StackObject tells. The objects
 	// come in increasing order of offset, without overlaps, as the
 	// runtime wants them; a function's that do not are left out.
 	StackObjects func(entry uint64) []binsym.StackObject

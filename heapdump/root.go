@@ -2,6 +2,7 @@ package heapdump
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/ctxleak/ctxleak/binsym"
 )
@@ -39,6 +40,8 @@ type Root struct {
 }
 
 // RootSlot is one pointer of a root node: where it is and what it points to.
+// It holds no pointers, so that the collector need not scan the slots of
+// 100,000 goroutines.
 type RootSlot struct {
 	// Frame is the index in Dump.Frames of the frame whose memory holds the
 	// slot (the caller's frame for an argument), or -1.
@@ -47,22 +50,59 @@ type RootSlot struct {
 	Offset uint64
 	// Addr is the slot's address (frame SP or segment address plus
 	// offset), or 0 for a field of a record.
-	Addr uint64
-	// Field names the record field of a non-memory slot: "ctxt" for a
-	// goroutine root; for a frame root, "record" for a defer record of the
-	// frame that is an object (a defer in a loop, or under -race: it holds
-	// the closure) and "defer" for the closure of another; "value" for a
-	// panic's value; "object" and "fn" for a finalizer's object and
-	// closure; "addr" for an other root.
-	Field string
+	Addr  uint64
 	Value uint64 // the pointer
-	Node  NodeID // the object it points into
-	// StackObject is set on a slot inside one of the frame's stack objects
-	// (an address-taken local or argument, which the stack maps leave
-	// out; see Options.StackObjects): the object as the binary describes
-	// it. StackObjectOffset is the object's start in the frame Frame.
-	StackObject       *binsym.StackObject
+	// StackObjectOffset is, for a slot inside one of the frame's stack
+	// objects (Graph.StackObject), the object's start in the frame Frame.
 	StackObjectOffset uint64
+	Node              NodeID // the object it points into
+	// stackObject is 1 plus the index in Graph.stackObjects of the stack
+	// object the slot is in, or 0.
+	stackObject uint32
+	// Field names the record field of a slot that is not memory.
+	Field SlotField
+}
+
+// InStackObject reports whether s lies in one of its frame's stack objects
+// (Graph.StackObject).
+func (s *RootSlot) InStackObject() bool { return s.stackObject != 0 }
+
+// SlotField is the record field a root's slot is when it is not memory of
+// a frame or a segment.
+type SlotField uint8
+
+// The record fields of slots.
+const (
+	FieldNone   SlotField = iota // memory of a frame or a segment
+	FieldCtxt                    // a goroutine's closure to start
+	FieldRecord                  // a frame's defer record that is an object (a defer in a loop, or under -race), which holds the closure
+	FieldDefer                   // the closure of a frame's other defer
+	FieldValue                   // a panic's value
+	FieldObject                  // a finalizer's object
+	FieldFn                      // a finalizer's closure
+	FieldAddr                    // an other root's address
+)
+
+var slotFieldNames = [...]string{"", "ctxt", "record", "defer", "value", "object", "fn", "addr"}
+
+// String returns the field's name: "ctxt", "record", "defer", "value",
+// "object", "fn" or "addr", and "" for FieldNone.
+func (f SlotField) String() string {
+	if int(f) < len(slotFieldNames) {
+		return slotFieldNames[f]
+	}
+	return "field" + strconv.Itoa(int(f))
+}
+
+// StackObject returns the stack object slot s is in (an address-taken
+// local or argument, which the stack maps leave out; see
+// Options.StackObjects) as the binary describes it, or nil.
+// s.StackObjectOffset is the object's start in the frame s.Frame.
+func (g *Graph) StackObject(s *RootSlot) *binsym.StackObject {
+	if s.stackObject == 0 || int(s.stackObject) > len(g.stackObjects) {
+		return nil
+	}
+	return g.stackObjects[s.stackObject-1]
 }
 
 // Root returns the root that root node v stands for, or nil when v is not
@@ -100,7 +140,7 @@ func (g *Graph) RootSlots(v NodeID) []RootSlot {
 //
 // Load produces RootFrame, RootGoroutine, RootPanic, RootGlobal,
 // RootFinalizer, RootQueuedFinalizer and RootOther. RootDefer is a frame
-// root's defer slots (RootSlot.Field "record" or "defer"), which package
+// root's defer slots (RootSlot.Field FieldRecord or FieldDefer), which package
 // heap names apart. RootTimer is never in a dump: the
 // runtime keeps timers in its own structures, and package heap derives a
 // timer holder from the path through them.

@@ -44,11 +44,29 @@ type stackObjectCache struct {
 	fn   func(entry uint64) []binsym.StackObject
 	objs map[uint64][]binsym.StackObject
 
+	// indexes are the stack objects' places in Graph.stackObjects, plus 1.
+	indexes map[*binsym.StackObject]uint32
+
 	placed   []frameObject
 	examined int // records looked at, for tests
 	work     []int
 	out      []stackSlot
 	mem      []byte
+}
+
+// index returns 1 plus the index of obj in g.stackObjects, where it adds
+// it the first time (RootSlot.stackObject).
+func (c *stackObjectCache) index(g *Graph, obj *binsym.StackObject) uint32 {
+	if i, ok := c.indexes[obj]; ok {
+		return i
+	}
+	if c.indexes == nil {
+		c.indexes = map[*binsym.StackObject]uint32{}
+	}
+	g.stackObjects = append(g.stackObjects, obj)
+	i := uint32(len(g.stackObjects))
+	c.indexes[obj] = i
+	return i
 }
 
 func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
@@ -211,7 +229,7 @@ func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, defers defer
 			}
 			out = append(out, stackSlot{owner: o.owner, slot: RootSlot{
 				Frame: fi, Offset: base + uint64(p), Addr: o.lo + uint64(p), Value: v,
-				StackObject: o.obj, StackObjectOffset: base,
+				stackObject: cache.index(g, o.obj), StackObjectOffset: base,
 			}})
 		}
 	}

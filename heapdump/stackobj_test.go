@@ -31,11 +31,15 @@ func TestStackObjectsHostile(t *testing.T) {
 	dump := g.Dump()
 	g.ForEachRoot(func(r *Root) bool {
 		for _, s := range g.RootSlots(r.Node) {
-			if s.StackObject == nil {
+			so := g.StackObject(&s)
+			if so == nil {
+				if s.InStackObject() {
+					t.Errorf("slot %+v: in a stack object, but none is given", s)
+				}
 				continue
 			}
 			f := &dump.Frames[s.Frame]
-			if s.Offset+8 > f.Size || s.Offset < s.StackObjectOffset || s.Offset-s.StackObjectOffset >= uint64(s.StackObject.Size) || s.Addr != f.SP+s.Offset {
+			if s.Offset+8 > f.Size || s.Offset < s.StackObjectOffset || s.Offset-s.StackObjectOffset >= uint64(so.Size) || s.Addr != f.SP+s.Offset {
 				t.Errorf("slot %+v outside its object or its frame (SP %#x, %d bytes)", s, f.SP, f.Size)
 			}
 			if _, ok := g.Find(s.Value); !ok {
