@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/ctxleak/ctxleak/internal/bigarray"
 )
 
 // Objects are numbered in dump order. The runtime dumps a span's objects
@@ -116,7 +118,7 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 					// First gap: from here on the group needs a bitmap.
 					g.words = int32(len(x.bits))
 					for s := uint32(0); s < g.slots; s += 64 {
-						x.bits = append(x.bits, 0)
+						x.bits = bigarray.Append(x.bits, 0)
 					}
 					for s := uint32(0); s < g.slots; s++ {
 						x.bits[uint32(g.words)+s/64] |= 1 << (s % 64)
@@ -124,12 +126,12 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 				}
 				if g.words >= 0 {
 					for uint32(len(x.bits)) <= uint32(g.words)+slot/64 {
-						x.bits = append(x.bits, 0)
+						x.bits = bigarray.Append(x.bits, 0)
 					}
 					x.bits[uint32(g.words)+slot/64] |= 1 << (slot % 64)
 				}
 				if g.count%markEvery == 0 {
-					x.marks = append(x.marks, file)
+					x.marks = bigarray.Append(x.marks, file)
 				}
 				g.slots = slot + 1
 				g.count++
@@ -138,7 +140,7 @@ func (x *objIndex) add(addr, size uint64, file int64) error {
 		}
 	}
 	x.sealed = false
-	x.groups = append(x.groups, group{base: addr, size: size, slots: 1, count: 1, first: x.n - 1, words: -1, file: file, marks: uint32(len(x.marks))})
+	x.groups = bigarray.Append(x.groups, group{base: addr, size: size, slots: 1, count: 1, first: x.n - 1, words: -1, file: file, marks: uint32(len(x.marks))})
 	return nil
 }
 

@@ -683,7 +683,7 @@ func (p *parser) objectsFast() bool {
 		if next {
 			g := &x.groups[len(x.groups)-1]
 			if g.count%markEvery == 0 {
-				x.marks = append(x.marks, r.base+int64(pos))
+				x.marks = bigarray.Append(x.marks, r.base+int64(pos))
 			}
 			g.slots++
 			g.count++

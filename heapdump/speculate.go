@@ -337,10 +337,10 @@ func (p *parser) adopt(off int64) bool {
 		if g.words >= 0 {
 			g.words += words
 		}
-		x.groups = append(x.groups, g)
+		x.groups = bigarray.Append(x.groups, g)
 	}
-	x.marks = append(x.marks, y.marks...)
-	x.bits = append(x.bits, y.bits...)
+	x.marks = bigarray.Append(x.marks, y.marks...)
+	x.bits = bigarray.Append(x.bits, y.bits...)
 	x.n += y.n
 	x.gapped = x.gapped || y.gapped
 	x.sealed = y.sealed

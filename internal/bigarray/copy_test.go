@@ -54,3 +54,20 @@ func TestGrow(t *testing.T) {
 		t.Error("Grow returned the same array")
 	}
 }
+
+// Append appends what append does, growing into a new array when full.
+func TestAppend(t *testing.T) {
+	var s, want []uint64
+	for i := range uint64(5000) {
+		s = Append(s, i, i*3)
+		want = append(want, i, i*3)
+	}
+	s = Append(s)
+	if !slices.Equal(s, want) {
+		t.Fatalf("Append: %d elements, not append's %d", len(s), len(want))
+	}
+	full := make([]uint64, 4)
+	if g := Append(full, 9); &g[0] == &full[0] || cap(g) < 8 || !slices.Equal(g, []uint64{0, 0, 0, 0, 9}) {
+		t.Errorf("Append to a full array: %v, room %d", g, cap(g))
+	}
+}

@@ -3,8 +3,9 @@
 //
 // Populate has the kernel fault an array's pages in ahead of its use, so
 // that a goroutine on an idle core can take that cost off the one about to
-// fill the array. Copy copies a large array in steps that a garbage
-// collection can come between, and Grow grows one so.
+// fill the array. Copy copies a large array, its pages faulted in first, in
+// steps that a garbage collection can come between, and Grow and Append
+// grow one so.
 //
 // The package once asked Linux for transparent huge pages for every array
 // of 4 MiB or more (madvise MADV_HUGEPAGE), which halved the page faults.
