@@ -170,11 +170,11 @@ func (r *reader) uvarint() (uint64, error) {
 		}
 	}
 	if r.end-r.pos >= binary.MaxVarintLen64 {
-		v, n := binary.Uvarint(r.buf[r.pos:r.end])
-		if n <= 0 {
+		v, next := uvarintAt(r.buf[:r.end], r.pos) // up to 8 bytes at once
+		if next < 0 {
 			return 0, r.errorf(r.off(), "varint overflows 64 bits")
 		}
-		r.pos += n
+		r.pos = next
 		return v, nil
 	}
 	return r.uvarintSlow()
