@@ -716,8 +716,38 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
 		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
 	}
-	return bigarray.Grow(s, c)
+	t := bigarray.Grow(s, c)
+	if room := roomToPopulate(p, t, from); room != nil {
+		go bigarray.Populate(room)
+	}
+	return t
 }
+
+// roomToPopulate returns the room of t, just grown for the records from
+// offset from on, that another goroutine is to fault in, or nil: for the
+// records after the objects, which the parser reads on one core while the
+// other is idle, from populateRoomMin bytes, and within what the budget
+// has left, so that a file that makes the estimate large cannot make the
+// room resident. (The objects' arrays grow while both cores parse.)
+func roomToPopulate[T any](p *parser, t []T, from int64) []T {
+	if from == p.origin {
+		return nil
+	}
+	var x T
+	size := int64(max(unsafe.Sizeof(x), 1))
+	room := t[len(t):cap(t)]
+	if left := (p.keptLimit - p.total()) / size; left < int64(len(room)) {
+		room = room[:max(left, 0)]
+	}
+	if int64(len(room))*size < populateRoomMin {
+		return nil
+	}
+	return room
+}
+
+// populateRoomMin is the room in bytes from which roomToPopulate has it
+// faulted in.
+const populateRoomMin = 1 << 20
 
 // appendRecord appends r, a record of the kind tag, to s, which it grows
 // as growFrom does: by what the rest of the file may hold of the kind,
