@@ -26,13 +26,14 @@ func fuzzStackObjects(entry uint64) []binsym.StackObject {
 // FuzzRead feeds the reader mutated dumps: it must return a graph or a
 // *FormatError, never panic, and a graph must be consistent. Reading the
 // objects in parts, from points the input's length picks, and stealing,
-// must end as one parser does.
+// and the frames by frameFast, must end as one parser does with frame's
+// general path alone.
 func FuzzRead(f *testing.F) {
 	seed := dumptest.Minimized(f)
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		one, err1 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { p.specMin, p.cutEvery = math.MaxInt64, 64 })
+		one, err1 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { p.specMin, p.cutEvery, p.slowFrames = math.MaxInt64, 64, true })
 		progress := &progressCheck{t: t, size: int64(len(data))}
 		two, err2 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) {
 			f := float64(len(data)%7+1) / 40

@@ -79,8 +79,11 @@ const (
 // parser reads a dump in one pass. Objects go into the index and their
 // pointer values into one flat array; everything else into the Dump.
 type parser struct {
-	r *reader
-	d *Dump
+	// slowFrames has every frame record read by frame's general path,
+	// not frameFast; tests set it.
+	slowFrames bool
+	r          *reader
+	d          *Dump
 
 	haveParams bool
 	ptrSize    uint64
@@ -939,6 +942,9 @@ func (p *parser) frame(recOff int64) error {
 	if p.curG < 0 {
 		return r.errorf(recOff, "stack frame record does not follow a goroutine record or its frames")
 	}
+	if !p.slowFrames && p.frameFast(recOff) {
+		return nil
+	}
 	f := Frame{Goroutine: p.curG}
 	var depth uint64
 	if err := p.ints(&f.SP); err != nil {
@@ -1021,6 +1027,100 @@ func (p *parser) frame(recOff int64) error {
 	p.d.Goroutines[p.curG].NumFrames++
 	p.nextDepth++
 	return nil
+}
+
+// frameFast reads the frame record at recOff, as frame does, when the
+// whole record is in the buffer and nothing in it is amiss: it decodes it
+// in place, and changes nothing until it knows it will read it whole. It
+// reports false, having read nothing, for frame to read the record and
+// name what is wrong, if anything is.
+func (p *parser) frameFast(recOff int64) bool {
+	r := p.r
+	b := r.buf[:r.end]
+	sp, i := uvarintAt(b, r.pos)
+	depth, i := uvarintAt(b, i)
+	childSP, i := uvarintAt(b, i)
+	n, i := uvarintAt(b, i)
+	if i < 0 || depth != uint64(p.nextDepth) || n > maxBuffered || uint64(len(b)-i) < n {
+		return false
+	}
+	maxStack := uint64(maxStack64)
+	if p.ptrSize == 4 {
+		maxStack = maxStack32
+	}
+	if n > maxStack-p.stackBytes {
+		return false
+	}
+	c := i
+	i += int(n)
+	entry, i := uvarintAt(b, i)
+	pc, i := uvarintAt(b, i)
+	contPC, i := uvarintAt(b, i)
+	nameLen, i := uvarintAt(b, i)
+	if i < 0 || nameLen > maxString || uint64(len(b)-i) < nameLen {
+		return false
+	}
+	name := b[i : i+int(nameLen)]
+	i += int(nameLen)
+	// The field list, as fieldList reads it: pointer fields in at most two
+	// ascending runs.
+	p.offs = p.offs[:0]
+	runs := 2
+	for {
+		var kind, o uint64
+		if kind, i = uvarintAt(b, i); i < 0 || kind != fieldKindPtr && kind != fieldKindEol {
+			return false
+		}
+		if kind == fieldKindEol {
+			break
+		}
+		if o, i = uvarintAt(b, i); i < 0 {
+			return false
+		}
+		if len(p.offs) > 0 && o <= p.offs[len(p.offs)-1] {
+			if runs--; runs < 1 {
+				return false
+			}
+		}
+		if o%p.ptrSize != 0 || o >= n || n-o < p.ptrSize || uint64(len(p.offs)) >= 2*(n/p.ptrSize) {
+			return false
+		}
+		p.offs = append(p.offs, o)
+	}
+	if len(p.slots)+len(p.offs) > maxIndex {
+		return false
+	}
+	f := Frame{Goroutine: p.curG, Depth: p.nextDepth, SP: sp, ChildSP: childSP, Size: n, Entry: entry, PC: pc, ContPC: contPC, contents: r.base + int64(c)}
+	cost := int64(unsafe.Sizeof(f)) + 4
+	if len(p.offs) > 0 {
+		cost += rootCost + int64(len(p.offs))*(int64(unsafe.Sizeof(Slot{}))+rootSlotCost)
+	}
+	if p.total()+cost > p.keptLimit {
+		return false
+	}
+	// Nothing can fail from here on.
+	p.kept += cost
+	p.stackBytes += n
+	f.fn = p.funcIndex(name)
+	if len(p.d.Frames) == 0 {
+		p.framesFrom = recOff
+	}
+	f.slotsStart = uint32(len(p.slots))
+	if len(p.slots)+len(p.offs) > cap(p.slots) {
+		p.slots = growFrom(p, p.slots, len(p.offs), p.framesFrom)
+	}
+	for _, o := range p.offs {
+		p.slots = append(p.slots, Slot{Offset: o, Value: p.word(b[c+int(o):])})
+	}
+	f.slotsEnd = uint32(len(p.slots))
+	if len(p.d.Frames) == cap(p.d.Frames) {
+		p.d.Frames = growFrom(p, p.d.Frames, 1, p.framesFrom)
+	}
+	p.d.Frames = append(p.d.Frames, f)
+	p.d.Goroutines[p.curG].NumFrames++
+	p.nextDepth++
+	r.pos = i
+	return true
 }
 
 // finishFrames hands the frames' function names and slots to the dump.

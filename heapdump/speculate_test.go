@@ -89,6 +89,30 @@ func parseDiff(a, b *parser) string {
 	return ""
 }
 
+// frameFast reads every frame record of real dumps as frame's general path
+// does, also when records straddle reads of 4 KiB, where it leaves them to
+// the general path.
+func TestFrameFastAgrees(t *testing.T) {
+	defer func(c int) { chunk = c }(chunk)
+	for _, args := range [][]string{nil, {"-small", "-gc=false"}} {
+		data := progDump(t, args...).bytes(t)
+		for _, c := range []int{chunk, 4 << 10} {
+			chunk = c
+			want, err := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { sequential(p); p.slowFrames = true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := parseWith(bytes.NewReader(data), int64(len(data)), sequential)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := parseDiff(want, got); diff != "" || len(got.d.Frames) < 10 {
+				t.Errorf("dump %v, reads of %d bytes: %s differ, %d frames", args, c, diff, len(got.d.Frames))
+			}
+		}
+	}
+}
+
 // Parts of a real dump, from anywhere in it, read from memory or from the
 // mapped file, give what one parser reads; and their work is used, not
 // dropped.
