@@ -301,6 +301,15 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	}
 	g.roots = make([]Root, 0, withSlots+len(dump.Defers)+withCtxt+len(dump.Panics)+
 		len(dump.Finalizers)+len(dump.QueuedFinalizers)+len(dump.OtherRoots)+globals)
+	// The other core, idle meanwhile, faults in the arrays' pages ahead of
+	// the loop below (100,000 goroutines: 48 MB). The budget counted the
+	// room for a slot of every frame slot, and a root of every frame.
+	if unsafe.Sizeof(RootSlot{})*uintptr(cap(g.rootSlots)) >= populateRoomMin {
+		go bigarray.Populate(g.rootSlots[:cap(g.rootSlots)])
+	}
+	if unsafe.Sizeof(Root{})*uintptr(cap(g.roots)) >= populateRoomMin {
+		go bigarray.Populate(g.roots[:cap(g.roots)])
+	}
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)
 
@@ -329,6 +338,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		gr := &dump.Goroutines[gi]
 		frames := dump.Frames[gr.FirstFrame : gr.FirstFrame+gr.NumFrames]
 		objSlots := g.stackObjectSlots(gi, frames, gr.FirstFrame, defers, stackObjs, &stackBudget)
+		grPanics := panics[gr.Addr] // with a value
 		// args[d] is the size of the arguments of frame d-1 (the callee),
 		// which lie in frame d at [mf, mf+args[d]); -1 if unknown.
 		args = slices.Grow(args[:0], len(frames))[:len(frames)]
@@ -348,7 +358,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				if d > 0 && inArgs(d, s.Offset) {
 					continue // the callee's
 				}
-				if isPanicValue(dump.Panics, panics[gr.Addr], frames[d].SP+s.Offset, s.Value, p.ptrSize) {
+				if isPanicValue(dump.Panics, grPanics, frames[d].SP+s.Offset, s.Value, p.ptrSize) {
 					continue // the panic's root holds it
 				}
 				slot(RootSlot{Frame: fi, Offset: s.Offset, Addr: frames[d].SP + s.Offset, Value: s.Value})
@@ -361,7 +371,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				}
 			}
 			for len(objSlots) > 0 && objSlots[0].owner == d {
-				if os := objSlots[0].slot; !isPanicValue(dump.Panics, panics[gr.Addr], os.Addr, os.Value, p.ptrSize) {
+				if os := objSlots[0].slot; !isPanicValue(dump.Panics, grPanics, os.Addr, os.Value, p.ptrSize) {
 					slot(os) // else the panic's root holds it
 				}
 				objSlots = objSlots[1:]
@@ -379,7 +389,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			}
 			finish(Root{Kind: RootFrame, Goroutine: gi, Frame: fi, Unsure: d > 0 && args[d] < 0, Index: -1}, first)
 		}
-		for _, i := range panics[gr.Addr] {
+		for _, i := range grPanics {
 			first := len(g.rootSlots)
 			slot(RootSlot{Frame: -1, Field: FieldValue, Value: dump.Panics[i].Data})
 			finish(Root{Kind: RootPanic, Goroutine: gi, Frame: -1, Index: i}, first)
