@@ -998,20 +998,10 @@ func (p *parser) frame(recOff int64) error {
 	if len(p.slots)+len(p.offs) > maxIndex {
 		return fmt.Errorf("%s: %w: more than %d frame slots", r.path, ErrTooLarge, maxIndex)
 	}
-	cost := int64(unsafe.Sizeof(f)) + 4
-	if len(p.offs) > 0 { // a root node, if a slot points to an object
-		cost += rootCost + int64(len(p.offs))*(int64(unsafe.Sizeof(Slot{}))+rootSlotCost)
-	}
-	if err := p.keep(cost, recOff); err != nil {
+	if err := p.keep(p.frameCost(), recOff); err != nil {
 		return err
 	}
-	if len(p.d.Frames) == 0 {
-		p.framesFrom = recOff
-	}
-	f.slotsStart = uint32(len(p.slots))
-	if len(p.slots)+len(p.offs) > cap(p.slots) {
-		p.slots = growFrom(p, p.slots, len(p.offs), p.framesFrom)
-	}
+	first := p.slotsRoom(recOff)
 	for _, o := range p.offs {
 		v, err := p.wordAt(cOff + int64(o))
 		if err != nil {
@@ -1019,14 +1009,44 @@ func (p *parser) frame(recOff int64) error {
 		}
 		p.slots = append(p.slots, Slot{Offset: o, Value: v})
 	}
-	f.slotsEnd = uint32(len(p.slots))
+	p.appendFrame(f, first)
+	return nil
+}
+
+// frameCost is the memory estimate of a frame whose pointer offsets are
+// p.offs: the frame, and if a slot points to an object a root node with
+// its slots.
+func (p *parser) frameCost() int64 {
+	cost := int64(unsafe.Sizeof(Frame{})) + 4
+	if len(p.offs) > 0 {
+		cost += rootCost + int64(len(p.offs))*(int64(unsafe.Sizeof(Slot{}))+rootSlotCost)
+	}
+	return cost
+}
+
+// slotsRoom makes room in p.slots for the slots of the frame whose record
+// is at recOff, one a pointer offset in p.offs, and returns where they
+// start.
+func (p *parser) slotsRoom(recOff int64) uint32 {
+	if len(p.d.Frames) == 0 {
+		p.framesFrom = recOff
+	}
+	if len(p.slots)+len(p.offs) > cap(p.slots) {
+		p.slots = growFrom(p, p.slots, len(p.offs), p.framesFrom)
+	}
+	return uint32(len(p.slots))
+}
+
+// appendFrame adds f, whose slots are p.slots from first on, to its
+// goroutine.
+func (p *parser) appendFrame(f Frame, first uint32) {
+	f.slotsStart, f.slotsEnd = first, uint32(len(p.slots))
 	if len(p.d.Frames) == cap(p.d.Frames) {
 		p.d.Frames = growFrom(p, p.d.Frames, 1, p.framesFrom)
 	}
 	p.d.Frames = append(p.d.Frames, f)
 	p.d.Goroutines[p.curG].NumFrames++
 	p.nextDepth++
-	return nil
 }
 
 // frameFast reads the frame record at recOff, as frame does, when the
@@ -1090,35 +1110,20 @@ func (p *parser) frameFast(recOff int64) bool {
 	if len(p.slots)+len(p.offs) > maxIndex {
 		return false
 	}
-	f := Frame{Goroutine: p.curG, Depth: p.nextDepth, SP: sp, ChildSP: childSP, Size: n, Entry: entry, PC: pc, ContPC: contPC, contents: r.base + int64(c)}
-	cost := int64(unsafe.Sizeof(f)) + 4
-	if len(p.offs) > 0 {
-		cost += rootCost + int64(len(p.offs))*(int64(unsafe.Sizeof(Slot{}))+rootSlotCost)
-	}
+	cost := p.frameCost()
 	if p.total()+cost > p.keptLimit {
 		return false
 	}
 	// Nothing can fail from here on.
 	p.kept += cost
 	p.stackBytes += n
+	f := Frame{Goroutine: p.curG, Depth: p.nextDepth, SP: sp, ChildSP: childSP, Size: n, Entry: entry, PC: pc, ContPC: contPC, contents: r.base + int64(c)}
 	f.fn = p.funcIndex(name)
-	if len(p.d.Frames) == 0 {
-		p.framesFrom = recOff
-	}
-	f.slotsStart = uint32(len(p.slots))
-	if len(p.slots)+len(p.offs) > cap(p.slots) {
-		p.slots = growFrom(p, p.slots, len(p.offs), p.framesFrom)
-	}
+	first := p.slotsRoom(recOff)
 	for _, o := range p.offs {
 		p.slots = append(p.slots, Slot{Offset: o, Value: p.word(b[c+int(o):])})
 	}
-	f.slotsEnd = uint32(len(p.slots))
-	if len(p.d.Frames) == cap(p.d.Frames) {
-		p.d.Frames = growFrom(p, p.d.Frames, 1, p.framesFrom)
-	}
-	p.d.Frames = append(p.d.Frames, f)
-	p.d.Goroutines[p.curG].NumFrames++
-	p.nextDepth++
+	p.appendFrame(f, first)
 	r.pos = i
 	return true
 }

@@ -21,26 +21,8 @@ func (a adjacency) Succs(v nodeID) []nodeID { return a[v] }
 func TestInput(t *testing.T) {
 	adj := adjacency{{1, 2}, {3}, {3}, {1}, {0}} // node 4 is unreachable
 	var g dom.Graph
-	for _, s := range adj {
-		g.Start = append(g.Start, uint32(len(g.Succ)))
-		for _, w := range s {
-			g.Succ = append(g.Succ, uint32(w))
-		}
-	}
-	g.Start = append(g.Start, uint32(len(g.Succ)))
-	want, err := dom.New(g, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := dom.New(adj, nodeID(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for v := range uint32(len(adj)) {
-		if got.Idom(v) != want.Idom(v) {
-			t.Errorf("node %d: idom %d from the Input, %d from the Graph", v, got.Idom(v), want.Idom(v))
-		}
-	}
+	g.Start, g.Succ = csrOf[uint32](adj)
+	got := sameTrees(t, adj, g, "the Input", "the Graph")
 	if got.Idom(3) != 0 || got.Reachable(4) {
 		t.Errorf("idom(3) = %d, reachable(4) = %v; want 0, false", got.Idom(3), got.Reachable(4))
 	}
@@ -55,6 +37,38 @@ func TestInput(t *testing.T) {
 	if _, err := dom.New(adjacency{}, nodeID(0)); err == nil {
 		t.Error("no nodes: no error")
 	}
+}
+
+// csrOf returns the successor lists of adj in compressed sparse row form.
+func csrOf[N ~uint32](adj adjacency) (start []uint32, succ []N) {
+	for _, s := range adj {
+		start = append(start, uint32(len(succ)))
+		for _, w := range s {
+			succ = append(succ, N(w))
+		}
+	}
+	return append(start, uint32(len(succ))), succ
+}
+
+// sameTrees computes the trees of two inputs of one graph from node 0, a
+// and b, and checks that they give every node the same idom; it returns
+// a's.
+func sameTrees[N, M ~uint32](t *testing.T, a dom.Input[N], b dom.Input[M], aName, bName string) *dom.Tree {
+	t.Helper()
+	got, err := dom.New(a, N(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := dom.New(b, M(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range uint32(a.Len()) {
+		if got.Idom(v) != want.Idom(v) {
+			t.Errorf("node %d: idom %d from %s, %d from %s", v, got.Idom(v), aName, want.Idom(v), bName)
+		}
+	}
+	return got
 }
 
 // csrInput is a CSR of another node type, whose Succs New does not call.
@@ -72,24 +86,8 @@ func (c csrInput) CSR() ([]uint32, []nodeID) { return c.start, c.succ }
 func TestCSRInput(t *testing.T) {
 	adj := adjacency{{1, 2}, {3}, {3, 4}, {1}, {}, {0}} // node 5 is unreachable
 	var c csrInput
-	for _, s := range adj {
-		c.start = append(c.start, uint32(len(c.succ)))
-		c.succ = append(c.succ, s...)
-	}
-	c.start = append(c.start, uint32(len(c.succ)))
-	want, err := dom.New(adj, nodeID(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := dom.New(c, nodeID(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for v := range uint32(len(adj)) {
-		if got.Idom(v) != want.Idom(v) {
-			t.Errorf("node %d: idom %d from the CSR, %d from the successor lists", v, got.Idom(v), want.Idom(v))
-		}
-	}
+	c.start, c.succ = csrOf[nodeID](adj)
+	sameTrees(t, c, adj, "the CSR", "the successor lists")
 
 	for _, tc := range []struct {
 		name  string
