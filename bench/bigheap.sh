@@ -274,6 +274,26 @@
 # build gave 2.67, 2.43 and 3.58. Against 4df2d93 in alternating order, 3 s
 # apart: 10M 1.78-1.94 s against 2.22-2.38, g100k 0.68-0.89 against
 # 0.95-1.17, 2M 0.39-0.45 against 0.38-0.52 (4 pairs each).
+# At 8087567 (Copy faults its destination in before copying, so that a
+# collection no longer signals a goroutine faulting page by page inside a
+# copy; root slots without pointers; the root arrays and the room of the
+# frames' arrays faulted in on the idle core), PAUSE=3, RUNS=5:
+#   dump   size    run                     wall    ratio  cpu    peak RSS / size
+#   2M     286MB   floor                   0.17s   -      0.16s  6MiB    0.03
+#   2M     286MB   default                 0.33s   2.22   0.51s  114MiB  0.42
+#   10M    1179MB  floor                   0.66s   -      0.67s  6MiB    0.01
+#   10M    1179MB  default                 1.45s   2.08   2.37s  492MiB  0.44
+#   g100k  606MB   floor                   0.20s   -      0.20s  6MiB    0.01
+#   g100k  606MB   default                 0.52s   2.53   0.79s  209MiB  0.36
+# (the variants 0.97 to 1.23 times the default run). Two runs with RUNS=3
+# that day gave 1.89, 1.92, 2.32 and 2.17, 2.06, 2.56: the 2.0x target is
+# met now and then on 2M and 10M, never on g100k. Against fb585ae in
+# alternating order, 3 s apart, on a slow turn: g100k 0.44-0.65 s against
+# 0.64-0.80 (system time 0.24-0.42 against 0.37-0.52 s); 2M and 10M within
+# noise (4 pairs each). On this machine a fresh page costs the kernel
+# several microseconds (the host backs it on first touch): the floor
+# touches 6 MiB, the default run 114-500 MB, and faulting them in takes
+# about as long as the floor's whole read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
