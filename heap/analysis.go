@@ -347,5 +347,5 @@ func (a *Analysis) funcSite(pc uint64) *binsym.Position {
 // without describing the holder.
 func (a *Analysis) isRuntimeGlobalRoot(r heapdump.NodeID) bool {
 	root := a.g.Root(r)
-	return root.Kind == heapdump.RootGlobal && strings.HasPrefix(root.Symbol, "runtime.")
+	return root.Kind == heapdump.RootGlobal && strings.HasPrefix(a.g.RootName(root), "runtime.")
 }

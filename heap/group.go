@@ -315,8 +315,8 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 	case heapdump.RootPanic:
 		return fmt.Sprintf("panic|%x", gopc)
 	case heapdump.RootGlobal:
-		if root.Symbol != "" {
-			return "global|" + root.Symbol
+		if name := a.g.RootName(root); name != "" {
+			return "global|" + name
 		}
 		// Unnamed, each slot is a root: the slots of one run (an array
 		// of pointers, or neighbouring variables) hold alike.
@@ -331,7 +331,7 @@ func (a *Analysis) rootSig(r heapdump.NodeID) string {
 		}
 		return root.Kind.String()
 	}
-	return "other|" + root.Desc
+	return "other|" + a.g.RootName(root)
 }
 
 // keyOrder is the text groups of equal size are ordered by: a root's

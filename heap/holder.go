@@ -499,7 +499,7 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 		h.Kind, h.Detail = heapdump.RootPanic, DetailPanic
 	case heapdump.RootGlobal:
 		h.Kind = heapdump.RootGlobal
-		h.Global = root.Symbol
+		h.Global = a.g.RootName(root)
 		if h.Global == "" {
 			h.Global = fmt.Sprintf("%#x", root.Addr)
 		}
@@ -522,7 +522,7 @@ func (a *Analysis) holder(r heapdump.NodeID) Holder {
 
 	default:
 		h.Kind = heapdump.RootOther
-		h.Detail = root.Desc
+		h.Detail = a.g.RootName(root)
 	}
 	return h
 }

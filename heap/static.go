@@ -37,11 +37,12 @@ func (x *staticIndex) find(bin *binsym.Binary, addr uint64) (binsym.Static, bool
 // staticOf returns the static a global root stands for: a root named after
 // the global that points to the value (see loadOptions), starting at it.
 func (a *Analysis) staticOf(root *heapdump.Root) (binsym.Static, bool) {
-	if root.Kind != heapdump.RootGlobal || root.Symbol == "" {
+	name := a.g.RootName(root)
+	if root.Kind != heapdump.RootGlobal || name == "" {
 		return binsym.Static{}, false
 	}
 	s, ok := a.opts.statics.find(a.Binary, root.Addr)
-	if !ok || s.Addr != root.Addr || s.Global != root.Symbol {
+	if !ok || s.Addr != root.Addr || s.Global != name {
 		return binsym.Static{}, false
 	}
 	return s, true

@@ -339,8 +339,8 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		}
 		if st, ok := a.staticOf(root); ok {
 			c.t = a.Binary.StaticType(st)
-		} else if a.Binary != nil && root.Symbol != "" {
-			c.t = a.Binary.GlobalType(root.Symbol)
+		} else if name := a.g.RootName(root); a.Binary != nil && name != "" {
+			c.t = a.Binary.GlobalType(name)
 			if c.t == nil {
 				c.t = a.givenGlobalType(root)
 			}
@@ -827,7 +827,7 @@ func (t *typer) dynamic(w uint64) *binsym.Type {
 // needs it), or nil: none given, or one whose size is not the variable's.
 func (a *Analysis) givenGlobalType(root *heapdump.Root) *binsym.Type {
 	s, ok := a.opts.globalAt(root.Addr)
-	if !ok || s.Type == 0 || s.Name != root.Symbol || s.Addr != root.Addr {
+	if !ok || s.Type == 0 || s.Name != a.g.RootName(root) || s.Addr != root.Addr {
 		return nil
 	}
 	t := a.Binary.TypeAt(s.Type)

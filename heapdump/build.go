@@ -403,6 +403,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 
 	for _, seg := range dump.Segments {
 		cur := Root{Kind: RootGlobal, Goroutine: -1, Frame: -1, Index: -1, Segment: seg.Kind}
+		curName := "" // its symbol
 		first := len(g.rootSlots)
 		named := false
 		for _, o := range seg.PtrOffsets {
@@ -417,16 +418,18 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 			if opts.GlobalSymbol != nil {
 				name, symStart, ok = opts.GlobalSymbol(addr)
 			}
-			if !ok || !named || name != cur.Symbol || symStart != cur.Addr {
+			if !ok || !named || name != curName || symStart != cur.Addr {
+				g.nameRoot(&cur, curName)
 				finish(cur, first)
 				first = len(g.rootSlots)
-				cur.Symbol, cur.Addr, named = "", addr, ok
+				curName, cur.Addr, named = "", addr, ok
 				if ok {
-					cur.Symbol, cur.Addr = name, symStart
+					curName, cur.Addr = name, symStart
 				}
 			}
 			slot(RootSlot{Frame: -1, Offset: o, Addr: addr, Value: v})
 		}
+		g.nameRoot(&cur, curName)
 		finish(cur, first)
 	}
 
@@ -445,7 +448,9 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	for i, o := range dump.OtherRoots {
 		first := len(g.rootSlots)
 		slot(RootSlot{Frame: -1, Field: FieldAddr, Value: o.Addr})
-		finish(Root{Kind: RootOther, Goroutine: -1, Frame: -1, Index: i, Addr: o.Addr, Desc: o.Desc}, first)
+		r := Root{Kind: RootOther, Goroutine: -1, Frame: -1, Index: i, Addr: o.Addr}
+		g.nameRoot(&r, o.Desc)
+		finish(r, first)
 	}
 
 	// Node and edge counts must fit the uint32 indices.

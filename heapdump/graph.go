@@ -49,6 +49,8 @@ type Graph struct {
 	rootSlots []RootSlot
 	samples   []allocSample // sorted by object
 	timers    []NodeID      // the timers of the Ps' timer heaps, sorted (IsTimer)
+	// rootNames are the roots' names (RootName).
+	rootNames []string
 	// stackObjects are the stack objects slots are in (RootSlot.stackObject).
 	stackObjects []*binsym.StackObject
 	deferRecs    []NodeID // the defer records that are objects and roots' slots

@@ -156,7 +156,7 @@ func TestGlobalRoots(t *testing.T) {
 	t.Run("with symbols", func(t *testing.T) {
 		g := d.load(t, Options{GlobalSymbol: globalSymbols(t, d.exe)})
 		rs := rootsReaching(g, find(t, g, payloadAddr))
-		if len(rs) != 1 || g.roots[rs[0]].Symbol != "main.global" || g.roots[rs[0]].Kind != RootGlobal {
+		if len(rs) != 1 || g.RootName(&g.roots[rs[0]]) != "main.global" || g.roots[rs[0]].Kind != RootGlobal {
 			t.Fatalf("payload reached from roots %v, want the global main.global", rs)
 		}
 		r := g.roots[rs[0]]
@@ -168,11 +168,11 @@ func TestGlobalRoots(t *testing.T) {
 		// One root node per symbol.
 		seen := map[string]bool{}
 		for _, r := range g.roots {
-			if r.Kind == RootGlobal && r.Symbol != "" {
-				if seen[r.Symbol] {
-					t.Errorf("two roots for %s", r.Symbol)
+			if name := g.RootName(&r); r.Kind == RootGlobal && name != "" {
+				if seen[name] {
+					t.Errorf("two roots for %s", name)
 				}
-				seen[r.Symbol] = true
+				seen[name] = true
 			}
 		}
 	})
@@ -184,7 +184,7 @@ func TestGlobalRoots(t *testing.T) {
 		}
 		r := g.roots[rs[0]]
 		slots := g.RootSlots(g.roots[rs[0]].Node)
-		if r.Symbol != "" || len(slots) != 1 || r.Addr != slots[0].Addr {
+		if g.RootName(&r) != "" || len(slots) != 1 || r.Addr != slots[0].Addr {
 			t.Errorf("root %+v with slots %+v, want one slot at the root's address", r, slots)
 		}
 	})

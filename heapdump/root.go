@@ -7,17 +7,29 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 )
 
-// Root is a root node of the graph.
+// Root is a root node of the graph. It holds no pointers, so that the
+// collector need not scan the roots of 100,000 goroutines' frames: a
+// global root's symbol and an other root's description are the graph's
+// (Graph.RootName).
 type Root struct {
-	Kind RootKind // RootFrame, RootGoroutine, RootPanic, RootGlobal, RootFinalizer, RootQueuedFinalizer or RootOther
-	// Node is the root's node.
-	Node NodeID
 	// Goroutine is the index in Dump.Goroutines of a frame, goroutine or
 	// panic root's goroutine, else -1.
 	Goroutine int
 	// Frame is the index in Dump.Frames of the frame a frame root stands for,
 	// else -1. Its slots may lie in the caller's frame (its arguments).
 	Frame int
+	// Addr is a global root's symbol start (or slot address when it has no
+	// symbol), a finalizer root's object, an other root's address.
+	Addr uint64
+	// Index is the index of a panic, finalizer, queued finalizer or other
+	// root in the Dump slice it comes from, else -1.
+	Index int
+	// Node is the root's node.
+	Node NodeID
+	// name is 1 plus the index in Graph.rootNames of the root's name, or 0.
+	name            uint32
+	slots, slotsEnd uint32
+	Kind            RootKind // RootFrame, RootGoroutine, RootPanic, RootGlobal, RootFinalizer, RootQueuedFinalizer or RootOther
 	// Unsure is set on a frame root whose callee's arguments could not be
 	// told apart from its own slots (no OutArgs, or OutArgs did not know
 	// the callee): the root is "frame Frame, or the arguments of its
@@ -25,18 +37,30 @@ type Root struct {
 	Unsure bool
 	// Segment is the segment of a global root.
 	Segment SegmentKind
-	// Symbol names a global root when GlobalSymbol did.
-	Symbol string
-	// Addr is a global root's symbol start (or slot address when it has no
-	// symbol), a finalizer root's object, an other root's address.
-	Addr uint64
-	// Index is the index of a panic, finalizer, queued finalizer or other
-	// root in the Dump slice it comes from, else -1.
-	Index int
-	// Desc is an other root's description.
-	Desc string
+}
 
-	slots, slotsEnd uint32
+// RootName returns the symbol of global root r when GlobalSymbol named it,
+// the description of other root r, and "" for any other root.
+func (g *Graph) RootName(r *Root) string {
+	if r.name == 0 || int(r.name) > len(g.rootNames) {
+		return ""
+	}
+	return g.rootNames[r.name-1]
+}
+
+// nameRoot sets the name of r, a global root's symbol or an other root's
+// description (RootName).
+func (g *Graph) nameRoot(r *Root, name string) {
+	r.name = 0
+	if name == "" {
+		return
+	}
+	if n := len(g.rootNames); n > 0 && g.rootNames[n-1] == name {
+		r.name = uint32(n) // a global's slots come one after another
+		return
+	}
+	g.rootNames = append(g.rootNames, name)
+	r.name = uint32(len(g.rootNames))
 }
 
 // RootSlot is one pointer of a root node: where it is and what it points to.

@@ -88,7 +88,14 @@ func TestBigEndian32(t *testing.T) {
 	}
 	for i, w := range want {
 		r := g.roots[i]
-		if r.Kind != w.kind || r.Frame != w.frame || r.Unsure != w.unsure || r.Symbol != w.symbol || !slices.Equal(succ(NodeID(g.NumObjects()+i)), w.nodes) {
+		symbol := "" // a global's; an other root's name is its description
+		if r.Kind == RootGlobal {
+			symbol = g.RootName(&r)
+		}
+		if r.Kind == RootOther && g.RootName(&r) != g.Dump().OtherRoots[r.Index].Desc {
+			t.Errorf("other root %d: named %q, want its description %q", i, g.RootName(&r), g.Dump().OtherRoots[r.Index].Desc)
+		}
+		if r.Kind != w.kind || r.Frame != w.frame || r.Unsure != w.unsure || symbol != w.symbol || !slices.Equal(succ(NodeID(g.NumObjects()+i)), w.nodes) {
 			t.Errorf("root %d: %+v, successors %v; want %+v", i, r, succ(NodeID(g.NumObjects()+i)), w)
 		}
 	}

@@ -194,7 +194,7 @@ func TestBrowser(t *testing.T) {
 	// which shows 200 and a "more" button.
 	var sessions heapdump.NodeID = heapdump.NoNode
 	testAn.Graph().ForEachRoot(func(r *heapdump.Root) bool {
-		if r.Kind == heapdump.RootGlobal && r.Symbol == "main.sessions" {
+		if r.Kind == heapdump.RootGlobal && testAn.Graph().RootName(r) == "main.sessions" {
 			sessions = r.Node
 		}
 		return sessions == heapdump.NoNode
