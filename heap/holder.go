@@ -535,8 +535,8 @@ func (a *Analysis) describeGoroutine(h *Holder, gi int) {
 	gr := &a.d.Goroutines[gi]
 	h.Goroutine = gr.ID
 	h.Status = gr.Status.String()
-	if gr.WaitReason != "" {
-		h.Status = gr.WaitReason
+	if w := a.d.WaitReason(gi); w != "" {
+		h.Status = w
 	}
 	if a.Binary != nil {
 		if f, ok := a.siteOf(gr.GoPC); ok {

@@ -28,7 +28,9 @@ type Dump struct {
 	Buckets          []Bucket          // memory profile buckets, in dump order
 
 	funcs []string // the frames' function names (FrameFunc)
-	slots []Slot   // every frame's slots, frame by frame (FrameSlots)
+	// waitReasons are the goroutines' wait reasons (WaitReason).
+	waitReasons []string
+	slots       []Slot // every frame's slots, frame by frame (FrameSlots)
 }
 
 // Params is the params record: how the dumping process laid out memory.
@@ -94,7 +96,9 @@ func (s GStatus) String() string {
 	return "status(" + strconv.FormatUint(uint64(s), 10) + ")"
 }
 
-// Goroutine is a goroutine record.
+// Goroutine is a goroutine record. It holds no pointers, so that the
+// collector need not scan 100,000 of them: its wait reason is the Dump's
+// (Dump.WaitReason).
 type Goroutine struct {
 	Addr       uint64 // address of the runtime.g
 	SP         uint64 // saved stack pointer
@@ -102,14 +106,24 @@ type Goroutine struct {
 	GoPC       uint64 // PC of the go statement that created it
 	Status     GStatus
 	System     bool   // a runtime goroutine
+	waitReason uint32 // 1 plus its index in Dump.waitReasons, or 0
 	WaitSince  uint64 // runtime nanotime when it started waiting, or 0
-	WaitReason string // e.g. "chan receive"; empty if not waiting
 	Ctxt       uint64 // sched.ctxt: the closure of a goroutine that has not started
 	M          uint64 // address of the runtime.m running it, or 0
 	Defer      uint64 // address of the innermost _defer, or 0
 	Panic      uint64 // address of the innermost _panic, or 0
 	FirstFrame int    // index of its innermost frame in Dump.Frames
 	NumFrames  int
+}
+
+// WaitReason returns the wait reason of Goroutines[i], such as "chan
+// receive", or "" if it is not waiting.
+func (d *Dump) WaitReason(i int) string {
+	w := d.Goroutines[i].waitReason
+	if w == 0 || int(w) > len(d.waitReasons) {
+		return ""
+	}
+	return d.waitReasons[w-1]
 }
 
 // Frame is a stack frame record.

@@ -79,7 +79,7 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 		if fn := g.Dump().FrameFunc(r.Frame); r.Kind != RootFrame || fn != "main.waitHeld" || r.Unsure {
 			t.Fatalf("ctx held by %v root, frame %s, unsure %v; want the frame of main.waitHeld", r.Kind, fn, r.Unsure)
 		}
-		if gr := g.Dump().Goroutines[r.Goroutine]; gr.WaitReason != "chan receive" || gr.GoPC == 0 {
+		if gr := g.Dump().Goroutines[r.Goroutine]; g.Dump().WaitReason(r.Goroutine) != "chan receive" || gr.GoPC == 0 {
 			t.Errorf("goroutine %+v", gr)
 		}
 		args, _ := outArgs(f.Entry)

@@ -103,6 +103,7 @@ type parser struct {
 	slots   []Slot            // every frame's slots, flat
 	funcs   []string          // the frames' function names, by Frame.fn
 	funcIdx map[string]uint32 // index of each in funcs
+	waitIdx map[string]uint32 // 1 plus the index of each wait reason in Dump.waitReasons
 	samples []sample
 	strs    map[string]string // interned function, file and wait-reason strings
 
@@ -289,6 +290,25 @@ func (p *parser) intern(b []byte) string {
 	p.strs[s] = s
 	p.kept += int64(len(s)) + stringCost
 	return s
+}
+
+// waitReasonIndex returns 1 plus the index in Dump.waitReasons of wait
+// reason b, added if new, or 0 for none.
+func (p *parser) waitReasonIndex(b []byte) uint32 {
+	if len(b) == 0 {
+		return 0
+	}
+	if i, ok := p.waitIdx[string(b)]; ok {
+		return i
+	}
+	s := p.intern(b)
+	p.d.waitReasons = append(p.d.waitReasons, s)
+	i := uint32(len(p.d.waitReasons))
+	if p.waitIdx == nil {
+		p.waitIdx = map[string]uint32{}
+	}
+	p.waitIdx[s] = i
+	return i
 }
 
 // funcIndex returns the index in p.funcs of function name b, added if new.
@@ -913,7 +933,7 @@ func (p *parser) goroutine() error {
 	if err != nil {
 		return err
 	}
-	g.WaitReason = p.intern(b)
+	g.waitReason = p.waitReasonIndex(b)
 	if err := p.ints(&g.Ctxt, &g.M, &g.Defer, &g.Panic); err != nil {
 		return err
 	}

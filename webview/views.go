@@ -179,8 +179,8 @@ func (s *Server) rootsPage() (*rootsView, error) {
 		gr := &d.Goroutines[i]
 		gv := &gs[i]
 		gv.ID, gv.Status = gr.ID, gr.Status.String()
-		if gr.WaitReason != "" {
-			gv.Status = gr.WaitReason
+		if w := d.WaitReason(i); w != "" {
+			gv.Status = w
 		}
 		if an.Binary != nil {
 			if f, ok := an.Binary.CallSite(gr.GoPC); ok {
