@@ -304,11 +304,13 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// The other core, idle meanwhile, faults in the arrays' pages ahead of
 	// the loop below (100,000 goroutines: 48 MB). The budget counted the
 	// room for a slot of every frame slot, and a root of every frame.
-	if unsafe.Sizeof(RootSlot{})*uintptr(cap(g.rootSlots)) >= populateRoomMin {
-		go bigarray.Populate(g.rootSlots[:cap(g.rootSlots)])
+	var populating sync.WaitGroup
+	defer populating.Wait()
+	if slots := g.rootSlots[:cap(g.rootSlots)]; unsafe.Sizeof(RootSlot{})*uintptr(len(slots)) >= populateRoomMin {
+		populateAsync(&populating, slots)
 	}
-	if unsafe.Sizeof(Root{})*uintptr(cap(g.roots)) >= populateRoomMin {
-		go bigarray.Populate(g.roots[:cap(g.roots)])
+	if roots := g.roots[:cap(g.roots)]; unsafe.Sizeof(Root{})*uintptr(len(roots)) >= populateRoomMin {
+		populateAsync(&populating, roots)
 	}
 	defers := deferIndex(dump.Defers)
 	panics := panicIndex(dump.Panics)

@@ -102,6 +102,7 @@ func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*G
 	rd := newReader(r, size, name)
 	rd.progress = newReadProgress(size, opts.Progress)
 	p := newParser(rd)
+	defer p.populating.Wait()
 	p.idx.noGaps = noGaps
 	p.perNode = graphNodeCost + max(opts.NodeBytes, 0)
 	p.perEdge = graphEdgeCost + max(opts.EdgeBytes, 0)

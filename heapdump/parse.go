@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -82,6 +84,9 @@ type parser struct {
 	// slowFrames has every frame record read by frame's general path,
 	// not frameFast; tests set it.
 	slowFrames bool
+	// populating counts roomToPopulate's goroutines, which read waits
+	// for: none outlives Load.
+	populating sync.WaitGroup
 	r          *reader
 	d          *Dump
 
@@ -741,7 +746,7 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 	}
 	t := bigarray.Grow(s, c)
 	if room := roomToPopulate(p, t, from); room != nil {
-		go bigarray.Populate(room)
+		populateAsync(&p.populating, room)
 	}
 	return t
 }
@@ -762,15 +767,34 @@ func roomToPopulate[T any](p *parser, t []T, from int64) []T {
 	if left := (p.keptLimit - p.total()) / size; left < int64(len(room)) {
 		room = room[:max(left, 0)]
 	}
-	if int64(len(room))*size < populateRoomMin {
+	if int64(len(room))*size < int64(populateRoomMin) {
 		return nil
 	}
 	return room
 }
 
-// populateRoomMin is the room in bytes from which roomToPopulate has it
-// faulted in.
-const populateRoomMin = 1 << 20
+// populateAsync has the kernel fault in s (bigarray.Populate) on a goroutine
+// that wg counts.
+func populateAsync[T any](wg *sync.WaitGroup, s []T) {
+	populates.Add(1)
+	wg.Go(func() {
+		bigarray.Populate(s)
+		if populated != nil {
+			populated()
+		}
+	})
+}
+
+// populates counts the calls of populateAsync, and populated, if set, is
+// called as each goroutine finishes; tests read and set them.
+var (
+	populates atomic.Int64
+	populated func()
+)
+
+// populateRoomMin is the room in bytes from which roomToPopulate, and
+// addRoots for its arrays, have it faulted in; tests lower it.
+var populateRoomMin = uintptr(1 << 20)
 
 // appendRecord appends r, a record of the kind tag, to s, which it grows
 // as growFrom does: by what the rest of the file may hold of the kind,

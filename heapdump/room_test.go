@@ -1,7 +1,9 @@
 package heapdump
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -34,5 +36,27 @@ func TestRoomToPopulate(t *testing.T) {
 	p.kept = 0
 	if got := roomToPopulate(p, small, 5000); got != nil {
 		t.Errorf("4 KiB of room: %d elements to populate, want none", len(got))
+	}
+}
+
+// The goroutines that fault in the room of growing arrays and the root
+// arrays are done when Load returns: none outlives it, for a caller that
+// checks for leaked goroutines. Each here takes a millisecond more.
+func TestLoadLeavesNoGoroutine(t *testing.T) {
+	d := progDump(t, "-small", "-gc=false")
+	defer func(m uintptr, f func()) { populateRoomMin, populated = m, f }(populateRoomMin, populated)
+	populateRoomMin = 1
+	var done atomic.Int64
+	populated = func() {
+		time.Sleep(time.Millisecond)
+		done.Add(1)
+	}
+	for range 3 {
+		started := populates.Load()
+		done.Store(0)
+		d.load(t, Options{}).Close()
+		if n, m := populates.Load()-started, done.Load(); n == 0 || m != n {
+			t.Fatalf("Load returned with %d of its %d goroutines faulting in arrays done", m, n)
+		}
 	}
 }
