@@ -81,14 +81,8 @@ const (
 // parser reads a dump in one pass. Objects go into the index and their
 // pointer values into one flat array; everything else into the Dump.
 type parser struct {
-	// slowFrames has every frame record read by frame's general path,
-	// not frameFast; tests set it.
-	slowFrames bool
-	// populating counts roomToPopulate's goroutines, which read waits
-	// for: none outlives Load.
-	populating sync.WaitGroup
-	r          *reader
-	d          *Dump
+	r *reader
+	d *Dump
 
 	haveParams bool
 	ptrSize    uint64
@@ -108,7 +102,7 @@ type parser struct {
 	slots   []Slot            // every frame's slots, flat
 	funcs   []string          // the frames' function names, by Frame.fn
 	funcIdx map[string]uint32 // index of each in funcs
-	waitIdx map[string]uint32 // 1 plus the index of each wait reason in Dump.waitReasons
+	waitIdx map[string]uint32 // index of each wait reason in Dump.waitReasons
 	samples []sample
 	strs    map[string]string // interned function, file and wait-reason strings
 
@@ -148,6 +142,13 @@ type parser struct {
 	offs []uint64 // scratch: field offsets
 	win  []byte   // scratch: window of contents not in the buffer
 	wOff int64    // file offset of win
+
+	// populating counts roomToPopulate's goroutines, which read waits
+	// for: none outlives Load.
+	populating sync.WaitGroup
+	// slowFrames has every frame record read by frame's general path,
+	// not frameFast; tests set it.
+	slowFrames bool
 }
 
 // bigCount is the number of raw edges of an object that has many.
@@ -162,6 +163,7 @@ func newParser(r *reader) *parser {
 		d:           &Dump{Types: map[uint64]Type{}, Itabs: map[uint64]uint64{}},
 		strs:        map[string]string{},
 		funcIdx:     map[string]uint32{},
+		waitIdx:     map[string]uint32{},
 		curG:        -1,
 		wOff:        -1,
 		keptLimit:   sideLimit(r.size),
@@ -303,28 +305,22 @@ func (p *parser) waitReasonIndex(b []byte) uint32 {
 	if len(b) == 0 {
 		return 0
 	}
-	if i, ok := p.waitIdx[string(b)]; ok {
-		return i
-	}
-	s := p.intern(b)
-	p.d.waitReasons = append(p.d.waitReasons, s)
-	i := uint32(len(p.d.waitReasons))
-	if p.waitIdx == nil {
-		p.waitIdx = map[string]uint32{}
-	}
-	p.waitIdx[s] = i
-	return i
+	return 1 + p.indexIn(&p.d.waitReasons, p.waitIdx, b)
 }
 
 // funcIndex returns the index in p.funcs of function name b, added if new.
-func (p *parser) funcIndex(b []byte) uint32 {
-	if i, ok := p.funcIdx[string(b)]; ok {
+func (p *parser) funcIndex(b []byte) uint32 { return p.indexIn(&p.funcs, p.funcIdx, b) }
+
+// indexIn returns the index of string b in *table, whose indexes idx
+// keeps, adding it if new and counting its memory.
+func (p *parser) indexIn(table *[]string, idx map[string]uint32, b []byte) uint32 {
+	if i, ok := idx[string(b)]; ok {
 		return i
 	}
-	i := uint32(len(p.funcs))
+	i := uint32(len(*table))
 	s := p.intern(b)
-	p.funcs = append(p.funcs, s)
-	p.funcIdx[s] = i
+	*table = append(*table, s)
+	idx[s] = i
 	p.kept += stringCost
 	return i
 }
@@ -1002,10 +998,7 @@ func (p *parser) frame(recOff int64) error {
 		return r.errorf(dOff, "frame depth %d, want %d", depth, p.nextDepth)
 	}
 	f.Depth = p.nextDepth
-	maxStack := uint64(maxStack64)
-	if p.ptrSize == 4 {
-		maxStack = maxStack32
-	}
+	maxStack := p.maxStack()
 	n, nOff, err := r.length("frame contents", math.MaxInt64)
 	if err != nil {
 		return err
@@ -1055,6 +1048,15 @@ func (p *parser) frame(recOff int64) error {
 	}
 	p.appendFrame(f, first)
 	return nil
+}
+
+// maxStack is the most bytes a goroutine's frames can hold: maxStack64, or
+// maxStack32 for a 32-bit dump.
+func (p *parser) maxStack() uint64 {
+	if p.ptrSize == 4 {
+		return maxStack32
+	}
+	return maxStack64
 }
 
 // frameCost is the memory estimate of a frame whose pointer offsets are
@@ -1108,11 +1110,7 @@ func (p *parser) frameFast(recOff int64) bool {
 	if i < 0 || depth != uint64(p.nextDepth) || n > maxBuffered || uint64(len(b)-i) < n {
 		return false
 	}
-	maxStack := uint64(maxStack64)
-	if p.ptrSize == 4 {
-		maxStack = maxStack32
-	}
-	if n > maxStack-p.stackBytes {
+	if n > p.maxStack()-p.stackBytes {
 		return false
 	}
 	c := i
