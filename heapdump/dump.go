@@ -118,13 +118,7 @@ type Goroutine struct {
 
 // WaitReason returns the wait reason of Goroutines[i], such as "chan
 // receive", or "" if it is not waiting.
-func (d *Dump) WaitReason(i int) string {
-	w := d.Goroutines[i].waitReason
-	if w == 0 || int(w) > len(d.waitReasons) {
-		return ""
-	}
-	return d.waitReasons[w-1]
-}
+func (d *Dump) WaitReason(i int) string { return oneBased(d.waitReasons, d.Goroutines[i].waitReason) }
 
 // Frame is a stack frame record.
 type Frame struct {

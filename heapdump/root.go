@@ -41,12 +41,7 @@ type Root struct {
 
 // RootName returns the symbol of global root r when GlobalSymbol named it,
 // the description of other root r, and "" for any other root.
-func (g *Graph) RootName(r *Root) string {
-	if r.name == 0 || int(r.name) > len(g.rootNames) {
-		return ""
-	}
-	return g.rootNames[r.name-1]
-}
+func (g *Graph) RootName(r *Root) string { return oneBased(g.rootNames, r.name) }
 
 // nameRoot sets the name of r, a global root's symbol or an other root's
 // description (RootName).
@@ -123,10 +118,17 @@ func (f SlotField) String() string {
 // Options.StackObjects) as the binary describes it, or nil.
 // s.StackObjectOffset is the object's start in the frame s.Frame.
 func (g *Graph) StackObject(s *RootSlot) *binsym.StackObject {
-	if s.stackObject == 0 || int(s.stackObject) > len(g.stackObjects) {
-		return nil
+	return oneBased(g.stackObjects, s.stackObject)
+}
+
+// oneBased returns table[i-1], or the zero T for i 0 or past the table:
+// records without pointers keep their strings and pointers so, 0 for none.
+func oneBased[T any](table []T, i uint32) T {
+	if i == 0 || int(i) > len(table) {
+		var zero T
+		return zero
 	}
-	return g.stackObjects[s.stackObject-1]
+	return table[i-1]
 }
 
 // Root returns the root that root node v stands for, or nil when v is not
