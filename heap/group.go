@@ -283,15 +283,55 @@ func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
 	if id := a.sigIDs[i]; id != 0 {
 		return id - 1
 	}
+	parts, ok := a.sigPartsOf(r)
+	if ok {
+		if id, ok := a.sigParts[parts]; ok {
+			a.sigIDs[i] = id + 1
+			return id
+		}
+	}
 	s := a.rootSig(r)
-	id, ok := a.sigIndex[s]
-	if !ok {
+	id, found := a.sigIndex[s]
+	if !found {
 		id = uint32(len(a.sigNames))
 		a.sigIndex[s] = id
 		a.sigNames = append(a.sigNames, s)
 	}
+	if ok {
+		if a.sigParts == nil {
+			a.sigParts = map[sigParts]uint32{}
+		}
+		a.sigParts[parts] = id
+	}
 	a.sigIDs[i] = id + 1
 	return id
+}
+
+// sigParts is what rootSig makes the signature of a frame, goroutine or
+// panic root of.
+type sigParts struct {
+	kind   heapdump.RootKind
+	fn     string // a frame's function
+	gopc   uint64 // where its goroutine was created
+	unsure bool   // a frame's outgoing arguments are unknown
+}
+
+// sigPartsOf returns the parts of root node r's signature, and false for
+// a root of another kind.
+func (a *Analysis) sigPartsOf(r heapdump.NodeID) (sigParts, bool) {
+	root := a.g.Root(r)
+	p := sigParts{kind: root.Kind}
+	switch root.Kind {
+	case heapdump.RootFrame:
+		p.fn, p.unsure = a.d.FrameFunc(root.Frame), root.Unsure
+	case heapdump.RootGoroutine, heapdump.RootPanic:
+	default:
+		return sigParts{}, false
+	}
+	if root.Goroutine >= 0 && root.Goroutine < len(a.d.Goroutines) {
+		p.gopc = a.d.Goroutines[root.Goroutine].GoPC
+	}
+	return p, true
 }
 
 // rootSig is the signature of root node r: what roots held the same way
