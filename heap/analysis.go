@@ -58,7 +58,8 @@ type Analysis struct {
 	// sigParts are the ids of the signatures of frame, goroutine and
 	// panic roots by what rootSig makes them of, so that 300,000 frames
 	// of a few functions format a few signatures (sigID).
-	sigParts map[sigParts]uint32
+	sigParts  map[sigParts]uint32
+	sigRecent [1 << recentSigBits]recentSig
 	// topsAhead, if not nil, brings the array holdingTops fills, made
 	// ahead (prepareTops).
 	topsAhead chan []heapdump.NodeID

@@ -284,8 +284,18 @@ func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
 		return id - 1
 	}
 	parts, ok := a.sigPartsOf(r)
+	var recent *recentSig
 	if ok {
-		if id, ok := a.sigParts[parts]; ok {
+		// Most roots are frames of a few functions: a small cache of
+		// recent ones by their parts answers most without hashing them
+		// in a map.
+		recent = &a.sigRecent[(uint64(parts.fn)*0x9e3779b97f4a7c15^parts.gopc*0xbf58476d1ce4e5b9^uint64(parts.kind))>>(64-recentSigBits)]
+		if recent.ok && recent.parts == parts {
+			a.sigIDs[i] = recent.id + 1
+			return recent.id
+		}
+		if id, found := a.sigParts[parts]; found {
+			*recent = recentSig{parts, id, true}
 			a.sigIDs[i] = id + 1
 			return id
 		}
@@ -302,6 +312,7 @@ func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
 			a.sigParts = map[sigParts]uint32{}
 		}
 		a.sigParts[parts] = id
+		*recent = recentSig{parts, id, true}
 	}
 	a.sigIDs[i] = id + 1
 	return id
@@ -311,10 +322,21 @@ func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
 // panic root of.
 type sigParts struct {
 	kind   heapdump.RootKind
-	fn     string // a frame's function
+	fn     uint32 // a frame's function (Dump.FrameFuncID)
 	gopc   uint64 // where its goroutine was created
 	unsure bool   // a frame's outgoing arguments are unknown
 }
+
+// recentSig is an entry of Analysis.sigRecent: the id of the signature
+// of the root whose parts these are.
+type recentSig struct {
+	parts sigParts
+	id    uint32
+	ok    bool
+}
+
+// recentSigBits is log2 of the entries of Analysis.sigRecent.
+const recentSigBits = 6
 
 // sigPartsOf returns the parts of root node r's signature, and false for
 // a root of another kind.
@@ -323,7 +345,7 @@ func (a *Analysis) sigPartsOf(r heapdump.NodeID) (sigParts, bool) {
 	p := sigParts{kind: root.Kind}
 	switch root.Kind {
 	case heapdump.RootFrame:
-		p.fn, p.unsure = a.d.FrameFunc(root.Frame), root.Unsure
+		p.fn, p.unsure = a.d.FrameFuncID(root.Frame), root.Unsure
 	case heapdump.RootGoroutine, heapdump.RootPanic:
 	default:
 		return sigParts{}, false

@@ -143,6 +143,11 @@ type Frame struct {
 // FrameFunc returns the function name of Frames[i].
 func (d *Dump) FrameFunc(i int) string { return d.funcs[d.Frames[i].fn] }
 
+// FrameFuncID returns a number for the function of Frames[i]: frames of
+// one function have the same, frames of two different ones differ. It
+// tells functions apart without comparing their names.
+func (d *Dump) FrameFuncID(i int) uint32 { return d.Frames[i].fn }
+
 // FrameSlots returns the pointer slots the runtime wrote for Frames[i],
 // from its stack maps: the outargs area (arguments of the callee, which
 // belong to the frame at Depth-1) and the live pointer locals. Values may
