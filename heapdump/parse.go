@@ -102,6 +102,12 @@ type parser struct {
 	slots   []Slot            // every frame's slots, flat
 	funcs   []string          // the frames' function names, by Frame.fn
 	funcIdx map[string]uint32 // index of each in funcs
+	// lastFuncs is the index in funcs of the function of the last frame
+	// read at each of the first depths (funcIndex).
+	lastFuncs [16]struct {
+		i  uint32
+		ok bool
+	}
 	waitIdx map[string]uint32 // index of each wait reason in Dump.waitReasons
 	samples []sample
 	strs    map[string]string // interned function, file and wait-reason strings
@@ -308,8 +314,22 @@ func (p *parser) waitReasonIndex(b []byte) uint32 {
 	return 1 + p.indexIn(&p.d.waitReasons, p.waitIdx, b)
 }
 
-// funcIndex returns the index in p.funcs of function name b, added if new.
-func (p *parser) funcIndex(b []byte) uint32 { return p.indexIn(&p.funcs, p.funcIdx, b) }
+// funcIndex returns the index in p.funcs of function name b, added if new,
+// for a frame at depth. Goroutines blocked in one place have frames of
+// the same functions at the same depths: the name last seen at each of
+// the first depths is compared before the index is asked.
+func (p *parser) funcIndex(b []byte, depth int) uint32 {
+	if depth >= len(p.lastFuncs) {
+		return p.indexIn(&p.funcs, p.funcIdx, b)
+	}
+	last := &p.lastFuncs[depth]
+	if last.ok && p.funcs[last.i] == string(b) {
+		return last.i
+	}
+	i := p.indexIn(&p.funcs, p.funcIdx, b)
+	last.i, last.ok = i, true
+	return i
+}
 
 // indexIn returns the index of string b in *table, whose indexes idx
 // keeps, adding it if new and counting its memory.
@@ -738,7 +758,17 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 	c := 2*cap(s) + need
 	if done := p.r.off() - from; done > 1<<20 {
 		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
-		c = min(max(est, cap(s)+cap(s)/4), 8*cap(s)) + need
+		// An estimate from the first MiB may be far off, so the array
+		// grows at most 8 times, but the frames' arrays 64 times: their
+		// first estimate comes when they hold about 10,000 frames, and
+		// 100,000 goroutines have 600,000, which growing 8 times would
+		// copy once more (11 MB, 10 ms). Only the room within the budget
+		// is faulted in (roomToPopulate).
+		most := 8
+		if from != p.origin {
+			most = 64
+		}
+		c = min(max(est, cap(s)+cap(s)/4), most*cap(s)) + need
 	}
 	t := bigarray.Grow(s, c)
 	if room := roomToPopulate(p, t, from); room != nil {
@@ -1026,7 +1056,7 @@ func (p *parser) frame(recOff int64) error {
 	if err != nil {
 		return err
 	}
-	f.fn = p.funcIndex(name)
+	f.fn = p.funcIndex(name, f.Depth)
 	// Outargs and locals each come in ascending order, not the two
 	// together, so a slot may appear twice but no more.
 	if err := p.fieldList(f.Size, 2); err != nil {
@@ -1160,7 +1190,7 @@ func (p *parser) frameFast(recOff int64) bool {
 	p.kept += cost
 	p.stackBytes += n
 	f := Frame{Goroutine: p.curG, Depth: p.nextDepth, SP: sp, ChildSP: childSP, Size: n, Entry: entry, PC: pc, ContPC: contPC, contents: r.base + int64(c)}
-	f.fn = p.funcIndex(name)
+	f.fn = p.funcIndex(name, f.Depth)
 	first := p.slotsRoom(recOff)
 	for _, o := range p.offs {
 		p.slots = append(p.slots, Slot{Offset: o, Value: p.word(b[c+int(o):])})
