@@ -321,7 +321,11 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// (of the first maxArgSizes): 100,000 goroutines have 600,000 frames
 	// of a few functions.
 	argSizes := map[uint64]int64{}
+	var recentArgs recentEntries[int64] // in front of argSizes
 	outArgs := func(entry uint64) int64 {
+		if sz, ok := recentArgs.get(entry); ok {
+			return sz
+		}
 		sz, ok := argSizes[entry]
 		if !ok {
 			sz = -1
@@ -332,6 +336,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				argSizes[entry] = sz
 			}
 		}
+		recentArgs.put(entry, sz)
 		return sz
 	}
 	stackBudget := maxStackObjectWords

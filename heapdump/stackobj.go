@@ -41,8 +41,9 @@ type stackSlot struct {
 // and the arrays stackObjectSlots reuses from one goroutine to the next
 // rather than make for each of, say, 100,000 goroutines.
 type stackObjectCache struct {
-	fn   func(entry uint64) []binsym.StackObject
-	objs map[uint64][]binsym.StackObject
+	fn     func(entry uint64) []binsym.StackObject
+	objs   map[uint64][]binsym.StackObject
+	recent recentEntries[[]binsym.StackObject] // in front of objs
 
 	// indexes are the stack objects' places in Graph.stackObjects, plus 1.
 	indexes map[*binsym.StackObject]uint32
@@ -73,6 +74,9 @@ func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
 	if c.fn == nil {
 		return nil
 	}
+	if objs, ok := c.recent.get(entry); ok {
+		return objs
+	}
 	objs, ok := c.objs[entry]
 	if !ok {
 		objs = c.fn(entry)
@@ -87,6 +91,7 @@ func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
 		}
 		c.objs[entry] = objs
 	}
+	c.recent.put(entry, objs)
 	return objs
 }
 
