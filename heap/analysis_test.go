@@ -186,14 +186,15 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 }
 
 // ReturnMemory forces a collection to give the dominator computation's
-// work memory back, on graphs from releaseWorkNodes nodes (lowered here to
-// the test dump's size); without it, Analyze forces none, whatever the
+// work memory back, on graphs from releaseWorkNodes nodes whose work
+// memory is a large share of the heap (both lowered here to the test
+// dump's); without it, Analyze forces none, whatever the
 // graph's size: a test or a service analysing its own dump keeps its GC
 // pacing.
 func TestReturnMemoryForcesOneCollection(t *testing.T) {
 	d := progDump(t)
-	defer func(n int) { releaseWorkNodes = n }(releaseWorkNodes)
-	releaseWorkNodes = 1
+	defer func(n int, share uint64) { releaseWorkNodes, releaseWorkShare = n, share }(releaseWorkNodes, releaseWorkShare)
+	releaseWorkNodes, releaseWorkShare = 1, 1<<40
 	forced := func(opts ...Option) uint32 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -102,8 +102,9 @@ func MemoryLimit(bytes int64) Option {
 // ReturnMemory has Analyze give the work memory of the dominator
 // computation back to the system as soon as it is garbage, with a forced
 // collection (runtime/debug.FreeOSMemory), for graphs of 2^18 objects and
-// roots or more: a process that only analyses peaks lower (10M objects:
-// 538 MB of resident memory rather than 578). It suits a command; a
+// roots or more whose work memory is a quarter of the heap or more: a
+// process that only analyses peaks lower (10M objects: 538 MB of resident
+// memory rather than 578). It suits a command; a
 // process with a heap of its own (a test, a service) would have its whole
 // heap marked, which is why it is off by default. It is an option of
 // Analyze.
