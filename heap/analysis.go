@@ -290,7 +290,8 @@ const (
 func (o *options) loadOptions(path string, bin *binsym.Binary) heapdump.Options {
 	lo := heapdump.Options{NodeBytes: analysisNodeBytes, EdgeBytes: analysisEdgeBytes, MemoryLimit: o.memoryLimit}
 	if bin != nil {
-		lo.Prepare = func(d *heapdump.Dump) error { return matchBinary(path, d, bin) }
+		lo.Prepare = func(d *heapdump.Dump) error { return matchSegments(path, d, bin) }
+		lo.Check = func(d *heapdump.Dump) error { return matchFrames(path, d, bin) }
 		lo.OutArgs = bin.ArgsSize
 		lo.StackObjects = func(entry uint64) []binsym.StackObject {
 			objs, _ := bin.StackObjects(entry) // those read before an error still count

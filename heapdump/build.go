@@ -14,7 +14,7 @@ import (
 )
 
 // build resolves the parser's raw pointers to objects and adds the roots.
-func build(p *parser, opts Options) (*Graph, error) {
+func build(p *parser, opts Options) (g *Graph, err error) {
 	// The start of each object's edges comes from the counts alone: on the
 	// other core, while this one checks the binary and finishes the index.
 	startc := make(chan []uint32, 1)
@@ -29,7 +29,17 @@ func build(p *parser, opts Options) (*Graph, error) {
 			return nil, err
 		}
 	}
-	g := &Graph{
+	if opts.Check != nil {
+		// Its error comes first, as if it had run before the build.
+		checked := make(chan error, 1)
+		go func() { checked <- opts.Check(p.d) }()
+		defer func() {
+			if cerr := <-checked; cerr != nil {
+				g, err = nil, cerr
+			}
+		}()
+	}
+	g = &Graph{
 		dump:  p.d,
 		path:  p.r.path,
 		ra:    p.r.ra,
