@@ -759,16 +759,18 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 	if done := p.r.off() - from; done > 1<<20 {
 		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
 		// An estimate from the first MiB may be far off, so the array
-		// grows at most 8 times, but the frames' arrays 64 times: their
-		// first estimate comes when they hold about 10,000 frames, and
-		// 100,000 goroutines have 600,000, which growing 8 times would
-		// copy once more (11 MB, 10 ms). Only the room within the budget
-		// is faulted in (roomToPopulate).
-		most := 8
-		if from != p.origin {
+		// grows at most 8 times, but the frames' arrays 64 times when the
+		// budget has room for that many elements: their first estimate
+		// comes when they hold about 10,000 frames, and 100,000
+		// goroutines have 600,000, which growing 8 times would copy once
+		// more (11 MB, 10 ms). Only the room within the budget is faulted
+		// in (roomToPopulate).
+		most := int64(8)
+		var x T
+		if from != p.origin && 64*int64(cap(s))*int64(unsafe.Sizeof(x)) <= p.keptLimit-p.total() {
 			most = 64
 		}
-		c = min(max(est, cap(s)+cap(s)/4), most*cap(s)) + need
+		c = int(min(int64(max(est, cap(s)+cap(s)/4)), most*int64(cap(s)))) + need
 	}
 	t := bigarray.Grow(s, c)
 	if room := roomToPopulate(p, t, from); room != nil {
