@@ -267,7 +267,7 @@ func releaseWorth(n int) bool {
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return true
 	}
-	return uint64(n)*domWorkNodeBytes*releaseWorkShare >= s[0].Value.Uint64()
+	return uint64(n)*domWorkNodeBytes >= s[0].Value.Uint64()/releaseWorkShare
 }
 
 // analysisNodeBytes and analysisEdgeBytes bound the memory an Analysis
