@@ -10,6 +10,7 @@ import (
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap/internal/dom"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/recent"
 )
 
 // Analysis is a heap dump read with the help of the executable that wrote
@@ -60,7 +61,7 @@ type Analysis struct {
 	// panic roots by what rootSig makes them of, so that 300,000 frames
 	// of a few functions format a few signatures (sigID).
 	sigParts  map[sigParts]uint32
-	sigRecent [1 << recentSigBits]recentSig
+	sigRecent recent.Cache[sigParts, uint32]
 	// topsAhead, if not nil, brings the array holdingTops fills, made
 	// ahead (prepareTops).
 	topsAhead chan []heapdump.NodeID

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/recent"
 )
 
 // Holdings are grouped before any threshold applies: 10,000 goroutines
@@ -284,18 +285,17 @@ func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
 		return id - 1
 	}
 	parts, ok := a.sigPartsOf(r)
-	var recent *recentSig
+	var h uint64
 	if ok {
-		// Most roots are frames of a few functions: a small cache of
-		// recent ones by their parts answers most without hashing them
-		// in a map.
-		recent = &a.sigRecent[(uint64(parts.fn)*0x9e3779b97f4a7c15^parts.gopc*0xbf58476d1ce4e5b9^uint64(parts.kind))>>(64-recentSigBits)]
-		if recent.ok && recent.parts == parts {
-			a.sigIDs[i] = recent.id + 1
-			return recent.id
+		// Most roots are frames of a few functions: the recent answers
+		// by their parts spare most of them a lookup in the map.
+		h = recent.Hash(uint64(parts.fn)) ^ recent.Hash(parts.gopc+uint64(parts.kind))
+		if id, found := a.sigRecent.Get(h, parts); found {
+			a.sigIDs[i] = id + 1
+			return id
 		}
 		if id, found := a.sigParts[parts]; found {
-			*recent = recentSig{parts, id, true}
+			a.sigRecent.Put(h, parts, id)
 			a.sigIDs[i] = id + 1
 			return id
 		}
@@ -312,7 +312,7 @@ func (a *Analysis) sigID(r heapdump.NodeID) uint32 {
 			a.sigParts = map[sigParts]uint32{}
 		}
 		a.sigParts[parts] = id
-		*recent = recentSig{parts, id, true}
+		a.sigRecent.Put(h, parts, id)
 	}
 	a.sigIDs[i] = id + 1
 	return id
@@ -326,17 +326,6 @@ type sigParts struct {
 	gopc   uint64 // where its goroutine was created
 	unsure bool   // a frame's outgoing arguments are unknown
 }
-
-// recentSig is an entry of Analysis.sigRecent: the id of the signature
-// of the root whose parts these are.
-type recentSig struct {
-	parts sigParts
-	id    uint32
-	ok    bool
-}
-
-// recentSigBits is log2 of the entries of Analysis.sigRecent.
-const recentSigBits = 6
 
 // sigPartsOf returns the parts of root node r's signature, and false for
 // a root of another kind.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ctxleak/ctxleak/internal/english"
+	"github.com/ctxleak/ctxleak/internal/recent"
 	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
 
@@ -22,16 +23,16 @@ func (a *Analysis) pluginUnknown() (Unknown, bool) {
 	modules := a.moduleCount()
 	outside, first := 0, ""
 	checked := map[uint64]bool{}
-	// The entries checked last, by a hash of the entry: 600,000 frames of a
-	// dozen functions are then not 600,000 map lookups.
-	var recent [64]uint64
+	// The entries checked last: 600,000 frames of a dozen functions are
+	// then not 600,000 map lookups.
+	var seen recent.Cache[uint64, struct{}]
 	for i := range a.d.Frames {
 		f := &a.d.Frames[i]
-		h := (f.Entry * 0x9e3779b97f4a7c15) >> 58
-		if f.Entry == 0 || recent[h] == f.Entry {
+		h := recent.Hash(f.Entry)
+		if _, ok := seen.Get(h, f.Entry); f.Entry == 0 || ok {
 			continue
 		}
-		recent[h] = f.Entry
+		seen.Put(h, f.Entry, struct{}{})
 		if checked[f.Entry] {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxleak/ctxleak/internal/bigarray"
+	"github.com/ctxleak/ctxleak/internal/recent"
 )
 
 // build resolves the parser's raw pointers to objects and adds the roots.
@@ -331,9 +332,9 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// (of the first maxArgSizes): 100,000 goroutines have 600,000 frames
 	// of a few functions.
 	argSizes := map[uint64]int64{}
-	var recentArgs recentEntries[int64] // in front of argSizes
+	var recentArgs recent.Cache[uint64, int64] // in front of argSizes
 	outArgs := func(entry uint64) int64 {
-		if sz, ok := recentArgs.get(entry); ok {
+		if sz, ok := recentArgs.Get(recent.Hash(entry), entry); ok {
 			return sz
 		}
 		sz, ok := argSizes[entry]
@@ -346,7 +347,7 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 				argSizes[entry] = sz
 			}
 		}
-		recentArgs.put(entry, sz)
+		recentArgs.Put(recent.Hash(entry), entry, sz)
 		return sz
 	}
 	stackBudget := maxStackObjectWords

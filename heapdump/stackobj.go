@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ctxleak/ctxleak/binsym"
+	"github.com/ctxleak/ctxleak/internal/recent"
 )
 
 // A frame's stack objects (address-taken locals and arguments) are not in
@@ -43,7 +44,7 @@ type stackSlot struct {
 type stackObjectCache struct {
 	fn     func(entry uint64) []binsym.StackObject
 	objs   map[uint64][]binsym.StackObject
-	recent recentEntries[[]binsym.StackObject] // in front of objs
+	recent recent.Cache[uint64, []binsym.StackObject] // in front of objs
 
 	// indexes are the stack objects' places in Graph.stackObjects, plus 1.
 	indexes map[*binsym.StackObject]uint32
@@ -74,7 +75,7 @@ func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
 	if c.fn == nil {
 		return nil
 	}
-	if objs, ok := c.recent.get(entry); ok {
+	if objs, ok := c.recent.Get(recent.Hash(entry), entry); ok {
 		return objs
 	}
 	objs, ok := c.objs[entry]
@@ -91,7 +92,7 @@ func (c *stackObjectCache) of(entry uint64) []binsym.StackObject {
 		}
 		c.objs[entry] = objs
 	}
-	c.recent.put(entry, objs)
+	c.recent.Put(recent.Hash(entry), entry, objs)
 	return objs
 }
 
