@@ -766,8 +766,7 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		// more (11 MB, 10 ms). Only the room within the budget is faulted
 		// in (roomToPopulate).
 		most := int64(8)
-		var x T
-		if from != p.origin && 64*int64(cap(s))*int64(unsafe.Sizeof(x)) <= p.keptLimit-p.total() {
+		if from != p.origin && 64*int64(cap(s)) <= budgetLeft[T](p) {
 			most = 64
 		}
 		c = int(min(int64(max(est, cap(s)+cap(s)/4)), most*int64(cap(s)))) + need
@@ -789,16 +788,22 @@ func roomToPopulate[T any](p *parser, t []T, from int64) []T {
 	if from == p.origin {
 		return nil
 	}
-	var x T
-	size := int64(max(unsafe.Sizeof(x), 1))
 	room := t[len(t):cap(t)]
-	if left := (p.keptLimit - p.total()) / size; left < int64(len(room)) {
-		room = room[:max(left, 0)]
+	if left := budgetLeft[T](p); left < int64(len(room)) {
+		room = room[:left]
 	}
-	if int64(len(room))*size < int64(populateRoomMin) {
+	var x T
+	if int64(len(room))*int64(max(unsafe.Sizeof(x), 1)) < int64(populateRoomMin) {
 		return nil
 	}
 	return room
+}
+
+// budgetLeft returns how many elements of type T what is left of the
+// memory budget has room for, 0 when nothing is left.
+func budgetLeft[T any](p *parser) int64 {
+	var x T
+	return max(p.keptLimit-p.total(), 0) / int64(max(unsafe.Sizeof(x), 1))
 }
 
 // populateAsync has the kernel fault in s (bigarray.Populate) on a goroutine
