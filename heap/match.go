@@ -7,21 +7,16 @@ import (
 	"github.com/ctxleak/ctxleak/heapdump"
 )
 
-// matchBinary checks that bin is the executable that wrote the dump d, and
-// sets its load bias when it is a PIE. It compares the Go version, the
-// address, size and pointer mask of the data and bss segments, and the
-// name and entry of every stack frame's function (matchFrames); the first
-// difference is a *binsym.MismatchError.
-func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
-	if err := matchSegments(path, d, bin); err != nil {
-		return err
-	}
-	return matchFrames(path, d, bin)
-}
+// The reader checks that bin is the executable that wrote the dump d, and
+// sets its load bias when it is a PIE, in two steps: matchSegments before
+// it builds the graph, matchFrames while it does. Together they compare
+// the Go version, the address, size and pointer mask of the data and bss
+// segments, and the name and entry of every stack frame's function; the
+// first difference is a *binsym.MismatchError.
 
-// matchSegments is matchBinary but for the frames: the Go version, the
-// load bias and the segments, which the reader needs before it builds the
-// graph (heapdump.Options.Prepare).
+// matchSegments checks the Go version, sets the load bias and checks the
+// segments, which the reader needs before it builds the graph
+// (heapdump.Options.Prepare).
 func matchSegments(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 	wrap := func(err error) error { return fmt.Errorf("%s: %w", path, err) }
 	if err := bin.MatchGoVersion(d.Params.GoVersion); err != nil {
@@ -44,8 +39,8 @@ func matchSegments(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 	return nil
 }
 
-// matchFrames is the rest of matchBinary: every frame's function, which
-// the reader checks while it builds the graph (heapdump.Options.Check).
+// matchFrames checks every frame's function, while the reader builds the
+// graph (heapdump.Options.Check).
 func matchFrames(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 	frames := bin.NewFrameMatcher()
 	for i, f := range d.Frames {

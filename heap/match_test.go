@@ -16,6 +16,15 @@ import (
 	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
+// matchBinary is the whole check the reader makes in two steps (see
+// matchSegments): the first difference as a *binsym.MismatchError.
+func matchBinary(path string, d *heapdump.Dump, bin *binsym.Binary) error {
+	if err := matchSegments(path, d, bin); err != nil {
+		return err
+	}
+	return matchFrames(path, d, bin)
+}
+
 // The tests of matchBinary build testdata/match three ways (plainly,
 // without optimizations, and with two more functions), run the plain build
 // to write a dump, and analyse it with each build and with other programs:
