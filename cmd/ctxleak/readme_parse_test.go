@@ -107,6 +107,7 @@ var trailingComment = regexp.MustCompile(`\s+#.*$`)
 var (
 	shapeInterval = regexp.MustCompile(`\s*\([^()]*–[^()]*\)`)
 	shapeSize     = regexp.MustCompile(`[+-]?\d[\d.,]*\s?(B|KiB|MiB|GiB)\b`)
+	shapeDuration = regexp.MustCompile(`\d[\d.]*\s?(ns|µs|us|ms|s)\b`)
 	shapeNumber   = regexp.MustCompile(`\d+(\.\d+)?`)
 	shapeDashes   = regexp.MustCompile(`--+`)
 	shapeSpaces   = regexp.MustCompile(`\s+`)
@@ -115,7 +116,8 @@ var (
 )
 
 // shape is a line of output without what changes from run to run: sizes,
-// numbers (goroutine ids, lines, times, versions), confidence intervals,
+// durations with their units (a p99 of 996 µs on one run is 2.22 ms on
+// another), numbers (goroutine ids, lines, versions), confidence intervals,
 // the directories of absolute paths (TMPDIR), the widths of table columns,
 // trailing space, and run's note of the GC cycles a release took when more
 // than one (a busy machine runs a timer late: "freed (2 GCs)").
@@ -124,6 +126,7 @@ func shape(l string) string {
 	l = shapeDirs.ReplaceAllString(l, "$1/DIR/")
 	l = shapeInterval.ReplaceAllString(l, "")
 	l = shapeSize.ReplaceAllString(l, "SIZE")
+	l = shapeDuration.ReplaceAllString(l, "TIME")
 	l = shapeNumber.ReplaceAllString(l, "0")
 	l = shapeDashes.ReplaceAllString(l, "-")
 	return strings.TrimSpace(shapeSpaces.ReplaceAllString(l, " "))

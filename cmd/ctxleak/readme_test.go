@@ -181,6 +181,9 @@ func TestShape(t *testing.T) {
 		{"  heap dump: /tmp/ctxleak-T-1/T-2.heapdump", "  heap dump: /tmp/TestREADME3/002/ctxleak-T-4/T-5.heapdump"},
 		{"| timeout-not-cancelled     | as expected | alive > alive > freed | 69.3 MiB | 1.39 s |",
 			"| timeout-not-cancelled     | as expected | alive > alive > freed (2 GCs) | 66.6 MiB | 1.12 s |"},
+		{"  server-arguments     17636 (17228–22671)  1×                      362 µs (266–368 µs)  2.22 ms (1.82–2.5 ms)",
+			"  server-arguments     38602 (35861–45331)  1×                      156 µs (135–164 µs)  996 µs (722–1.57 ms)"},
+		{"time and allocations per operation, 2ms per sample", "time and allocations per operation, 500µs per sample"},
 	} {
 		if a, b := shape(tt.readme), shape(tt.today); a != b {
 			t.Errorf("shape(%q) = %q\nshape(%q) = %q", tt.readme, a, tt.today, b)
@@ -191,6 +194,7 @@ func TestShape(t *testing.T) {
 		{"| payload | alive |", "| payload | freed |"},
 		{"held by goroutine 5 frame main.a", "held by 3 goroutines (5, 6 and 7) frame main.a"},
 		{"| pool | as expected | alive > freed (2 GCs) |", "| pool | as expected | alive > alive |"},
+		{"with-value 45.1 ns (36.9–47.1 ns) 48 B 1", "with-value 45.1 ns (36.9–47.1 ns) 48 B"},
 	} {
 		if a, b := shape(tt.readme), shape(tt.today); a == b {
 			t.Errorf("shape(%q) = shape(%q) = %q, want them told apart", tt.readme, tt.today, a)
