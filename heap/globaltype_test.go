@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
-	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // TestGlobalTypeWithoutDWARF types the path from a global whose type the
@@ -27,7 +26,7 @@ func TestGlobalTypeWithoutDWARF(t *testing.T) {
 			// Each build writes its own dump: the stripped executable
 			// lays out its type descriptors as it pleases.
 			exe := holdersProg(t, build)
-			dump := filepath.Join(dumptest.TempDir(t), "holders-guarded-cache"+build+".dump")
+			dump := filepath.Join(t.TempDir(), "holders-guarded-cache.dump") // its own: go test -count=2 runs it again
 			out, err := exec.Command(exe, "guarded-cache", dump).Output()
 			if err != nil {
 				t.Fatalf("holders guarded-cache: %v", err)

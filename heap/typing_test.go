@@ -256,7 +256,8 @@ func runCgoPile(t *testing.T, pattern string, n int) (*Analysis, *pileRun) {
 	if cgoPilesErr != nil {
 		t.Fatal(cgoPilesErr)
 	}
-	dump := filepath.Join(dir, fmt.Sprintf("piles-cgo-%s-%d.dump", pattern, n))
+	// Each call writes a dump of its own: go test -count=2 calls again.
+	dump := filepath.Join(t.TempDir(), fmt.Sprintf("piles-cgo-%s-%d.dump", pattern, n))
 	out, err := exec.Command(cgoPilesExe, pattern, fmt.Sprint(n), dump).Output()
 	if err != nil {
 		t.Fatalf("piles %s %d: %v", pattern, n, err)
