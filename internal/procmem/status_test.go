@@ -12,18 +12,24 @@ func TestStatus(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("no /proc/self/status")
 	}
-	rss, err := Status("VmRSS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hwm, err := Status("VmHWM")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rss, hwm := residentAndPeak(t)
 	if rss <= 0 || hwm < rss {
 		t.Fatalf("VmRSS %d, VmHWM %d: want 0 < VmRSS <= VmHWM", rss, hwm)
 	}
 	if _, err := Status("NoSuchField"); err == nil {
 		t.Error("NoSuchField: no error")
 	}
+}
+
+// residentAndPeak returns VmRSS and VmHWM.
+func residentAndPeak(t *testing.T) (rss, hwm int64) {
+	t.Helper()
+	rss, err := Status("VmRSS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hwm, err = Status("VmHWM"); err != nil {
+		t.Fatal(err)
+	}
+	return rss, hwm
 }
