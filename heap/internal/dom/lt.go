@@ -100,6 +100,9 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// label slot holds its bucket head until the node is processed, when its
 	// bucket is empty for good; its idom slot holds the next node in its
 	// bucket until it leaves the bucket and gets its relative dominator.
+	// A node whose one edge in is the tree edge (no non-tree edges, as
+	// half the nodes of a linked list's heap) skips the bucket: its
+	// parent is its semidominator and its relative dominator at once.
 	// The four words of a number are read together, at random: they are
 	// kept side by side, the ancestor and label in ab (al), the
 	// semidominator and idom in cd (si), so that a number costs two cache
@@ -111,11 +114,12 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	k := in.n - 1
 	for w := uint32(r - 1); w >= 1; w-- {
 		s := al[w].x // the parent is a predecessor numbered before w
-		if keep && hasIn.has(w) {
+		hi := hasIn.has(w)
+		if keep && hi {
 			pg--
 			parent[pg] = s
 		}
-		for more := hasIn.has(w); more; k-- {
+		for more := hi; more; k-- {
 			x := in.at(k)
 			more = x&mark == 0
 			if v := x &^ mark; v < w {
@@ -124,11 +128,15 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 				s = u
 			}
 		}
-		si[w].x = s
-		si[w].y = al[s].y
-		al[s].y = w
 		al[w].y = w
 		p := al[w].x
+		if hi {
+			si[w].x = s
+			si[w].y = al[s].y
+			al[s].y = w
+		} else {
+			si[w] = pair{p, p} // its one edge in is the tree edge
+		}
 		for v := al[p].y; v != None; {
 			next := si[v].y
 			u := al[v].y // eval(v) when v is linked to an unlinked node, as most are
