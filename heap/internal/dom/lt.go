@@ -100,9 +100,10 @@ func New[N ~uint32](g Input[N], root N, opts ...Option) (*Tree, error) {
 	// label slot holds its bucket head until the node is processed, when its
 	// bucket is empty for good; its idom slot holds the next node in its
 	// bucket until it leaves the bucket and gets its relative dominator.
-	// A node whose one edge in is the tree edge (no non-tree edges, as
-	// half the nodes of a linked list's heap) skips the bucket: its
-	// parent is its semidominator and its relative dominator at once.
+	// A node whose one edge in is the tree edge (no non-tree edges: most
+	// objects, and the list nodes of heapgen's dumps that its map does
+	// not also point to) skips the bucket: its parent is its
+	// semidominator and its relative dominator at once.
 	// The four words of a number are read together, at random: they are
 	// kept side by side, the ancestor and label in ab (al), the
 	// semidominator and idom in cd (si), so that a number costs two cache
