@@ -36,5 +36,4 @@ func TestCheck(t *testing.T) {
 	if running.Load() {
 		t.Error("Load returned while Check ran")
 	}
-
 }

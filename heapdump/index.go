@@ -166,11 +166,11 @@ func (x *objIndex) finish() *overlapError {
 	}
 	// The entries by base address.
 	x.entries = make([]entry, len(x.groups))
-	order := groupsByBase(x.groups)
+	order, mask := groupsByBase(x.groups), uint64(1)<<orderBits(len(x.groups))-1
 	for i := range x.entries {
 		gi := i
 		if order != nil {
-			gi = int(order[i] & (1<<orderBits(len(x.groups)) - 1))
+			gi = int(order[i] & mask)
 		}
 		g := &x.groups[gi]
 		x.entries[i] = entry{base: g.base, end: g.end(), size: g.size, magic: ^uint64(0)/g.size + 1, first: g.first, words: g.words}
