@@ -48,7 +48,7 @@ func build(p *parser, opts Options) (g *Graph, err error) {
 		words: wordDecoder{size: int64(p.ptrSize), order: p.order},
 		idx:   p.idx,
 	}
-	p.r.buf = nil
+	p.r.release()
 	if oe := g.idx.finish(); oe != nil {
 		if g.idx.gapped && !g.idx.noGaps {
 			return nil, errGapOverlap

@@ -106,7 +106,8 @@ func Read(r io.ReaderAt, size int64, name string, opts Options) (*Graph, error) 
 var errGapOverlap = errors.New("heapdump: a group with gaps overlaps another")
 
 func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*Graph, error) {
-	rd := newReader(r, size, name)
+	rd := newMappedReader(r, size, name, 0)
+	defer rd.release()
 	rd.progress = newReadProgress(size, opts.Progress)
 	p := newParser(rd)
 	defer p.populating.Wait()

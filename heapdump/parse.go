@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -185,8 +186,12 @@ func newParser(r *reader) *parser {
 }
 
 // run reads the whole dump.
-func (p *parser) run() error {
+func (p *parser) run() (err error) {
 	r := p.r
+	if r.m != nil {
+		defer r.guardMapped(&err)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
 	r.rec = "dump"
 	if err := r.fill(len(header), 0); err != nil || string(r.buf[r.pos:r.pos+len(header)]) != header {
 		return r.errorf(0, "not a Go heap dump: the file does not start with %q", header)

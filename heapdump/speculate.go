@@ -2,6 +2,7 @@ package heapdump
 
 import (
 	"math"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -136,7 +137,7 @@ func (p *parser) spend(s *speculation) {
 func (p *parser) part(start, stop int64) *speculation {
 	r := p.r
 	q := &parser{
-		r:           newReaderFrom(r.ra, r.size, r.path, start),
+		r:           newMappedReader(r.ra, r.size, r.path, start),
 		d:           &Dump{},
 		haveParams:  true,
 		ptrSize:     p.ptrSize,
@@ -259,7 +260,12 @@ func (s *speculation) run() {
 	defer close(s.done)
 	q := s.q
 	r := q.r
+	defer r.release()
 	defer r.countRead(true)
+	if r.m != nil {
+		defer r.guardMapped(nil) // a fault drops the part
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
 	for !s.cancel.Load() {
 		off := r.off()
 		if off >= s.stop {

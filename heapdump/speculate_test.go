@@ -213,7 +213,8 @@ func TestSpeculationOnDamage(t *testing.T) {
 
 // A dump that shrinks while it is read is an error that says so, at an
 // offset near where it now ends, not a crash, whether one parser reads
-// it or two.
+// it or two, and whether they copy the file or map it (where a page past
+// the end faults).
 func TestDumpShrinks(t *testing.T) {
 	data := progDump(t, "-small", "-gc=false").bytes(t)
 	whole, err := parseWith(bytes.NewReader(data), int64(len(data)), sequential)
@@ -222,27 +223,35 @@ func TestDumpShrinks(t *testing.T) {
 	}
 	g := whole.idx.groups[len(whole.idx.groups)/2]
 	path := filepath.Join(t.TempDir(), "dump")
-	for _, cut := range []int64{int64(len(data) / 3), g.file + 5} {
+	// A cut at a page boundary has the mapped reader fault on the next
+	// page; one within a page has it read zeros up to the page's end.
+	for _, cut := range []int64{int64(len(data) / 3), int64(len(data)/3) &^ (pageSize - 1), g.file + 5} {
 		for _, set := range []func(*parser){sequential, speculative(0.5)} {
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := newReader(f, int64(len(data)), path)
-			if err := os.Truncate(path, cut); err != nil {
-				t.Fatal(err)
-			}
-			p := newParser(r)
-			set(p)
-			err = p.run()
-			f.Close()
-			var fe *FormatError
-			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "file shrank while reading") ||
-				fe.Offset < cut-2*maxBuffered || fe.Offset >= int64(len(data)) {
-				t.Errorf("cut at %d: got %v, want the file shrank near there", cut, err)
+			for _, mapped := range []bool{false, true} {
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := newReader(f, int64(len(data)), path)
+				if mapped {
+					r = newMappedReader(f, int64(len(data)), path, 0)
+				}
+				if err := os.Truncate(path, cut); err != nil {
+					t.Fatal(err)
+				}
+				p := newParser(r)
+				set(p)
+				err = p.run()
+				r.release()
+				f.Close()
+				var fe *FormatError
+				if !errors.As(err, &fe) || !strings.Contains(err.Error(), "file shrank while reading") ||
+					fe.Offset < cut-2*maxBuffered || fe.Offset >= int64(len(data)) {
+					t.Errorf("cut at %d, mapped %v: got %v, want the file shrank near there", cut, mapped, err)
+				}
 			}
 		}
 	}

@@ -1,0 +1,56 @@
+package heapdump
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+// A parser that maps the file reads what one that copies it reads: one
+// parser or parts, with windows of a few pages that records straddle, and
+// when mapping fails from some offset on, where the reader goes on with a
+// buffer.
+func TestMappedAgrees(t *testing.T) {
+	defer func(c int, f int64) { chunk, mapFailsFrom = c, f }(chunk, mapFailsFrom)
+	d := progDump(t, "-small", "-gc=false")
+	data := d.bytes(t)
+	f, err := os.Open(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := int64(len(data))
+	for _, c := range []int{chunk, 4 << 10} {
+		chunk = c
+		for _, fails := range []int64{-1, size / 2} {
+			mapFailsFrom = fails
+			for name, set := range map[string]func(*parser){"one parser": sequential, "parts": speculative(0.3, 0.6)} {
+				want, err := parseWith(bytes.NewReader(data), size, set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := newMappedReader(f, size, d.path, 0)
+				if r.m == nil {
+					t.Fatal("the file is not mapped")
+				}
+				p := newParser(r)
+				p.perNode, p.perEdge = graphNodeCost, graphEdgeCost
+				set(p)
+				err = p.run()
+				mapped := r.m != nil
+				r.release()
+				if err != nil {
+					t.Fatalf("%s, reads of %d bytes, mapping failing from %d: %v", name, c, fails, err)
+				}
+				if diff := parseDiff(want, p); diff != "" {
+					t.Errorf("%s, reads of %d bytes, mapping failing from %d: %s differ", name, c, fails, diff)
+				}
+				// Windows of 4 chunks: with reads of 4 KiB, the reader
+				// must have moved past the failure.
+				if small := int64(4*c) < size/4; mapped == (fails >= 0 && small) {
+					t.Errorf("%s, reads of %d bytes, mapping failing from %d: mapped at the end %v", name, c, fails, mapped)
+				}
+			}
+		}
+	}
+}
