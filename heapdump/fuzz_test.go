@@ -49,6 +49,24 @@ func FuzzRead(f *testing.F) {
 		if err2 == nil {
 			progress.check(two, "two parsers")
 		}
+		// Two parsers again, through a mapping of a file in memory that
+		// holds it (where there is one).
+		if file := memFile(t, data); file != nil {
+			defer file.Close()
+			r := newMappedReader(file, int64(len(data)), "dump", 0)
+			three := newParser(r)
+			three.perNode, three.perEdge = graphNodeCost, graphEdgeCost
+			f := float64(len(data)%7+1) / 40
+			three.specMin, three.specAt, three.stealMin, three.cutEvery, three.syncRecords = 0, []float64{f, 2 * f}, 256, 64, 2
+			err3 := three.run()
+			r.release()
+			if (err1 == nil) != (err3 == nil) || err1 != nil && err1.Error() != err3.Error() {
+				t.Fatalf("one parser: %v; two through a mapping: %v", err1, err3)
+			}
+			if diff := parseDiff(one, three); err1 == nil && diff != "" {
+				t.Fatalf("one parser and two through a mapping: %s differ", diff)
+			}
+		}
 		opts := Options{
 			OutArgs:      func(entry uint64) (int64, bool) { return int64(entry % 64), entry%3 != 0 },
 			GlobalSymbol: func(addr uint64) (string, uint64, bool) { return "g", addr &^ 63, addr%5 != 0 },

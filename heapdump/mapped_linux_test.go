@@ -4,7 +4,24 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
+
+// memFile returns a file in memory (memfd_create) that holds data: a file
+// of the operating system's, which the reader maps, without a disk.
+func memFile(t testing.TB, data []byte) *os.File {
+	fd, err := unix.MemfdCreate("dump", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "dump")
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return f
+}
 
 // A parser that maps the file reads what one that copies it reads: one
 // parser or parts, with windows of a few pages that records straddle, and

@@ -50,7 +50,7 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 		"writes 2.1 GB of dumps: checked for syntax, the Go behind it vetted"},
 	{"bench/hostile.sh", "bash -n bench/hostile.sh && go vet ./bench/hostile/...",
 		"generates 3 GB of hostile inputs and runs ctxleak 580 times: checked for syntax, the Go behind it vetted"},
-	{"go test -run '^$' -fuzz FuzzRead -fuzztime 10m ./heapdump", "",
+	{"go test -run '^$' -fuzz FuzzRead -fuzztime 10m -fuzzminimizetime 1s ./heapdump", "",
 		"ten minutes of fuzzing; .ci/run's test steps run FuzzRead's seed corpus"},
 	{"go test -run '^$' -fuzz FuzzAnalyze -fuzztime 10m -fuzzminimizetime 1s ./heap", "",
 		"ten minutes of fuzzing; .ci/run's test steps run FuzzAnalyze's seed corpus"},
