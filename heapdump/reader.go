@@ -80,8 +80,8 @@ func bufferSize(size, from int64) int64 {
 }
 
 // newMappedReader returns a reader from file offset from that maps the
-// file, when ra is a file of the operating system's, or else copies. The
-// caller must release it.
+// file, on Linux when ra is a file of the operating system's, or else
+// copies. The caller must release it.
 func newMappedReader(ra io.ReaderAt, size int64, path string, from int64) *reader {
 	m := newMapping(ra, size)
 	if m == nil {
