@@ -13,7 +13,10 @@
 // records at the same time, each with a parser of its own, and the main
 // parser takes their work as it reaches them: the graph is the one a single
 // parser builds. Options.Progress hears how many of the file's bytes the
-// parsers have read, for a status line.
+// parsers have read, for a status line. On Linux, the parsers read an
+// *os.File through a window of it mapped into memory rather than copies;
+// a file that shrinks meanwhile gives the same *FormatError as when they
+// copy, not a fault.
 //
 // The Graph numbers its nodes with NodeID: objects first, then one root node
 // per root (a goroutine frame with its defer records, a panic, a global,
