@@ -189,8 +189,7 @@ func newParser(r *reader) *parser {
 func (p *parser) run() (err error) {
 	r := p.r
 	if r.m != nil {
-		defer r.guardMapped(&err)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer r.guardMapped(&err, debug.SetPanicOnFault(true))
 	}
 	r.rec = "dump"
 	if err := r.fill(len(header), 0); err != nil || string(r.buf[r.pos:r.pos+len(header)]) != header {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime/debug"
 )
 
 // reader is a buffered, forward-only reader over an io.ReaderAt of known
@@ -193,13 +194,15 @@ func (r *reader) remap(n int, off int64, keep int) error {
 	return nil
 }
 
-// guardMapped is deferred, with debug.SetPanicOnFault(true) before it, by
-// a goroutine that reads r while it maps the file: when the file shrinks,
-// the pages of the window past its new end fault (SIGBUS), which it turns
-// into an error at errp (if not nil) rather than a crash. Any other panic
+// guardMapped is deferred by a goroutine that reads r while it maps the
+// file, as defer r.guardMapped(errp, debug.SetPanicOnFault(true)): when
+// the file shrinks, the pages of the window past its new end fault
+// (SIGBUS), which it turns into an error at errp (if not nil) rather than
+// a crash, and it puts back the goroutine's setting, old. Any other panic
 // goes on. The rest of the page where the file now ends reads as zeros:
 // an error at errp that follows them becomes the shrinking too.
-func (r *reader) guardMapped(errp *error) {
+func (r *reader) guardMapped(errp *error, old bool) {
+	debug.SetPanicOnFault(old)
 	e := recover()
 	if e == nil {
 		if errp != nil && *errp != nil && r.m != nil {

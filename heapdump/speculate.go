@@ -263,8 +263,7 @@ func (s *speculation) run() {
 	defer r.release()
 	defer r.countRead(true)
 	if r.m != nil {
-		defer r.guardMapped(nil) // a fault drops the part
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer r.guardMapped(nil, debug.SetPanicOnFault(true)) // a fault drops the part
 	}
 	for !s.cancel.Load() {
 		off := r.off()
