@@ -34,38 +34,37 @@ func FuzzRead(f *testing.F) {
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		one, err1 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) { p.specMin, p.cutEvery, p.slowFrames = math.MaxInt64, 64, true })
-		progress := &progressCheck{t: t, size: int64(len(data))}
-		two, err2 := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) {
+		// agree fails the input when what p read, how, is not what one
+		// parser read.
+		agree := func(how string, p *parser, err error) {
+			if (err1 == nil) != (err == nil) || err1 != nil && err1.Error() != err.Error() {
+				t.Fatalf("one parser: %v; %s: %v", err1, how, err)
+			}
+			if diff := parseDiff(one, p); err1 == nil && diff != "" {
+				t.Fatalf("one parser and %s: %s differ", how, diff)
+			}
+		}
+		// Two parsers: parts from fractions of the file the input's
+		// length picks.
+		two := func(p *parser) {
 			f := float64(len(data)%7+1) / 40
 			p.specMin, p.specAt, p.stealMin, p.cutEvery, p.syncRecords = 0, []float64{f, 2 * f}, 256, 64, 2
+		}
+		progress := &progressCheck{t: t, size: int64(len(data))}
+		copied, err := parseWith(bytes.NewReader(data), int64(len(data)), func(p *parser) {
+			two(p)
 			p.r.progress = newReadProgress(int64(len(data)), progress.report)
 		})
-		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
-			t.Fatalf("one parser: %v; two: %v", err1, err2)
+		agree("two parsers", copied, err)
+		if err == nil {
+			progress.check(copied, "two parsers")
 		}
-		if diff := parseDiff(one, two); err1 == nil && diff != "" {
-			t.Fatalf("one parser and two: %s differ", diff)
-		}
-		if err2 == nil {
-			progress.check(two, "two parsers")
-		}
-		// Two parsers again, through a mapping of a file in memory that
-		// holds it (where there is one).
+		// Again, through a mapping of a file in memory that holds the
+		// input (where there is one).
 		if file := memFile(t, data); file != nil {
 			defer file.Close()
-			r := newMappedReader(file, int64(len(data)), "dump", 0)
-			three := newParser(r)
-			three.perNode, three.perEdge = graphNodeCost, graphEdgeCost
-			f := float64(len(data)%7+1) / 40
-			three.specMin, three.specAt, three.stealMin, three.cutEvery, three.syncRecords = 0, []float64{f, 2 * f}, 256, 64, 2
-			err3 := three.run()
-			r.release()
-			if (err1 == nil) != (err3 == nil) || err1 != nil && err1.Error() != err3.Error() {
-				t.Fatalf("one parser: %v; two through a mapping: %v", err1, err3)
-			}
-			if diff := parseDiff(one, three); err1 == nil && diff != "" {
-				t.Fatalf("one parser and two through a mapping: %s differ", diff)
-			}
+			mapped, err := parseMapped(file, int64(len(data)), two)
+			agree("two parsers through a mapping", mapped, err)
 		}
 		opts := Options{
 			OutArgs:      func(entry uint64) (int64, bool) { return int64(entry % 64), entry%3 != 0 },

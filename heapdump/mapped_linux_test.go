@@ -37,6 +37,9 @@ func TestMappedAgrees(t *testing.T) {
 	}
 	defer f.Close()
 	size := int64(len(data))
+	if newMapping(f, size) == nil {
+		t.Fatal("the file is not mapped")
+	}
 	for _, c := range []int{chunk, 4 << 10} {
 		chunk = c
 		for _, fails := range []int64{-1, size / 2} {
@@ -46,16 +49,8 @@ func TestMappedAgrees(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := newMappedReader(f, size, d.path, 0)
-				if r.m == nil {
-					t.Fatal("the file is not mapped")
-				}
-				p := newParser(r)
-				p.perNode, p.perEdge = graphNodeCost, graphEdgeCost
-				set(p)
-				err = p.run()
-				mapped := r.m != nil
-				r.release()
+				p, err := parseMapped(f, size, set)
+				mapped := p.r.m != nil // not gone back to a buffer
 				if err != nil {
 					t.Fatalf("%s, reads of %d bytes, mapping failing from %d: %v", name, c, fails, err)
 				}

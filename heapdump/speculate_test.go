@@ -18,7 +18,19 @@ import (
 // parseWith runs a parser over the size bytes of ra, its settings changed
 // by set.
 func parseWith(ra io.ReaderAt, size int64, set func(*parser)) (*parser, error) {
-	r := newReader(ra, size, "dump")
+	return parseOn(newReader(ra, size, "dump"), set)
+}
+
+// parseMapped is parseWith through a reader that maps f where files are
+// mapped, released once the parser is done.
+func parseMapped(f *os.File, size int64, set func(*parser)) (*parser, error) {
+	r := newMappedReader(f, size, "dump", 0)
+	defer r.release()
+	return parseOn(r, set)
+}
+
+// parseOn runs a parser over r, its settings changed by set.
+func parseOn(r *reader, set func(*parser)) (*parser, error) {
 	p := newParser(r)
 	p.perNode, p.perEdge = graphNodeCost, graphEdgeCost
 	set(p)
