@@ -360,6 +360,11 @@ func (p *parser) adopt(off int64) bool {
 	p.groups = len(x.groups)
 	p.nextCut = q.nextCut
 	p.adopted++
+	if s.end > off {
+		// As reading the part's object records would: no frame record
+		// that follows them belongs to the goroutine before them.
+		p.curG = -1
+	}
 	p.r.countRead(true)
 	p.r.skip(s.end - off)
 	p.r.counted = s.end // the part's reader counted those
