@@ -759,9 +759,22 @@ func grow[T any](p *parser, s []T, need int) []T { return growFrom(p, s, need, p
 // file after offset from (the frames, which follow the objects): it
 // extrapolates from the fraction of that part read so far.
 func growFrom[T any](p *parser, s []T, need int, from int64) []T {
-	c := 2*cap(s) + need
-	if done := p.r.off() - from; done > 1<<20 {
-		est := int(float64(len(s)) * float64(p.r.size-from) / float64(done) * 1.1)
+	c := newRoom[T](p, len(s), cap(s), need, from, p.r.off())
+	t := bigarray.Grow(s, c)
+	if room := roomToPopulate(p, t, from); room != nil {
+		populateAsync(&p.populating, room)
+	}
+	return t
+}
+
+// newRoom returns the room of an array of the records from offset from
+// on that holds n of them and has room for room, grown for need more: with
+// the parser at offset at, it extrapolates from the fraction of the file
+// past from that the n came from (see grow).
+func newRoom[T any](p *parser, n, room, need int, from, at int64) int {
+	c := 2*room + need
+	if done := at - from; done > 1<<20 {
+		est := int(float64(n) * float64(p.r.size-from) / float64(done) * 1.1)
 		// An estimate from the first MiB may be far off, so the array
 		// grows at most 8 times, but the frames' arrays 64 times when the
 		// budget has room for that many elements: their first estimate
@@ -770,16 +783,12 @@ func growFrom[T any](p *parser, s []T, need int, from int64) []T {
 		// more (11 MB, 10 ms). Only the room within the budget is faulted
 		// in (roomToPopulate).
 		most := int64(8)
-		if from != p.origin && 64*int64(cap(s)) <= budgetLeft[T](p) {
+		if from != p.origin && 64*int64(room) <= budgetLeft[T](p) {
 			most = 64
 		}
-		c = int(min(int64(max(est, cap(s)+cap(s)/4)), most*int64(cap(s)))) + need
+		c = int(min(int64(max(est, room+room/4)), most*int64(room))) + need
 	}
-	t := bigarray.Grow(s, c)
-	if room := roomToPopulate(p, t, from); room != nil {
-		populateAsync(&p.populating, room)
-	}
-	return t
+	return c
 }
 
 // roomToPopulate returns the room of t, just grown for the records from

@@ -2,6 +2,7 @@ package heapdump
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -350,12 +351,12 @@ func (p *parser) adopt(off int64) bool {
 	x.gapped = x.gapped || y.gapped
 	x.sealed = y.sealed
 	objects := uint32(len(p.counts))
-	p.counts = appendGrown(p, p.counts, q.counts)
+	p.counts = appendGrown(p, p.counts, q.counts, s.end)
 	for _, b := range q.big {
 		b.obj += objects
 		p.big = append(p.big, b)
 	}
-	p.edges32 = appendGrown(p, p.edges32, q.edges32)
+	p.edges32 = appendGrown(p, p.edges32, q.edges32, s.end)
 	p.kept += q.kept
 	p.groups = len(x.groups)
 	p.nextCut = q.nextCut
@@ -402,13 +403,22 @@ func (p *parser) cutGroups(off int64) {
 	}
 }
 
-// appendGrown appends t to s, growing s as the parser grows its arrays.
-func appendGrown[T any](p *parser, s, t []T) []T {
-	if cap(s)-len(s) < len(t) {
-		s = grow(p, s, len(t))
-	}
+// appendGrown appends t, the records of a part that ends at file offset
+// end, to s. When s must grow, its new room is extrapolated from where the
+// parser is once past the part, as grow does from where it is: the objects
+// before the first part can be far fewer per byte than after it, and
+// an estimate from them alone had the next part's adoption grow s again
+// (2M nodes: the counts and edges of both parts). The copies run on every
+// core: the helper that read the last part idles while it is adopted.
+func appendGrown[T any](p *parser, s, t []T, end int64) []T {
 	n := len(s)
+	cores := runtime.GOMAXPROCS(0)
+	if cap(s)-n < len(t) {
+		u := make([]T, n, newRoom[T](p, n+len(t), cap(s), len(t), p.origin, end))
+		bigarray.CopyOnCores(u, s, cores)
+		s = u
+	}
 	s = s[:n+len(t)]
-	bigarray.Copy(s[n:], t)
+	bigarray.CopyOnCores(s[n:], t, cores)
 	return s
 }

@@ -1,6 +1,9 @@
 package bigarray
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // copyStep is the bytes Copy copies at a time.
 const copyStep = 256 << 10
@@ -43,4 +46,27 @@ func Append[T any](s []T, x ...T) []T {
 		s = Grow(s, max(n, 2*cap(s), 16))
 	}
 	return append(s, x...)
+}
+
+// copyParallelMin is the bytes from which CopyOnCores splits a copy.
+const copyParallelMin = 1 << 20
+
+// CopyOnCores is Copy, split into cores parts that run at once, each on a
+// goroutine of its own but the first, for a copy that cores otherwise
+// idle can share: each part faults in and copies its own pages. It
+// returns when all are done.
+func CopyOnCores[T any](dst, src []T, cores int) {
+	var t T
+	n := min(len(dst), len(src))
+	if cores < 2 || uintptr(n)*unsafe.Sizeof(t) < copyParallelMin {
+		Copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < cores; i++ {
+		lo, hi := i*n/cores, (i+1)*n/cores
+		wg.Go(func() { Copy(dst[lo:hi], src[lo:hi]) })
+	}
+	Copy(dst[:n/cores], src[:n/cores])
+	wg.Wait()
 }

@@ -40,6 +40,29 @@ func checkCopy[T comparable](t *testing.T, elem func(int) T) {
 	}
 }
 
+// CopyOnCores copies what copy does, in parts on several goroutines,
+// across the parts' boundaries, from lengths below the size it splits
+// from.
+func TestCopyOnCores(t *testing.T) {
+	step := copyParallelMin / 8
+	for _, n := range []int{0, 1, step - 1, step, 3*step + 5} {
+		src := make([]uint64, n)
+		for i := range src {
+			src[i] = uint64(i)*0x9e3779b97f4a7c15 + 1
+		}
+		for _, cores := range []int{0, 1, 2, 3, 8} {
+			for _, m := range []int{n, n + 7, n / 2} {
+				want, got := make([]uint64, m), make([]uint64, m)
+				copy(want, src)
+				CopyOnCores(got, src, cores)
+				if !slices.Equal(got, want) {
+					t.Errorf("%d elements into %d on %d cores: not what copy gives", n, m, cores)
+				}
+			}
+		}
+	}
+}
+
 // Grow keeps the elements and the length, with room for c.
 func TestGrow(t *testing.T) {
 	s := make([]uint32, 100_000)

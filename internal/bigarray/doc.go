@@ -5,7 +5,8 @@
 // that a goroutine on an idle core can take that cost off the one about to
 // fill the array. Copy copies a large array, its pages faulted in first, in
 // steps that a garbage collection can come between, and Grow and Append
-// grow one so.
+// grow one so. CopyOnCores splits a copy among goroutines, for cores that
+// would idle meanwhile.
 //
 // The package once asked Linux for transparent huge pages for every array
 // of 4 MiB or more (madvise MADV_HUGEPAGE), which halved the page faults.
