@@ -858,6 +858,11 @@ func appendRecord[T any](p *parser, s []T, r T, tag int) []T {
 // uvarintAt decodes a uvarint at b[i:], returning the value and the index
 // after it, or -1 if b ends first or the value overflows 64 bits.
 func uvarintAt(b []byte, i int) (uint64, int) {
+	if uint(i) < uint(len(b)) && b[i] < 0x80 {
+		// One byte: most of a frame's values (depth, lengths, field
+		// kinds and offsets) and many of an object's.
+		return uint64(b[i]), i + 1
+	}
 	if i < 0 {
 		return 0, -1
 	}
