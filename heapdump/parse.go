@@ -824,12 +824,20 @@ func budgetLeft[T any](p *parser) int64 {
 func populateAsync[T any](wg *sync.WaitGroup, s []T) {
 	populates.Add(1)
 	wg.Go(func() {
+		populateMu.Lock()
+		defer populateMu.Unlock()
 		bigarray.Populate(s)
 		if populated != nil {
 			populated()
 		}
 	})
 }
+
+// populateMu lets one goroutine of populateAsync populate at a time: each
+// holds its P in the kernel, and the four arrays of the frames' records
+// populated at once held both of a 2-core machine's while the parser
+// they were for waited.
+var populateMu sync.Mutex
 
 // populates counts the calls of populateAsync, and populated, if set, is
 // called as each goroutine finishes; tests read and set them.

@@ -23,10 +23,12 @@ func resident(t *testing.T, b []byte) int {
 	return n
 }
 
-// Populate brings the whole pages of a fresh array into memory, and
-// changes none of its values, even those written meanwhile.
+// Populate brings the whole pages of a fresh array into memory, step by
+// step, and changes none of its values, even those written meanwhile.
 func TestPopulate(t *testing.T) {
 	page := os.Getpagesize()
+	defer func(step int) { populateStep = step }(populateStep)
+	populateStep = 5 * page // 39 pages: eight steps, the last of four pages
 	b, err := syscall.Mmap(-1, 0, 64*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		t.Skip(err)
