@@ -267,3 +267,13 @@ func TestSquarify(t *testing.T) {
 		t.Errorf("zero values: %v", out)
 	}
 }
+
+// Every page's template parses with the layout, though the package parses
+// them only when a page is first served.
+func TestPagesParse(t *testing.T) {
+	for _, name := range []string{"groups", "tree", "node", "roots", "treemap"} {
+		if p := pages()[name]; p == nil || p.Lookup(name+".html") == nil {
+			t.Errorf("page %s: no template %s.html", name, name)
+		}
+	}
+}
