@@ -98,6 +98,14 @@ type Analysis struct {
 	// (tree.go); kidsSorted marks the nodes whose list is sorted by
 	// retained size; wideRet are the retained sizes of the children of
 	// wide nodes, in their unsorted order.
+	// outside is funcsOutside's answer, done on the other core while the
+	// dominator tree is computed (done false until then).
+	outside struct {
+		n     int
+		first string
+		done  bool
+	}
+
 	kidsOnce   sync.Once
 	kids       *dom.Graph
 	kidsSorted []uint64
@@ -155,14 +163,17 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 		opts:   o,
 	}
 	a.prepareConcurrent()
+	var labels chan struct{} // closed once the other core's work is done
 	if bin != nil {
 		// The report types the objects on its paths from the executable's
 		// DWARF; decode it on the other core while the dominator tree,
 		// which uses one, is computed. Then read there what the
 		// goroutines' pprof labels point to, which needs the types and the
 		// graph only, and which the shared holdings' sets ask of every
-		// goroutine that points into one (100,000 goroutines: 0.05 s).
-		types, labels := make(chan struct{}), make(chan struct{})
+		// goroutine that points into one (100,000 goroutines: 0.05 s); and
+		// check the frames' functions for plugins.
+		types := make(chan struct{})
+		labels = make(chan struct{})
 		go func() {
 			defer close(labels)
 			func() {
@@ -170,6 +181,8 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 				_ = bin.LoadTypes() // a type lookup says what failed
 			}()
 			a.labelsOnce.Do(a.readLabels)
+			a.outside.n, a.outside.first = a.funcsOutside()
+			a.outside.done = true
 		}()
 		defer func() { <-types; <-labels }()
 	}
@@ -223,6 +236,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	if bin == nil {
 		a.Unknown = []Unknown{noBinary}
 	} else {
+		<-labels // and the plugins' check
 		a.Unknown = unknowns(bin.Missing())
 		if u, ok := a.pluginUnknown(); ok {
 			a.Unknown = append(a.Unknown, u)

@@ -21,28 +21,9 @@ func (a *Analysis) pluginUnknown() (Unknown, bool) {
 		return Unknown{}, false
 	}
 	modules := a.moduleCount()
-	outside, first := 0, ""
-	checked := map[uint64]bool{}
-	// The entries checked last: 600,000 frames of a dozen functions are
-	// then not 600,000 map lookups.
-	var seen recent.Cache[uint64, struct{}]
-	for i := range a.d.Frames {
-		f := &a.d.Frames[i]
-		h := recent.Hash(f.Entry)
-		if _, ok := seen.Get(h, f.Entry); f.Entry == 0 || ok {
-			continue
-		}
-		seen.Put(h, f.Entry, struct{}{})
-		if checked[f.Entry] {
-			continue
-		}
-		checked[f.Entry] = true
-		if _, ok := bin.Func(f.Entry); !ok {
-			if outside == 0 {
-				first = fmt.Sprintf("%s at %#x", textsafe.Escape(a.d.FrameFunc(i)), f.Entry) // the dump's name
-			}
-			outside++
-		}
+	outside, first := a.outside.n, a.outside.first
+	if !a.outside.done {
+		outside, first = a.funcsOutside()
 	}
 	if modules <= 1 && outside == 0 {
 		return Unknown{}, false
@@ -60,6 +41,37 @@ func (a *Analysis) pluginUnknown() (Unknown, bool) {
 	}
 	return Unknown{Reason: PluginGlobals,
 		Text: why + ": the globals of plugins are not roots in the dump, so what only they hold is counted as dead"}, true
+}
+
+// funcsOutside counts the functions on the stacks that the executable
+// does not have, and names the first as the dump does. newAnalysis has it
+// done on the other core while the dominator tree is computed (100,000
+// goroutines: 600,000 frames, 2 ms).
+func (a *Analysis) funcsOutside() (n int, first string) {
+	bin := a.Binary
+	checked := map[uint64]bool{}
+	// The entries checked last: 600,000 frames of a dozen functions are
+	// then not 600,000 map lookups.
+	var seen recent.Cache[uint64, struct{}]
+	for i := range a.d.Frames {
+		f := &a.d.Frames[i]
+		h := recent.Hash(f.Entry)
+		if _, ok := seen.Get(h, f.Entry); f.Entry == 0 || ok {
+			continue
+		}
+		seen.Put(h, f.Entry, struct{}{})
+		if checked[f.Entry] {
+			continue
+		}
+		checked[f.Entry] = true
+		if _, ok := bin.Func(f.Entry); !ok {
+			if n == 0 {
+				first = fmt.Sprintf("%s at %#x", textsafe.Escape(a.d.FrameFunc(i)), f.Entry) // the dump's name
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 // maxModules bounds the module count read from the dump: a process loads a
