@@ -31,6 +31,8 @@ type Dump struct {
 	// waitReasons are the goroutines' wait reasons (WaitReason).
 	waitReasons []string
 	slots       []Slot // every frame's slots, frame by frame (FrameSlots)
+	// withSlots counts the frames with slots, as they are read.
+	withSlots int
 }
 
 // Params is the params record: how the dumping process laid out memory.

@@ -1150,6 +1150,9 @@ func (p *parser) slotsRoom(recOff int64) uint32 {
 // goroutine.
 func (p *parser) appendFrame(f Frame, first uint32) {
 	f.slotsStart, f.slotsEnd = first, uint32(len(p.slots))
+	if f.slotsEnd > f.slotsStart {
+		p.d.withSlots++
+	}
 	if len(p.d.Frames) == cap(p.d.Frames) {
 		p.d.Frames = growFrom(p, p.d.Frames, 1, p.framesFrom)
 	}
