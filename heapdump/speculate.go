@@ -404,12 +404,10 @@ func (p *parser) cutGroups(off int64) {
 }
 
 // appendGrown appends t, the records of a part that ends at file offset
-// end, to s. When s must grow, its new room is extrapolated from where the
-// parser is once past the part, as grow does from where it is: the objects
-// before the first part can be far fewer per byte than after it, and
-// an estimate from them alone had the next part's adoption grow s again
-// (2M nodes: the counts and edges of both parts). The copies run on every
-// core: the helper that read the last part idles while it is adopted.
+// end, to s. When s must grow, its new room is extrapolated as grow does,
+// but from where the parser will be once past the part, counting the
+// part's records. The copies run on every core: the helper that read the
+// last part idles while it is adopted.
 func appendGrown[T any](p *parser, s, t []T, end int64) []T {
 	n := len(s)
 	cores := runtime.GOMAXPROCS(0)

@@ -123,12 +123,12 @@ func (k *RootKids) collectPreds(order, idom []uint32, in edges, hasIn bitset, pa
 	kids := k.Len()
 	// The rank of each kid by number, None for the other numbers, and
 	// each kid's predecessors counted in start[rank+2]: its parent, and
-	// its group of non-tree edges. Each count is written, not added: a
-	// fresh page read first is the kernel's shared zero page, and the
-	// write that follows faults again and has every core flush the old
-	// mapping, by an interrupt that a virtual machine's host delivers
-	// (10M nodes: about 60 ms of CPU time). The kids are the numbers whose idom is
-	// the root's, 0, read in order; only they are looked up by node.
+	// its group of non-tree edges. The kids are the numbers whose idom is
+	// the root's, 0, read in order; only they are looked up by node. Each
+	// count is written, not added: a fresh page read first is the
+	// kernel's shared zero page, and the write that follows faults again
+	// and has every core flush the old mapping, by an interrupt that a
+	// virtual machine's host delivers (10M nodes: about 60 ms of CPU).
 	k.start = make([]uint32, kids+2)
 	rank = rank[:r]
 	cores := 1
