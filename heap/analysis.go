@@ -94,18 +94,17 @@ type Analysis struct {
 	// scanParts is how many parts of the nodes groupHoldings scans at
 	// once, 0 to choose by their number (scanHoldings); tests set it.
 	scanParts int
-	// kids are the dominator tree's child lists, built once on demand
-	// (tree.go); kidsSorted marks the nodes whose list is sorted by
-	// retained size; wideRet are the retained sizes of the children of
-	// wide nodes, in their unsorted order.
-	// outside is funcsOutside's answer, done on the other core while the
+	// outside is funcsOutside's answer, found on the other core while the
 	// dominator tree is computed (done false until then).
 	outside struct {
 		n     int
 		first string
 		done  bool
 	}
-
+	// kids are the dominator tree's child lists, built once on demand
+	// (tree.go); kidsSorted marks the nodes whose list is sorted by
+	// retained size; wideRet are the retained sizes of the children of
+	// wide nodes, in their unsorted order.
 	kidsOnce   sync.Once
 	kids       *dom.Graph
 	kidsSorted []uint64
