@@ -9,8 +9,8 @@ import (
 
 // mapping is the file mapped into memory, read only, of which a reader
 // reads a window it moves along the file (see reader.remap): the window's
-// pages are mapped ahead of the reader and unmapped behind it, so that
-// only the window counts as the process's memory. The file is mapped
+// pages are mapped as the reader first touches them, and unmapped behind
+// it, so that only the window counts as the process's memory. The file is mapped
 // once: a mapping made for every window took the lock of the process's
 // mappings from the other parser and the runtime (and syscall.Mmap's
 // from the other parser), and the dump with 100,000 goroutines took 8%
@@ -38,9 +38,6 @@ func newMapping(ra io.ReaderAt, size int64) *mapping {
 
 // pageSize is the alignment of a window's file offset.
 var pageSize = int64(os.Getpagesize())
-
-// madvPopulateRead is MADV_POPULATE_READ (Linux 5.14).
-const madvPopulateRead = 22
 
 // mapFailsFrom, if not negative, is the file offset from which remap
 // fails, as when the file cannot be mapped; tests set it.
@@ -70,11 +67,12 @@ func (m *mapping) remap(off, size int64) ([]byte, error) {
 		_ = syscall.Madvise(m.mem[m.lo:off], syscall.MADV_DONTNEED)
 		m.lo = off
 	}
-	w := m.mem[off : off+size : off+size]
-	// Map the pages the page cache holds at once, rather than at one
-	// fault each; where the kernel cannot, the faults do it.
-	_ = syscall.Madvise(w, madvPopulateRead)
-	return w, nil
+	// The pages are mapped as they are first read: a fault maps 16 of
+	// those the page cache holds at once, which cost less than the window
+	// mapped ahead by MADV_POPULATE_READ, a page at a time (2M nodes,
+	// 100,000 goroutines, 10M nodes: 1.7%, 3.2% and 0.8% less time; the
+	// 1.5M benchmark 3.6%, paired runs).
+	return m.mem[off : off+size : off+size], nil
 }
 
 // fileSize returns the size of the file now, and whether it could tell.
