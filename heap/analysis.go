@@ -94,13 +94,6 @@ type Analysis struct {
 	// scanParts is how many parts of the nodes groupHoldings scans at
 	// once, 0 to choose by their number (scanHoldings); tests set it.
 	scanParts int
-	// outside is funcsOutside's answer, found on the other core while the
-	// dominator tree is computed (done false until then).
-	outside struct {
-		n     int
-		first string
-		done  bool
-	}
 	// kids are the dominator tree's child lists, built once on demand
 	// (tree.go); kidsSorted marks the nodes whose list is sorted by
 	// retained size; wideRet are the retained sizes of the children of
@@ -163,6 +156,8 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	}
 	a.prepareConcurrent()
 	var labels chan struct{} // closed once the other core's work is done
+	var outside int          // its funcsOutside
+	var firstOutside string
 	if bin != nil {
 		// The report types the objects on its paths from the executable's
 		// DWARF; decode it on the other core while the dominator tree,
@@ -180,8 +175,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 				_ = bin.LoadTypes() // a type lookup says what failed
 			}()
 			a.labelsOnce.Do(a.readLabels)
-			a.outside.n, a.outside.first = a.funcsOutside()
-			a.outside.done = true
+			outside, firstOutside = a.funcsOutside()
 		}()
 		defer func() { <-types; <-labels }()
 	}
@@ -237,7 +231,7 @@ func newAnalysis(g *heapdump.Graph, bin *binsym.Binary, o options) (*Analysis, e
 	} else {
 		<-labels // and the plugins' check
 		a.Unknown = unknowns(bin.Missing())
-		if u, ok := a.pluginUnknown(); ok {
+		if u, ok := a.pluginUnknown(outside, firstOutside); ok {
 			a.Unknown = append(a.Unknown, u)
 		}
 		if u, ok := a.cleanupUnknown(); ok {

@@ -14,17 +14,14 @@ import (
 // dump shows other modules: the runtime's list of modules
 // (runtime.modulesSlice, a pointer in bss to a []*moduledata) has more
 // than one, or frames run code outside the executable (a plugin carries
-// its own copy of the packages it uses, the runtime's included).
-func (a *Analysis) pluginUnknown() (Unknown, bool) {
-	bin := a.Binary
-	if bin == nil {
+// its own copy of the packages it uses, the runtime's included). outside
+// and first are funcsOutside's count of those functions and name of the
+// first.
+func (a *Analysis) pluginUnknown(outside int, first string) (Unknown, bool) {
+	if a.Binary == nil {
 		return Unknown{}, false
 	}
 	modules := a.moduleCount()
-	outside, first := a.outside.n, a.outside.first
-	if !a.outside.done {
-		outside, first = a.funcsOutside()
-	}
 	if modules <= 1 && outside == 0 {
 		return Unknown{}, false
 	}
