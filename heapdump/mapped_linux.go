@@ -10,11 +10,11 @@ import (
 // mapping is the file mapped into memory, read only, of which a reader
 // reads a window it moves along the file (see reader.remap): the window's
 // pages are mapped as the reader first touches them, and unmapped behind
-// it, so that only the window counts as the process's memory. The file is mapped
-// once: a mapping made for every window took the lock of the process's
-// mappings from the other parser and the runtime (and syscall.Mmap's
-// from the other parser), and the dump with 100,000 goroutines took 8%
-// longer than with copies rather than 8% less.
+// it, so that only the window counts as the process's memory. The file is
+// mapped once: a mapping made for every window took the lock of the
+// process's mappings from the other parser and the runtime (and
+// syscall.Mmap's from the other parser), and the dump with 100,000
+// goroutines took 8% longer than with copies rather than 8% less.
 type mapping struct {
 	conn syscall.RawConn
 	size int64
