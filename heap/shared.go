@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -688,6 +689,62 @@ func (a *Analysis) setHolders(set uint32) []string {
 		out = append(out, a.sigText(a.sigNames[id]))
 	}
 	return out
+}
+
+// heldBy names every holder signature that reaches shared top t, for
+// people, as setHolders does, but complete and ordered: globals first,
+// then timers, then goroutines and the rest, each kind by name, so that a
+// list cut short for text shows the few globals and timers before the
+// many goroutines. A set cut at maxSetHolders is completed by the walk
+// back of sharedReachers: every signature is listed once.
+func (a *Analysis) heldBy(t heapdump.NodeID) []string {
+	if !a.shares().isShared(t) {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	a.sharedReachers(t, func(r reacher) bool {
+		var text string
+		switch {
+		case r.timer != heapdump.NoNode:
+			text = a.timerSigText(r.timer)
+		case r.root == heapdump.NoNode:
+			text = a.sigText(a.sigNames[a.goroutineSigID(r.gIndex)])
+		case a.isRuntimeRoot(r.root):
+			return true
+		default:
+			text = a.sigText(a.sigNames[a.sigID(r.root)])
+		}
+		if !seen[text] {
+			seen[text] = true
+			out = append(out, text)
+		}
+		return true
+	})
+	slices.SortFunc(out, func(x, y string) int {
+		return cmp.Or(cmp.Compare(holderRank(x), holderRank(y)), strings.Compare(x, y))
+	})
+	return out
+}
+
+// holderRank orders the names of heldBy: globals, timers, the rest.
+func holderRank(name string) int {
+	switch {
+	case strings.HasPrefix(name, "global "):
+		return 0
+	case strings.HasPrefix(name, "timers"):
+		return 1
+	}
+	return 2
+}
+
+// timerSigText names timer t as a holder signature: "timers that will
+// run context.WithDeadlineCause.func2", by the function it will run.
+func (a *Analysis) timerSigText(t heapdump.NodeID) string {
+	if h := a.timerHolder(t); h.Function != "" {
+		return "timers that will run " + h.Function
+	}
+	return "timers"
 }
 
 // sigText turns a signature (rootSig, goroutineSigID) into words.
