@@ -72,6 +72,9 @@ type Group struct {
 	// MadeOfObjects counts the objects MadeOf adds up: all those the first
 	// member retains but itself, or the first 262,143 found breadth first.
 	MadeOfObjects uint64 `json:"made_of_objects"`
+	// Mechanism is set when the group is one mechanism held by several
+	// roots, whose parts it adds up (see Mechanism).
+	Mechanism *Mechanism `json:"mechanism,omitempty"`
 }
 
 // MaxGoroutineIDs is how many goroutine ids a Group lists.

@@ -122,6 +122,9 @@ func (g *Group) Text(title string, st Style) string {
 func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	g = g.Escaped()
 	fmt.Fprintf(b, "%s %s\n", st.Bold(title), g.headline(st))
+	if m := g.Mechanism; m != nil {
+		fmt.Fprintf(b, "    %s\n", m.parts(g))
+	}
 	if s := g.Object.AllocSite; s != nil {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
 	}
@@ -239,6 +242,9 @@ func (g *Group) headline(st Style) string {
 			}
 			who += ")"
 		}
+	}
+	if m := g.Mechanism; m != nil {
+		who, verb = m.who(g), "hold"
 	}
 	each := bytesize.Format(int64(g.EachMaxBytes))
 	if g.EachMinBytes != g.EachMaxBytes {
