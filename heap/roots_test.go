@@ -107,7 +107,9 @@ func TestHoldersPileOfDefers(t *testing.T) {
 		// The defer records themselves, 48 bytes and a closure each, and
 		// the timers are in that group, not groups of their own.
 		rep = holdersAt(t, a, 32<<10)
-		if i := slices.IndexFunc(rep.Groups, func(h *Group) bool { return h != g && h.Mechanism == nil && (h.Root.Function == "main.loop" || h.Root.Kind == heapdump.RootTimer) }); i >= 0 {
+		if i := slices.IndexFunc(rep.Groups, func(h *Group) bool {
+			return h != g && h.Mechanism == nil && (h.Root.Function == "main.loop" || h.Root.Kind == heapdump.RootTimer)
+		}); i >= 0 {
 			t.Errorf("binary %v: a group of the defers or timers apart:\n%s", withBinary, reportText(t, rep))
 		}
 	}
