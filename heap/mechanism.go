@@ -87,7 +87,7 @@ func (a *Analysis) mechanismKey(v heapdump.NodeID, key holdKey) holdKey {
 
 // joinMechanisms folds, into the group of each shared holding, the groups
 // of defer records and of timers keyed with it (mechanismKey) when there
-// are both, and returns the groups left.
+// are both, and returns the groups left (see unmarkMechanisms).
 func (a *Analysis) joinMechanisms(out []*pending) []*pending {
 	type parts struct{ defers, timers []*pending }
 	byBase := map[holdKey]*parts{}
@@ -144,6 +144,44 @@ func (a *Analysis) joinMechanisms(out []*pending) []*pending {
 			folded[q] = true
 		}
 		b.mech = m
+	}
+	return a.unmarkMechanisms(out, folded)
+}
+
+// unmarkMechanisms drops the groups folded into others from out, and
+// gives the groups keyed with a shared holding's key but not folded
+// (defers with no timers, as under a long-lived parent) their keys back,
+// each joining the group of its key when there is one: they are grouped
+// as they were before mechanismKey.
+func (a *Analysis) unmarkMechanisms(out []*pending, folded map[*pending]bool) []*pending {
+	byKey := map[holdKey]*pending{}
+	for _, p := range out {
+		if p.key.mechSig == 0 {
+			byKey[p.key] = p
+		}
+	}
+	for _, p := range out {
+		if p.key.mechSig == 0 || folded[p] {
+			continue
+		}
+		k := p.key
+		k.mechSig, k.mechSlot = 0, 0
+		q := byKey[k]
+		if q == nil {
+			p.key, p.timerOwn = k, 0
+			byKey[k] = p
+			continue
+		}
+		if p.rep < q.rep {
+			q.rep = p.rep
+		}
+		q.count += p.count
+		q.bytes += p.bytes
+		q.retained += p.retained
+		q.objects += p.objects
+		q.minEach, q.maxEach = min(q.minEach, p.minEach), max(q.maxEach, p.maxEach)
+		q.goroutines = append(q.goroutines, p.goroutines...)
+		folded[p] = true
 	}
 	return slices.DeleteFunc(out, func(p *pending) bool { return folded[p] })
 }

@@ -160,3 +160,20 @@ func checkHeldBy(t *testing.T, rep *Report, groups []map[string]any) {
 		}
 	}
 }
+
+// A headline names at most maxHeldByText holder signatures, and counts
+// the rest.
+func TestHeldByText(t *testing.T) {
+	sigs := []string{"global main.a", "timers that will run main.f", "goroutines in main.g", "goroutines in main.h", "goroutines in main.i"}
+	if got := heldByText(sigs); !slices.Equal(got, sigs) {
+		t.Errorf("heldByText(%q) = %q, want them all", sigs, got)
+	}
+	more := append(slices.Clone(sigs), "goroutines in main.j")
+	want := []string{"global main.a", "timers that will run main.f", "goroutines in main.g", "goroutines in main.h", "2 more"}
+	if got := heldByText(more); !slices.Equal(got, want) {
+		t.Errorf("heldByText(%q) = %q, want %q", more, got, want)
+	}
+	if len(more) != 6 {
+		t.Errorf("heldByText changed its argument: %q", more)
+	}
+}

@@ -701,26 +701,41 @@ func (a *Analysis) heldBy(t heapdump.NodeID) []string {
 	if !a.shares().isShared(t) {
 		return nil
 	}
-	seen := map[string]bool{}
+	// Signatures are told apart by number, and put in words once each:
+	// 100,000 goroutines may share a parent context.
+	type sigKey struct {
+		kind byte // 'r' a root's signature id, 'g' a goroutine's creation site, 't' a timer's code
+		id   uint64
+	}
+	seen := map[sigKey]bool{}
 	var out []string
 	a.sharedReachers(t, func(r reacher) bool {
-		var text string
+		var k sigKey
 		switch {
 		case r.timer != heapdump.NoNode:
-			text = a.timerSigText(r.timer)
+			k = sigKey{'t', a.timerCode(r.timer, func(uint64) bool { return true })}
 		case r.root == heapdump.NoNode:
-			text = a.sigText(a.sigNames[a.goroutineSigID(r.gIndex)])
+			k = sigKey{'g', a.d.Goroutines[r.gIndex].GoPC}
 		case a.isRuntimeRoot(r.root):
 			return true
 		default:
-			text = a.sigText(a.sigNames[a.sigID(r.root)])
+			k = sigKey{'r', uint64(a.sigID(r.root))}
 		}
-		if !seen[text] {
-			seen[text] = true
-			out = append(out, text)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		switch k.kind {
+		case 't':
+			out = append(out, a.timerSigText(r.timer))
+		case 'g':
+			out = append(out, a.sigText(a.sigNames[a.goroutineSigID(r.gIndex)]))
+		default:
+			out = append(out, a.sigText(a.sigNames[k.id]))
 		}
 		return true
 	})
+	out = slices.Compact(slices.Sorted(slices.Values(out)))
 	slices.SortFunc(out, func(x, y string) int {
 		return cmp.Or(cmp.Compare(holderRank(x), holderRank(y)), strings.Compare(x, y))
 	})
