@@ -91,7 +91,7 @@ func TestHoldersRealWorldDeferLoop(t *testing.T) {
 	if sum != js["retained_bytes"].(float64) {
 		t.Errorf("the parts of %v add up to %v, not the group's %v", m, sum, js["retained_bytes"])
 	}
-	checkHeldBy(t, rep, groups)
+	checkHeldBy(t, rep)
 }
 
 // An errgroup's context under the global main.serverCtx, never cancelled,
@@ -116,19 +116,40 @@ func TestHoldersRealWorldErrgroupCtx(t *testing.T) {
 			t.Errorf("held_by %q, want %q in it", g.HeldBy, want)
 		}
 	}
+	found := false
+	for _, j := range groups {
+		if o, _ := j["object"].(map[string]any); o["addr"] == g.Object.Addr {
+			hb, _ := j["held_by"].([]any)
+			found = len(hb) > 0 && hb[0] == "global main.serverCtx"
+		}
+	}
+	if !found {
+		t.Errorf("the JSON group of the request body is not held by global main.serverCtx first:\n%v", groups)
+	}
 	if !strings.Contains(g.Text("", PlainStyle{}), "also reached from global main.stopServer, global main.serverCtx, goroutine") &&
 		!strings.Contains(g.Text("", PlainStyle{}), "also reached from global main.serverCtx, global main.stopServer, goroutine") {
 		t.Errorf("the text does not name main.serverCtx and main.stopServer before the goroutines:\n%s", text)
 	}
-	checkHeldBy(t, rep, groups)
+	checkHeldBy(t, rep)
 }
 
 // checkHeldBy checks every shared group's holders in rep and its JSON:
 // every signature listed, none "more", globals and timers before the
 // rest; and that no global or timer among the other roots is left out of
 // the list when a goroutine is in it.
-func checkHeldBy(t *testing.T, rep *Report, groups []map[string]any) {
+func checkHeldBy(t *testing.T, rep *Report) {
 	t.Helper()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Groups []map[string]any `json:"groups"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	groups := doc.Groups
 	rank := func(s string) int {
 		switch {
 		case strings.HasPrefix(s, "global "):

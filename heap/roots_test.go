@@ -26,13 +26,15 @@ func (r *pileRun) analyzeWithout(t testing.TB) *Analysis {
 	return a
 }
 
-// holdersAt reports the holders of a with MinSize(min).
+// holdersAt reports the holders of a with MinSize(min), their held_by
+// checked (checkHeldBy).
 func holdersAt(t *testing.T, a *Analysis, min uint64) *Report {
 	t.Helper()
 	rep, err := a.Holders(MinSize(min))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkHeldBy(t, rep)
 	return rep
 }
 
