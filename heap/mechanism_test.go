@@ -70,6 +70,14 @@ func TestHoldersRealWorldDeferLoop(t *testing.T) {
 	if g.Count != n || g.RetainedBytes < n*300 || g.RetainedBytes > n*400 {
 		t.Errorf("%d objects retaining %d bytes, want %d retaining %d to %d:\n%s", g.Count, g.RetainedBytes, n, n*300, n*400, text)
 	}
+	// The timers' own objects, folded in, are no other group's.
+	var all uint64
+	for _, g := range rep.Groups {
+		all += g.RetainedBytes
+	}
+	if all > rep.LiveBytes {
+		t.Errorf("the groups add up to %d bytes, more than the %d live:\n%s", all, rep.LiveBytes, text)
+	}
 	want := fmt.Sprintf("#1 %s pending defer cancel() in main.parse (goroutine %d), each with its timer, hold ", thousands(n), g.Root.Goroutine)
 	if !strings.Contains(text, want) {
 		t.Errorf("no %q in\n%s", want, text)
