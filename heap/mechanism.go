@@ -39,8 +39,11 @@ type Mechanism struct {
 	Goroutine uint64 `json:"goroutine_id,omitempty"`
 	// Defers and Timers count the defer records and timers folded into the
 	// group, DeferBytes and TimerBytes what they retain beyond the shared
-	// objects (the timers' own objects included); SharedBytes is what the shared objects retain. The three
-	// add up to the group's RetainedBytes.
+	// objects (the timers' own objects included); SharedBytes is what the
+	// shared objects retain. The three add up to the group's
+	// RetainedBytes, which counts no byte twice: each part is what its
+	// holders alone keep alive, and a timer's own object is not in the
+	// shared objects' retained sets.
 	Defers      int    `json:"defer_count"`
 	Timers      int    `json:"timer_count"`
 	DeferBytes  uint64 `json:"defer_retained_bytes"`
