@@ -102,6 +102,28 @@ func TestHoldersRealWorldDeferLoop(t *testing.T) {
 	checkHeldBy(t, rep)
 }
 
+// Defers of one frame, half of which point to contexts a global holds
+// too (no timer: not a mechanism to fold), are one group, as they were
+// before mechanisms.
+func TestHoldersRealWorldDeferLoopMixed(t *testing.T) {
+	t.Parallel()
+	const n = 2000
+	rep, text, _ := rwMechReport(t, "rw-deferloopmixed", n, n*16)
+	var defers []*Group
+	for _, g := range rep.Groups {
+		if g.Root.Function == "main.parseMixed" && g.Object.Type == "runtime._defer" {
+			defers = append(defers, g)
+		}
+		if g.Mechanism != nil {
+			t.Errorf("a mechanism folded without timers:\n%s", text)
+		}
+	}
+	if len(defers) != 1 || defers[0].Count != 2*n {
+		t.Errorf("%d groups of main.parseMixed's defer records, want 1 of %d:\n%s", len(defers), 2*n, text)
+	}
+	checkHeldBy(t, rep)
+}
+
 // An errgroup's context under the global main.serverCtx, never cancelled,
 // with 50 tasks blocked: the global is named among its holders, in text
 // and in JSON.

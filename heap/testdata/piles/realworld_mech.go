@@ -7,6 +7,11 @@ package main
 //   - rw-deferloop N: one goroutine in main.parse, a loop that never
 //     returns and defers the cancel of a WithTimeout context each time
 //     round: N pending defers, each with the timer of its context;
+//   - rw-deferloopmixed N: one goroutine in main.parseMixed, a loop that
+//     never returns and defers, each time round, the cancel of a
+//     WithCancel context under main.serverCtx (no timer: not one
+//     mechanism) and a call that uses a buffer of 64 bytes: 2N pending
+//     defers of one frame, one group as ever;
 //   - rw-errgroupctx N: an errgroup.WithContext under the global
 //     main.serverCtx, never cancelled (its Wait is never called), whose
 //     context carries a request body of N*4 KiB, with N tasks in
@@ -27,6 +32,13 @@ func init() {
 		<-ready
 		waitBlocked("main.parse", "[chan receive", 1)
 	}
+	patterns["rw-deferloopmixed"] = func(n int, _ *result) {
+		serverCtx, stopServer = context.WithCancel(context.Background())
+		ready := make(chan struct{})
+		go parseMixed(n, ready)
+		<-ready
+		waitBlocked("main.parseMixed", "[chan receive", 1)
+	}
 	patterns["rw-errgroupctx"] = func(n int, _ *result) {
 		serverCtx, stopServer = context.WithCancel(context.Background())
 		handleUpload(make([]byte, n*itemSize), n)
@@ -45,6 +57,24 @@ func parse(ctx context.Context, records int, ready chan<- struct{}) {
 		defer cancel()
 		used(c)
 		if i+1 == records { // the stream has no more for now
+			ready <- struct{}{}
+			<-release
+		}
+	}
+}
+
+// parseMixed is parse with a WithCancel context under main.serverCtx,
+// whose children map holds it too, and a second defer of a buffer.
+//
+//go:noinline
+func parseMixed(records int, ready chan<- struct{}) {
+	for i := 0; ; i++ {
+		c, cancel := context.WithCancel(serverCtx)
+		defer cancel()
+		buf := make([]byte, 64)
+		defer drop(buf)
+		used(c)
+		if i+1 == records {
 			ready <- struct{}{}
 			<-release
 		}
