@@ -24,6 +24,11 @@ func (g *Group) Escaped() *Group {
 	c.Inside = mapSlice(g.Inside, Step.escaped)
 	c.MadeOf = mapSlice(g.MadeOf, Part.escaped)
 	c.Object = c.Object.escaped()
+	if m := g.Mechanism; m != nil {
+		e := *m
+		e.Kind, e.Function = textsafe.Escape(e.Kind), textsafe.Escape(e.Function)
+		c.Mechanism = &e
+	}
 	return &c
 }
 

@@ -41,6 +41,12 @@ type pending struct {
 	// minSize is the report's MinSize: members of a holding group are
 	// smaller (nearestMembers).
 	minSize uint64
+	// mech is set on a group the defers and timers of its members were
+	// folded into (joinMechanisms).
+	mech *Mechanism
+	// timerOwn adds up the timers' own sizes of a group of timers' holdings
+	// keyed with a shared holding's key: folded, they count too.
+	timerOwn uint64
 }
 
 // add counts member v, which retains r bytes and counts for b of them.
@@ -187,6 +193,10 @@ type holdKey struct {
 	// large object of the holding).
 	large, nested bool
 	typed         uint32 // a runtime-held large object's typed key, an index in Analysis.typedKeys
+	// mechSig and mechSlot are the key of the shared holding a defer's or
+	// a timer's holding points to (mechanismKey), 0 for none.
+	mechSig  uint32
+	mechSlot uint64
 }
 
 // holdingKey returns the key of holding t (an object whose immediate
@@ -478,6 +488,10 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		if !user {
 			return
 		}
+		key = a.mechanismKey(v, key)
+		if key.mechSig != 0 && key.kind == 'T' {
+			get(key).timerOwn += a.g.Size(a.Idom(v))
+		}
 		b := r - min(r, in)
 		if li < len(large) && large[li] == v {
 			return // a large object: an entry of its own below
@@ -552,6 +566,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			p.goroutines = append(p.goroutines, h.Goroutines...)
 		}
 	}
+	out = a.joinMechanisms(out)
 	// A global none of whose groups passes MinSize alone, but whose
 	// groups of some size do together (an array of structs that point to
 	// objects of two sizes), keeps those.

@@ -29,10 +29,11 @@ type Group struct {
 	Shared          bool     `json:"shared"`
 	OtherRoots      []Holder `json:"other_roots"`
 	OtherRootsTotal int      `json:"other_root_count"`
-	// HeldBy names, for a group of objects no single root holds, the
-	// holders that reach every one of them, by signature: "global
-	// main.left", "goroutines in main.wait created at main.serve";
-	// "more" ends a list cut at 16. Empty for other groups.
+	// HeldBy names, for a group of objects no single root holds, every
+	// holder that reaches its first object, by signature: "global
+	// main.left", "timers that will run main.expire", "goroutines in
+	// main.wait created at main.serve"; globals first, then timers, then
+	// the rest. Empty for other groups.
 	HeldBy []string `json:"held_by"`
 	// Path is the reference chain from the root to the object, one typed
 	// step per object, the object last.
@@ -71,6 +72,9 @@ type Group struct {
 	// MadeOfObjects counts the objects MadeOf adds up: all those the first
 	// member retains but itself, or the first 262,143 found breadth first.
 	MadeOfObjects uint64 `json:"made_of_objects"`
+	// Mechanism is set when the group is one mechanism held by several
+	// roots, whose parts it adds up (see Mechanism).
+	Mechanism *Mechanism `json:"mechanism,omitempty"`
 }
 
 // MaxGoroutineIDs is how many goroutine ids a Group lists.
@@ -322,8 +326,8 @@ func (a *Analysis) group(p []heapdump.NodeID, listOthers bool) (*held, error) {
 			others = a.hasOtherRoots(g)
 			g.othersUnlisted = others
 		}
-		if set, ok := a.sharedSet(g.top); ok {
-			g.HeldBy = a.setHolders(set)
+		if _, ok := a.sharedSet(g.top); ok {
+			g.HeldBy = a.heldBy(g.top)
 		}
 		if anchored {
 			g.Shared = others
@@ -357,16 +361,25 @@ func (a *Analysis) viaDefer(h *Holder, p []heapdump.NodeID) {
 // otherRoots lists what else keeps a shared group's object alive: the
 // roots other than the nearest that reach it, and goroutines whose pprof
 // labels do, but for the runtime's own globals (allp, m0, allgs...), which
-// reach much of the heap. It counts them all and lists the first
-// maxOtherRoots.
+// reach much of the heap. It counts them all and lists maxOtherRoots,
+// globals first, then timers, then the rest, each in the walk's order.
 func (a *Analysis) otherRoots(g *held) {
 	from, avoid := g.reachedFrom()
+	// The first maxOtherRoots of each rank: globals, timers, the rest.
+	var byRank [3][]Holder
 	for _, r := range a.reachersOfObject(from, avoid) {
 		if !a.isOtherRoot(g, avoid, r) {
 			continue
 		}
 		g.OtherRootsTotal++
-		if len(g.OtherRoots) >= maxOtherRoots {
+		rank := 2
+		switch {
+		case r.timer != heapdump.NoNode:
+			rank = 1
+		case r.root != heapdump.NoNode && a.g.Root(r.root).Kind == heapdump.RootGlobal:
+			rank = 0
+		}
+		if len(byRank[rank]) >= maxOtherRoots {
 			continue // counted, not described: 20,000 goroutines share it
 		}
 		var h Holder
@@ -379,7 +392,12 @@ func (a *Analysis) otherRoots(g *held) {
 		default:
 			h = a.holder(r.root)
 		}
-		g.OtherRoots = append(g.OtherRoots, h)
+		byRank[rank] = append(byRank[rank], h)
+	}
+	// Globals and timers, few, come before the goroutines, many, so that
+	// none hides among the roots counted but not listed.
+	for _, hs := range byRank {
+		g.OtherRoots = append(g.OtherRoots, hs[:min(len(hs), maxOtherRoots-len(g.OtherRoots))]...)
 	}
 }
 

@@ -218,6 +218,7 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 	timers := rwWant{kind: heapdump.RootTimer, holder: `main\.init\.\d+\.func\d+\.1`, inside: ".ctx>context.valueCtx", count: rwN, min: lo, max: hi}
 	wants = append(wants, ctxSlot, itemSlot, jsonPool, timers)
 	checkRW(t, rep, text, wants)
+	checkHeldBy(t, rep)
 
 	t.Run("text", func(t *testing.T) {
 		for _, want := range []string{
@@ -320,6 +321,7 @@ func TestHoldersRealWorldGoroutines(t *testing.T) {
 	custom := rwWant{kind: heapdump.RootFrame, holder: `context\.\(\*cancelCtx\)\.propagateCancel\.func2`,
 		path: "local parent>main.doneCtx", inside: ".Context>context.valueCtx", count: rwN, perGoroutine: true, min: lo, max: hi}
 	checkRW(t, rep, text, []rwWant{pool, custom})
+	checkHeldBy(t, rep)
 	// The timers of main.tick's tickers and main.waitTimer's timers, which
 	// signal channels: named by time.sendTime and where they were made.
 	made := map[string]int{}
@@ -384,6 +386,7 @@ func TestHoldersRealWorldNet(t *testing.T) {
 	for _, g := range rep.Groups {
 		checkTyped(t, g.Path)
 	}
+	checkHeldBy(t, rep)
 }
 
 // Goroutines parked in a C call (a cgo program) hold their contexts.

@@ -128,6 +128,7 @@ func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
 		h.Holding = !p.large
 		h.RetainedBytes, h.Objects = p.retained, p.objects
 		h.EachMinBytes, h.EachMaxBytes = p.minEach, p.maxEach
+		h.Mechanism = p.mech
 		if len(p.goroutines) > 0 || h.GoroutineCount > 0 {
 			ids := p.goroutines
 			if len(ids) == 0 {

@@ -26,13 +26,15 @@ func (r *pileRun) analyzeWithout(t testing.TB) *Analysis {
 	return a
 }
 
-// holdersAt reports the holders of a with MinSize(min).
+// holdersAt reports the holders of a with MinSize(min), their held_by
+// checked (checkHeldBy).
 func holdersAt(t *testing.T, a *Analysis, min uint64) *Report {
 	t.Helper()
 	rep, err := a.Holders(MinSize(min))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkHeldBy(t, rep)
 	return rep
 }
 
@@ -69,7 +71,8 @@ func initFunc(closure string) *regexp.Regexp {
 
 // 2,000 pending `defer cancel()` in one frame, each cancel holding a
 // timerCtx over a 512-byte value that its timer holds too: one group of
-// defers, which names the timers among the other holders.
+// the contexts, each with its defer and its timer (one mechanism), which
+// names the timers among the other holders.
 func TestHoldersPileOfDefers(t *testing.T) {
 	t.Parallel()
 	const n = 2000
@@ -79,15 +82,21 @@ func TestHoldersPileOfDefers(t *testing.T) {
 		if g.Root.Kind != heapdump.RootDefer || g.Root.Function != "main.loop" || g.Count != n || g.GoroutineCount != 1 {
 			t.Errorf("binary %v: %d held by %+v (%d goroutines), want %d held by defers in main.loop of one goroutine", withBinary, g.Count, g.Root, g.GoroutineCount, n)
 		}
-		// Each: a timerCtx, a valueCtx, the value's slice header and 512 bytes.
-		if g.RetainedBytes < n*(512+112+48) || g.RetainedBytes > n*1024 {
-			t.Errorf("binary %v: retained %d bytes, want about %d", withBinary, g.RetainedBytes, n*700)
+		// Each: a timerCtx, a valueCtx, the value's slice header and 512
+		// bytes; its defer record and closure (64 bytes), its timer and
+		// the timer's closure (144).
+		if g.RetainedBytes < n*(512+112+48+64+144) || g.RetainedBytes > n*1200 {
+			t.Errorf("binary %v: retained %d bytes, want about %d", withBinary, g.RetainedBytes, n*900)
+		}
+		if m := g.Mechanism; m == nil || m.Kind != MechDeferTimer || m.Defers != n || m.Timers != n || m.Function != "main.loop" ||
+			m.DeferBytes < n*64 || m.DeferBytes+m.TimerBytes+m.SharedBytes != g.RetainedBytes {
+			t.Errorf("binary %v: mechanism %+v of a group retaining %d, want %d defers of main.loop and %d timers adding up to it", withBinary, g.Mechanism, g.RetainedBytes, n, n)
 		}
 		if !hasTimer(g.OtherRoots, regexp.MustCompile(`^`)) {
 			t.Errorf("binary %v: other holders %+v, want the timers", withBinary, g.OtherRoots)
 		}
 		text := reportText(t, rep)
-		want := fmt.Sprintf("#1 2,000 defers in main.loop (goroutine %d) hold %s: 2,000 x ", g.Root.Goroutine, bytesize.Format(int64(g.RetainedBytes)))
+		want := fmt.Sprintf("#1 2,000 pending defer cancel() in main.loop (goroutine %d), each with its timer, hold %s: 2,000 x ", g.Root.Goroutine, bytesize.Format(int64(g.RetainedBytes)))
 		if withBinary {
 			want += "context.timerCtx of 112 B"
 			if !hasTimer(g.OtherRoots, regexp.MustCompile(`^context\.`)) {
@@ -97,18 +106,13 @@ func TestHoldersPileOfDefers(t *testing.T) {
 		if !strings.Contains(text, want) || !strings.Contains(text, "also reached from timer") {
 			t.Errorf("binary %v: no %q and timer in\n%s", withBinary, want, text)
 		}
-		if !withBinary {
-			continue
-		}
-		// The defer records themselves, 48 bytes and a closure each, are
-		// the defers' too, not their goroutine's.
+		// The defer records themselves, 48 bytes and a closure each, and
+		// the timers are in that group, not groups of their own.
 		rep = holdersAt(t, a, 32<<10)
-		i := slices.IndexFunc(rep.Groups, func(g *Group) bool { return g.Object.Type == "runtime._defer" })
-		if i < 0 {
-			t.Fatalf("no group of runtime._defer:\n%s", reportText(t, rep))
-		}
-		if g := rep.Groups[i]; g.Root.Kind != heapdump.RootDefer || g.Root.Function != "main.loop" || g.Count != n || g.EachMaxBytes > 128 {
-			t.Errorf("%d runtime._defer retaining %d to %d each held by %+v, want %d held by defers in main.loop", g.Count, g.EachMinBytes, g.EachMaxBytes, g.Root, n)
+		if i := slices.IndexFunc(rep.Groups, func(h *Group) bool {
+			return h != g && h.Mechanism == nil && (h.Root.Function == "main.loop" || h.Root.Kind == heapdump.RootTimer)
+		}); i >= 0 {
+			t.Errorf("binary %v: a group of the defers or timers apart:\n%s", withBinary, reportText(t, rep))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -688,6 +689,77 @@ func (a *Analysis) setHolders(set uint32) []string {
 		out = append(out, a.sigText(a.sigNames[id]))
 	}
 	return out
+}
+
+// heldBy names every holder signature that reaches shared top t, for
+// people, as setHolders does, but complete and ordered: globals first,
+// then timers, then goroutines and the rest, each kind by name, so that a
+// list cut short for text shows the few globals and timers before the
+// many goroutines. A set cut at maxSetHolders is completed by the walk
+// back of sharedReachers: every signature is listed once.
+func (a *Analysis) heldBy(t heapdump.NodeID) []string {
+	if !a.shares().isShared(t) {
+		return nil
+	}
+	// Signatures are told apart by number, and put in words once each:
+	// 100,000 goroutines may share a parent context.
+	type sigKey struct {
+		kind byte // 'r' a root's signature id, 'g' a goroutine's creation site, 't' a timer's code
+		id   uint64
+	}
+	seen := map[sigKey]bool{}
+	var out []string
+	a.sharedReachers(t, func(r reacher) bool {
+		var k sigKey
+		switch {
+		case r.timer != heapdump.NoNode:
+			k = sigKey{'t', a.timerCode(r.timer, func(uint64) bool { return true })}
+		case r.root == heapdump.NoNode:
+			k = sigKey{'g', a.d.Goroutines[r.gIndex].GoPC}
+		case a.isRuntimeRoot(r.root):
+			return true
+		default:
+			k = sigKey{'r', uint64(a.sigID(r.root))}
+		}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		switch k.kind {
+		case 't':
+			out = append(out, a.timerSigText(r.timer))
+		case 'g':
+			out = append(out, a.sigText(a.sigNames[a.goroutineSigID(r.gIndex)]))
+		default:
+			out = append(out, a.sigText(a.sigNames[k.id]))
+		}
+		return true
+	})
+	out = slices.Compact(slices.Sorted(slices.Values(out)))
+	slices.SortFunc(out, func(x, y string) int {
+		return cmp.Or(cmp.Compare(holderRank(x), holderRank(y)), strings.Compare(x, y))
+	})
+	return out
+}
+
+// holderRank orders the names of heldBy: globals, timers, the rest.
+func holderRank(name string) int {
+	switch {
+	case strings.HasPrefix(name, "global "):
+		return 0
+	case strings.HasPrefix(name, "timers"):
+		return 1
+	}
+	return 2
+}
+
+// timerSigText names timer t as a holder signature: "timers that will
+// run context.WithDeadlineCause.func2", by the function it will run.
+func (a *Analysis) timerSigText(t heapdump.NodeID) string {
+	if h := a.timerHolder(t); h.Function != "" {
+		return "timers that will run " + h.Function
+	}
+	return "timers"
 }
 
 // sigText turns a signature (rootSig, goroutineSigID) into words.

@@ -3,6 +3,7 @@ package heap
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -122,6 +123,9 @@ func (g *Group) Text(title string, st Style) string {
 func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	g = g.Escaped()
 	fmt.Fprintf(b, "%s %s\n", st.Bold(title), g.headline(st))
+	if m := g.Mechanism; m != nil {
+		fmt.Fprintf(b, "    %s\n", m.parts(g))
+	}
 	if s := g.Object.AllocSite; s != nil {
 		fmt.Fprintf(b, "    allocated at %s\n", s)
 	}
@@ -210,7 +214,7 @@ func (g *Group) headline(st Style) string {
 	}
 	who, verb := fmt.Sprintf("%s objects held the same way", thousands(g.Count)), "retain"
 	if len(g.HeldBy) > 0 {
-		who, verb = fmt.Sprintf("%s objects held together by %s", thousands(g.Count), english.List(g.HeldBy)), "hold"
+		who, verb = fmt.Sprintf("%s objects held together by %s", thousands(g.Count), english.List(heldByText(g.HeldBy))), "hold"
 	}
 	// Holdings are held one per timer or defer: count those.
 	if g.Root.Kind == heapdump.RootTimer && g.Holding {
@@ -240,6 +244,9 @@ func (g *Group) headline(st Style) string {
 			who += ")"
 		}
 	}
+	if m := g.Mechanism; m != nil {
+		who, verb = m.who(g), "hold"
+	}
 	each := bytesize.Format(int64(g.EachMaxBytes))
 	if g.EachMinBytes != g.EachMaxBytes {
 		each = bytesize.Format(int64(g.EachMinBytes)) + " to " + each
@@ -249,6 +256,22 @@ func (g *Group) headline(st Style) string {
 		line += fmt.Sprintf(", retaining %s each", each)
 	}
 	return line
+}
+
+// maxHeldByText is how many holder signatures a headline names: past it,
+// it names one fewer and counts the rest.
+const maxHeldByText = 5
+
+// heldByText is the list of holder signatures a headline names: all of
+// them, or the first and a count of the others ("3 more"). HeldBy lists
+// globals and timers first, so that none hides in the count while a
+// goroutine is named.
+func heldByText(heldBy []string) []string {
+	if len(heldBy) <= maxHeldByText {
+		return heldBy
+	}
+	n := maxHeldByText - 1
+	return append(slices.Clip(heldBy[:n]), fmt.Sprintf("%s more", thousands(len(heldBy)-n)))
 }
 
 // goroutineCount is the number of goroutines that hold the group's
