@@ -1,0 +1,116 @@
+// Command leakprog leaks goroutines, takes Go 1.27's goroutineleak profile
+// and then dumps its own heap, for selfdump's tests. Its one argument picks
+// the dump:
+//
+//	guarded  dump, profile, dump again, all through selfdump: the first
+//	         dump is written, the second refused; prints both outcomes
+//	raw      profile, then runtime/debug.WriteHeapDump unguarded: the
+//	         runtime dies (the failure the guard exists for)
+//	select   leaks nothing; the main goroutine waits in select {}, which
+//	         the profile counts but does not mark: the dump is written
+//
+// It prints "ok" last when it ends on its own.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"time"
+
+	"github.com/ctxleak/ctxleak/internal/selfdump"
+)
+
+// leakers is the number of goroutines leaked, each blocked for ever
+// sending a 16 KiB buffer on a channel no one else has.
+const leakers = 50
+
+func main() {
+	if len(os.Args) != 2 {
+		fail("usage: leakprog guarded|raw|select")
+	}
+	p := pprof.Lookup("goroutineleak")
+	if p == nil {
+		fail("no goroutineleak profile in " + runtime.Version())
+	}
+	dir, err := os.MkdirTemp("", "leakprog-*")
+	if err != nil {
+		fail(err.Error())
+	}
+	defer os.RemoveAll(dir)
+	switch os.Args[1] {
+	case "guarded":
+		leak()
+		dump(dir, "before the profile")
+		profile(p, leakers)
+		dump(dir, "after the profile")
+	case "raw":
+		leak()
+		profile(p, leakers)
+		f, err := os.CreateTemp(dir, "raw-*.heapdump")
+		if err != nil {
+			fail(err.Error())
+		}
+		debug.WriteHeapDump(f.Fd())
+		fmt.Println("raw dump written")
+	case "select":
+		go func() {
+			profile(p, 1)
+			dump(dir, "main in select")
+			fmt.Println("ok")
+			os.RemoveAll(dir)
+			os.Exit(0)
+		}()
+		select {}
+	default:
+		fail("unknown mode " + os.Args[1])
+	}
+	fmt.Println("ok")
+}
+
+// leak starts the leakers and returns once each has started.
+func leak() {
+	started := make(chan struct{})
+	for range leakers {
+		ch := make(chan []byte)
+		go func() {
+			started <- struct{}{}
+			ch <- make([]byte, 16<<10)
+		}()
+		<-started
+	}
+}
+
+// profile takes the goroutineleak profile until it reports want goroutines
+// (a leaker not yet parked in its send is not leaked yet), with back-off.
+func profile(p *pprof.Profile, want int) {
+	for wait := time.Millisecond; ; wait *= 2 {
+		if err := p.WriteTo(io.Discard, 0); err != nil {
+			fail(err.Error())
+		}
+		n := p.Count()
+		fmt.Printf("goroutineleak profile: %d\n", n)
+		if n >= want || wait > 2*time.Second {
+			return
+		}
+		time.Sleep(wait)
+	}
+}
+
+// dump writes a heap dump through selfdump and prints the outcome.
+func dump(dir, when string) {
+	d, err := selfdump.Write(dir, "dump-*.heapdump")
+	if err != nil {
+		fmt.Printf("%s: %v\n", when, err)
+		return
+	}
+	fmt.Printf("%s: dump written, %d bytes\n", when, d.Size)
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "leakprog:", msg)
+	os.Exit(2)
+}
