@@ -185,7 +185,10 @@ func gunzip(source string, data []byte, maxBytes int64, progress func(phase stri
 			hint = isize
 		}
 	}
-	var r io.Reader = zr
+	r, err := peekHead(source, zr, true)
+	if err != nil {
+		return nil, nil, err
+	}
 	if progress != nil {
 		r = &countingReader{r: r, phase: "decompress", total: hint, progress: progress}
 	}
@@ -210,6 +213,9 @@ func sniff(source string, raw []byte) error {
 	head := raw
 	if len(head) > 512 {
 		head = head[:512]
+	}
+	if err := checkHead(source, head, false); err != nil {
+		return err
 	}
 	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	lower := strings.ToLower(string(trimmed))

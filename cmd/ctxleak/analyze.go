@@ -174,12 +174,12 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			return nil, usageErrorf("%s: %v: fetch the profile twice and use --base", source, profiles.ErrDeltaProfile)
 		}
 		if err != nil {
-			hint := limitHint(err)
+			hint := kindHint(err)
+			if hint == "" {
+				hint = limitHint(err)
+			}
 			if hint == "" {
 				hint = urlHint(source)
-			}
-			if hint == "" && !profiles.IsURL(source) {
-				hint = profileHint(fileHead(source, len(heapDumpHeader)))
 			}
 			return nil, usageErrorf("%v%s", err, hint)
 		}

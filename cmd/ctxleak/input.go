@@ -148,62 +148,35 @@ func (a *app) readStdinProfile(ctx context.Context, loader *profiles.Loader) (*p
 		return nil, usageErrorf("- reads a profile from standard input, which is a terminal: pipe or redirect a profile in")
 	}
 	var p *profiles.Profile
-	head := &headReader{r: a.stdin, head: make([]byte, 0, len(heapDumpHeader))}
 	err := await(ctx, func() error {
 		var err error
-		p, err = loader.Read(stdinName, head)
+		p, err = loader.Read(stdinName, a.stdin)
 		return err
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		hint := limitHint(err)
+		hint := kindHint(err)
 		if hint == "" {
-			hint = profileHint(head.head)
+			hint = limitHint(err)
 		}
 		return nil, usageErrorf("%v%s", err, hint)
 	}
 	return p, nil
 }
 
-// headReader reads r and keeps a copy of its first cap(head) bytes.
-type headReader struct {
-	r    io.Reader
-	head []byte
-}
-
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if room := cap(h.head) - len(h.head); room > 0 {
-		h.head = append(h.head, p[:min(n, room)]...)
+// kindHint is added to the error for an input analyze refused, from its
+// first bytes, as a heap dump: what reads it instead.
+func kindHint(err error) string {
+	var hd *profiles.HeapDumpError
+	switch {
+	case !errors.As(err, &hd):
+		return ""
+	case hd.Gzipped:
+		return ": decompress it and use ctxleak holders"
 	}
-	return n, err
-}
-
-// fileHead returns up to n bytes from the start of the file at path, if
-// it is a regular file (opening a FIFO would wait for a writer).
-func fileHead(path string, n int) []byte {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	m, _ := io.ReadFull(f, buf)
-	return buf[:m]
-}
-
-// profileHint is added to the error for a file analyze cannot read as a
-// profile when the file is a heap dump.
-func profileHint(head []byte) string {
-	if bytes.HasPrefix(head, []byte(heapDumpHeader)) {
-		return "; this is a Go heap dump: use ctxleak holders"
-	}
-	return ""
+	return ": use ctxleak holders"
 }
 
 // maxHintBytes bounds a file dumpHint parses as a profile, and what the
