@@ -174,10 +174,10 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			return nil, usageErrorf("%s: %v: fetch the profile twice and use --base", source, profiles.ErrDeltaProfile)
 		}
 		if err != nil {
-			hint := kindHint(err)
-			if hint == "" {
-				hint = limitHint(err)
+			if re := heapDumpRefusal(err); re != nil {
+				return nil, re
 			}
+			hint := limitHint(err)
 			if hint == "" {
 				hint = urlHint(source)
 			}

@@ -48,7 +48,7 @@ func TestAnalyzeHeapDump(t *testing.T) {
 	defer srv.Close()
 	url := srv.URL + "/debug/ctxleak/heapdump"
 
-	const dumpMsg = ": a Go heap dump (runtime/debug.WriteHeapDump), not a pprof profile: use ctxleak holders\n"
+	const dumpMsg = ": not a pprof profile; this is a Go heap dump: use ctxleak holders\n"
 	for _, tt := range []struct {
 		name  string
 		stdin []byte
@@ -62,7 +62,7 @@ func TestAnalyzeHeapDump(t *testing.T) {
 		{"stdin", bigData, []string{"-"}, "-" + dumpMsg},
 		{"url", nil, []string{"--max-profile-size", "1MiB", url}, url + dumpMsg},
 		{"gzipped", nil, []string{"--max-profile-size", "1MiB", gzPath},
-			gzPath + ": gzip data holding a Go heap dump (runtime/debug.WriteHeapDump), not a pprof profile: decompress it and use ctxleak holders\n"},
+			gzPath + ": not a pprof profile; this is a gzipped Go heap dump: decompress it and use ctxleak holders\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := ctxleakStdin(t, bytes.NewReader(tt.stdin), append([]string{"analyze"}, tt.args...)...)
