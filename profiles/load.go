@@ -89,8 +89,8 @@ func FetchURL(source string) (string, Kind, error) {
 		if !q.Has("gc") {
 			q.Set("gc", "1")
 		}
-	case "goroutine":
-		kind = Goroutine
+	case "goroutine", "goroutineleak":
+		kind = Kind(path.Base(u.Path))
 		if d := q.Get("debug"); d != "" && d != "0" && d != "1" {
 			return "", "", sourceErrorf(source, "debug=%s asks for a text dump, not a profile: drop debug= to get the proto profile, which carries labels", d)
 		}

@@ -36,6 +36,7 @@ type analyzeFlags struct {
 	failOnRetained   bytesize.Size
 	failOnGoroutines int64
 	failOnGoGrowth   int64
+	failOnLeaked     int64
 }
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -58,7 +59,11 @@ net/http/pprof endpoints of a running process, and reports:
     --request-label) off the request path are captured request contexts;
   - with a goroutine profile as --base, the goroutines gained by start
     function and wait site, labels or not (profiles do not record where a
-    goroutine was created).
+    goroutine was created);
+  - from Go 1.27's goroutineleak profile (/debug/pprof/goroutineleak), the
+    goroutines the runtime proved leaked, by start function and the place
+    they are blocked in for ever. A goroutine blocked on a channel that a
+    global or a runnable goroutine still reaches is not leaked to it.
 
 Profiles may be gzipped or plain profile.proto, or the legacy debug=1 text.
 For a URL ending in /heap or /allocs, gc=1 is added so the server collects
@@ -96,6 +101,7 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 	fs.Var(bytesize.NewFlag(&f.failOnRetained, 0), "fail-on-retained", "exit 1 if more than `SIZE` allocated on request paths is still in use")
 	fs.Int64Var(&f.failOnGoroutines, "fail-on-goroutines", 0, "exit 1 if more than `N` goroutines off the request path carry request labels")
 	fs.Int64Var(&f.failOnGoGrowth, "fail-on-goroutine-growth", 0, "exit 1 if goroutines grew by `N` or more against a goroutine --base")
+	fs.Int64Var(&f.failOnLeaked, "fail-on-leaked-goroutines", 0, "exit 1 if a goroutineleak profile (Go 1.27) has more than `N` leaked goroutines")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "github"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions(
@@ -142,6 +148,9 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if changed(fs, "fail-on-goroutines") && f.failOnGoroutines < 0 {
 		return usageErrorf("invalid --fail-on-goroutines %d: want 0 or more", f.failOnGoroutines)
 	}
+	if changed(fs, "fail-on-leaked-goroutines") && f.failOnLeaked < 0 {
+		return usageErrorf("invalid --fail-on-leaked-goroutines %d: want 0 or more", f.failOnLeaked)
+	}
 	opt, err := f.options()
 	if err != nil {
 		return err
@@ -187,7 +196,7 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	}
 
 	rep := &profiles.Report{Settings: f.settings(), GateSetting: gateFlag, Title: "ctxleak analyze"}
-	var heaps, bases, goroutines, goroutineBases []*profiles.Profile
+	var heaps, bases, goroutines, goroutineBases, leaks, leakBases []*profiles.Profile
 	for _, src := range args {
 		p, err := load(src)
 		if err != nil {
@@ -199,6 +208,8 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			heaps = append(heaps, p)
 		case profiles.Goroutine:
 			goroutines = append(goroutines, p)
+		case profiles.GoroutineLeak:
+			leaks = append(leaks, p)
 		}
 	}
 	if f.base != "" {
@@ -211,6 +222,8 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			bases = append(bases, p)
 		case p.Kind == profiles.Goroutine && len(goroutines) > 0:
 			goroutineBases = append(goroutineBases, p)
+		case p.Kind == profiles.GoroutineLeak && len(leaks) > 0:
+			leakBases = append(leakBases, p)
 		default:
 			return usageErrorf("--base %s: no %s profile among the arguments to compare it with", f.base, p.Kind)
 		}
@@ -232,6 +245,9 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if changed(fs, "fail-on-goroutines") && len(goroutines) == 0 {
 		return usageErrorf("--fail-on-goroutines needs a goroutine profile among the arguments (/debug/pprof/goroutine)")
 	}
+	if changed(fs, "fail-on-leaked-goroutines") && len(leaks) == 0 {
+		return usageErrorf("--fail-on-leaked-goroutines needs a goroutineleak profile among the arguments (/debug/pprof/goroutineleak, Go 1.27)")
+	}
 
 	if len(heaps) > 0 {
 		if rep.Heap, err = profiles.AnalyzeHeap(heaps, bases, opt); err != nil {
@@ -250,6 +266,18 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			rep.Goroutines.Base = profiles.CompareGoroutines(rep.Goroutines, base)
 		}
 	}
+	if len(leaks) > 0 {
+		if rep.Leaked, err = profiles.AnalyzeGoroutines(leaks, opt); err != nil {
+			return usageErrorf("%v", err)
+		}
+		if len(leakBases) > 0 {
+			base, err := profiles.AnalyzeGoroutines(leakBases, opt)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			rep.Leaked.Base = profiles.CompareGoroutines(rep.Leaked, base)
+		}
+	}
 	var gates profiles.Gates
 	if changed(fs, "fail-on-growth") {
 		gates.Growth = ptr(int64(f.failOnGrowth))
@@ -263,7 +291,10 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if changed(fs, "fail-on-goroutine-growth") {
 		gates.GoroutineGrowth = ptr(f.failOnGoGrowth)
 	}
-	if rep.Gates, err = gates.Check(rep.Heap, rep.Goroutines); err != nil {
+	if changed(fs, "fail-on-leaked-goroutines") {
+		gates.Leaked = ptr(f.failOnLeaked)
+	}
+	if rep.Gates, err = gates.CheckReport(rep); err != nil {
 		return usageErrorf("%v", err)
 	}
 
