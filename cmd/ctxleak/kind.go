@@ -33,6 +33,19 @@ func headHint(head []byte) string {
 	return ""
 }
 
+// fileKindHint says what a file given where ctxleak wants neither a heap
+// dump nor a profile (cost --base) is, from its first bytes, and what
+// reads it; "" when they do not tell.
+func fileKindHint(f io.ReaderAt) string {
+	head := make([]byte, len(heapDumpHeader))
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	if string(head) == heapDumpHeader {
+		return "; this is a Go heap dump: use ctxleak holders"
+	}
+	return headHint(head)
+}
+
 // isGoroutineDump reports whether head starts as the text of all
 // goroutines' stacks, "goroutine 1 [running]:".
 func isGoroutineDump(head []byte) bool {

@@ -83,3 +83,38 @@ func TestHoldersTellsInputKind(t *testing.T) {
 		})
 	}
 }
+
+// TestCostBaseTellsInputKind gives cost --base a real heap dump and real
+// profiles: each is told from its first bytes, before the size limit of a
+// cost report and the JSON decoder (exit 2, before any child runs).
+func TestCostBaseTellsInputKind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a program that writes heap dumps")
+	}
+	big, _ := holdersDump(t, "three-uploads")
+	dir := t.TempDir()
+	var pb, txt bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&pb, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(&txt, 1); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tt := range []struct{ path, want string }{
+		{big, "not a cost report; this is a Go heap dump: use ctxleak holders"},
+		{write("heap.pb.gz", pb.Bytes()), "not a cost report (gzip data: decompress it first, or use ctxleak analyze for a profile)"},
+		{write("heap.txt", txt.Bytes()), "not a cost report; this is a legacy text pprof profile: use ctxleak analyze"},
+	} {
+		code, stdout, stderr := ctxleak(t, "cost", "--quick", "--base", tt.path)
+		if want := "ctxleak: --base " + tt.path + ": " + tt.want + "\n"; code != 2 || stdout != "" || stderr != want {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, want)
+		}
+	}
+}
