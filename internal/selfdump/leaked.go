@@ -41,6 +41,11 @@ func (e *LeakedError) Unwrap() error { return ErrLeakedGoroutines }
 // goroutines the runtime marked leaked, and nil when it is safe. On Go
 // before 1.27 (no goroutineleak profile) it is always nil. It runs no
 // collection and does not take the profile, which would mark goroutines.
+//
+// A goroutineleak profile that another goroutine of the process (a
+// profiler agent, net/http/pprof) takes between Check and the dump is not
+// seen: the profile's own lock is the runtime's. Write and WriteFile check
+// just before the dump, under their lock, which keeps that window short.
 func Check() error {
 	p := pprof.Lookup("goroutineleak")
 	if p == nil {

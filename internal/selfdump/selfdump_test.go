@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -113,6 +114,13 @@ func TestSurvivesLeakProfile(t *testing.T) {
 	// Without the guard the same dump is fatal: the refusal above is needed.
 	if out := runChild(t, exe, "raw", 2); !strings.Contains(out, "fatal error: dumpgs in STW - bad status") || strings.Contains(out, "ok\n") {
 		t.Errorf("leakprog raw: want the runtime's fatal error, got:\n%s", out)
+	}
+
+	// Dump, then profile, under one lock: the first call gets both, the
+	// second only the profile, the dump refused.
+	out = runChild(t, exe, "both", 0)
+	if !regexp.MustCompile(`(?m)^first: dump of [1-9]\d* bytes, 50 leaked, err <nil>\nsecond: dump of 0 bytes, 50 leaked, err refused to write a heap dump`).MatchString(out) {
+		t.Errorf("leakprog both: want the dump then the profile, then the profile alone; got:\n%s", out)
 	}
 
 	// The main goroutine in select {} is counted, not marked: no refusal.

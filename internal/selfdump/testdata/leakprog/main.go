@@ -8,6 +8,8 @@
 //	         runtime dies (the failure the guard exists for)
 //	select   leaks nothing; the main goroutine waits in select {}, which
 //	         the profile counts but does not mark: the dump is written
+//	both     WriteThenProfileLeaks: the dump, then the profile; then a
+//	         second call: the dump refused, the profile taken
 //
 // It prints "ok" last when it ends on its own.
 package main
@@ -19,6 +21,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/selfdump"
@@ -56,6 +59,13 @@ func main() {
 		}
 		debug.WriteHeapDump(f.Fd())
 		fmt.Println("raw dump written")
+	case "both":
+		leak()
+		parked(leakers)
+		for _, when := range []string{"first", "second"} {
+			d, n, err := selfdump.WriteThenProfileLeaks(dir, "both-*.heapdump", io.Discard)
+			fmt.Printf("%s: dump of %d bytes, %d leaked, err %v\n", when, d.Size, n, err)
+		}
 	case "select":
 		go func() {
 			profile(p, 1)
@@ -82,6 +92,20 @@ func leak() {
 		}()
 		<-started
 	}
+}
+
+// parked waits, with back-off, until n goroutines are parked in a channel
+// send, without the leak profile, which would mark them.
+func parked(n int) {
+	buf := make([]byte, 1<<20)
+	for wait := time.Millisecond; wait < 5*time.Second; wait *= 2 {
+		m := runtime.Stack(buf, true)
+		if strings.Count(string(buf[:m]), " [chan send]:") >= n {
+			return
+		}
+		time.Sleep(wait)
+	}
+	fail("the leakers did not park")
 }
 
 // profile takes the goroutineleak profile until it reports want goroutines
