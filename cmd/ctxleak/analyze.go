@@ -64,6 +64,9 @@ net/http/pprof endpoints of a running process, and reports:
     goroutines the runtime proved leaked, by start function and the place
     they are blocked in for ever. A goroutine blocked on a channel that a
     global or a runnable goroutine still reaches is not leaked to it.
+    Taking it marks the leaked goroutines for the life of the process, and
+    Go 1.27 cannot write a heap dump of a process with marked goroutines:
+    fetch a dump (ctxleak holders URL) before this profile, not after.
 
 Profiles may be gzipped or plain profile.proto, or the legacy debug=1 text.
 For a URL ending in /heap or /allocs, gc=1 is added so the server collects
@@ -76,7 +79,8 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 		Example: `  ctxleak analyze heap.pb.gz
   ctxleak analyze --base before.pb.gz after.pb.gz --requests 10000 --fail-on-growth 5MiB
   ctxleak analyze http://localhost:6060/debug/pprof/heap http://localhost:6060/debug/pprof/goroutine \
-      --fail-on-retained 64MiB --fail-on-goroutines 0 --format github`,
+      --fail-on-retained 64MiB --fail-on-goroutines 0 --format github
+  ctxleak analyze http://localhost:6060/debug/pprof/goroutineleak --fail-on-leaked-goroutines 0`,
 		Args: rangeArgs(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runAnalyze(cmd, f, args)
