@@ -21,6 +21,9 @@ type Gates struct {
 	// it trips when the growth reaches the limit, as goleak fails on one
 	// leaked goroutine: a limit of 1 allows none.
 	GoroutineGrowth *int64
+	// Leaked limits the goroutines a goroutineleak profile (Go 1.27)
+	// proved leaked; CheckReport checks it.
+	Leaked *int64
 }
 
 // Gate names.
@@ -30,12 +33,14 @@ const (
 	GateGoroutines = "goroutines"
 	// GateGoroutineGrowth is the gate of Gates.GoroutineGrowth.
 	GateGoroutineGrowth = "goroutine-growth"
+	// GateLeaked is the gate of Gates.Leaked.
+	GateLeaked = "leaked-goroutines"
 )
 
 // IsCountGate reports whether a gate's limit and value count goroutines;
 // those of the other gates are bytes.
 func IsCountGate(gate string) bool {
-	return gate == GateGoroutines || gate == GateGoroutineGrowth
+	return gate == GateGoroutines || gate == GateGoroutineGrowth || gate == GateLeaked
 }
 
 // GateResult is the outcome of one gate.

@@ -97,6 +97,15 @@ func (r *Report) WriteGitHub(w io.Writer, workspace string) error {
 					english.Plural(int(gr.Count), "goroutine"), gr.Start.Function, gr.Wait.Function, strings.Join(gr.LabelKeys, ", "))
 				placed = add(g, gr.Wait, msg) || placed
 			}
+		case GateLeaked:
+			for _, gr := range overLimit(r.Leaked.Groups, g.Limit, func(gr GoroutineGroup) int64 { return gr.Count }) {
+				msg := fmt.Sprintf("%s started in %s are leaked for ever, blocked in %s",
+					english.Plural(int(gr.Count), "goroutine"), gr.Start.Function, gr.Wait.Function)
+				if gr.BlockedOn != "" {
+					msg += " on " + gr.BlockedOn
+				}
+				placed = add(g, gr.Wait, msg) || placed
+			}
 		}
 		if !placed {
 			annotate("error", nil, "ctxleak: "+g.Gate+" gate", fmt.Sprintf("%s (%s)", g.Reason, r.Setting(g)))

@@ -52,6 +52,11 @@ type GoroutineGroup struct {
 	// request path; InFlight says they carry one and are on a request path.
 	Captured bool `json:"captured"`
 	InFlight bool `json:"in_flight"`
+	// BlockedOn is what the goroutines of a goroutineleak profile are
+	// blocked on for ever, from the runtime frames of their stack: "chan
+	// send", "sync.Mutex.Lock", ...; "" for goroutine profiles, or when
+	// the stack does not say.
+	BlockedOn string `json:"blocked_on,omitempty"`
 }
 
 type groupKey struct {
@@ -61,9 +66,10 @@ type groupKey struct {
 	request     bool // on a request path
 }
 
-// AnalyzeGoroutines groups the goroutines of goroutine profiles by start
-// function, wait site and label keys (by whole stack and label keys with
-// Options.FullStack), and finds those that carry request labels.
+// AnalyzeGoroutines groups the goroutines of goroutine profiles, or of
+// goroutineleak profiles (all of one kind), by start function, wait site
+// and label keys (by whole stack and label keys with Options.FullStack),
+// and finds those that carry request labels.
 func AnalyzeGoroutines(profiles []*Profile, opt Options) (*GoroutineReport, error) {
 	if len(profiles) == 0 {
 		return nil, fmt.Errorf("no goroutine profile to analyze")
@@ -77,8 +83,8 @@ func AnalyzeGoroutines(profiles []*Profile, opt Options) (*GoroutineReport, erro
 	values := make(map[*GoroutineGroup]map[string]map[string]bool)
 	r := &GoroutineReport{}
 	for _, p := range profiles {
-		if p.Kind != Goroutine {
-			return nil, sourceErrorf(p.Source, "not a goroutine profile")
+		if p.Kind != profiles[0].Kind || p.Kind != Goroutine && p.Kind != GoroutineLeak {
+			return nil, sourceErrorf(p.Source, "not a %s profile", profiles[0].Kind)
 		}
 		lt := newLocTable(t, p.Prof)
 		for _, s := range p.Prof.Sample {
@@ -109,6 +115,9 @@ func AnalyzeGoroutines(profiles []*Profile, opt Options) (*GoroutineReport, erro
 				}
 				g.Start = t.frameAt(key.start)
 				g.Wait = t.frameAt(key.wait)
+				if p.Kind == GoroutineLeak {
+					g.BlockedOn = blockedOn(s.Location)
+				}
 				for _, k := range labelKeys {
 					if requestKeys[k] {
 						g.InFlight = key.request

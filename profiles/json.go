@@ -17,6 +17,7 @@ type reportJSON struct {
 	Options    Settings        `json:"options"`
 	Heap       *heapJSON       `json:"heap,omitempty"`
 	Goroutines *goroutinesJSON `json:"goroutines,omitempty"`
+	Leaked     *goroutinesJSON `json:"leaked_goroutines,omitempty"`
 	Gates      []gateJSON      `json:"gates"`
 	Result     string          `json:"result"` // "pass" or "fail"
 	Reasons    []string        `json:"reasons"`
@@ -71,6 +72,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	if g := r.Goroutines; g != nil {
 		doc.Goroutines = &goroutinesJSON{GoroutineReport: g,
+			Groups: nonNil(topN(g.Groups, s.Top)), GroupCount: len(g.Groups)}
+	}
+	if g := r.Leaked; g != nil {
+		doc.Leaked = &goroutinesJSON{GoroutineReport: g,
 			Groups: nonNil(topN(g.Groups, s.Top)), GroupCount: len(g.Groups)}
 	}
 	for _, g := range r.Gates {

@@ -89,8 +89,8 @@ func FetchURL(source string) (string, Kind, error) {
 		if !q.Has("gc") {
 			q.Set("gc", "1")
 		}
-	case "goroutine":
-		kind = Goroutine
+	case "goroutine", "goroutineleak":
+		kind = Kind(path.Base(u.Path))
 		if d := q.Get("debug"); d != "" && d != "0" && d != "1" {
 			return "", "", sourceErrorf(source, "debug=%s asks for a text dump, not a profile: drop debug= to get the proto profile, which carries labels", d)
 		}
@@ -128,6 +128,10 @@ func (l *Loader) Load(ctx context.Context, source string) (*Profile, error) {
 // limits: source names it in errors. A context that ends stops nothing
 // here; close r to stop a read.
 func (l *Loader) Read(source string, r io.Reader) (*Profile, error) {
+	r, err := peekHead(source, r, false)
+	if err != nil {
+		return nil, err
+	}
 	maxBytes := l.maxBytes()
 	data, err := ReadLimited(r, "input", maxBytes, 0)
 	if err != nil {
@@ -170,6 +174,13 @@ func readFile(name string, maxBytes int64, report func(string, int64, int64)) ([
 		return nil, &Error{Source: name, Err: plainPathError(err)}
 	}
 	if err := checkRegular(name, st); err != nil {
+		return nil, err
+	}
+	// The kind of input first, then its size: a heap dump of any size is
+	// one.
+	head := make([]byte, len(heapDumpHeader))
+	n, _ := f.ReadAt(head, 0)
+	if err := checkHead(name, head[:n], false); err != nil {
 		return nil, err
 	}
 	size := st.Size()
@@ -248,11 +259,14 @@ func (l *Loader) fetch(ctx context.Context, source string, report func(string, i
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
 		return nil, sourceErrorf(source, "an HTML page (Content-Type text/html), not a profile: give the profile's own path, such as /debug/pprof/heap")
 	}
+	r, err := peekHead(source, resp.Body, false)
+	if err != nil {
+		return nil, err
+	}
 	maxBytes := l.maxBytes()
 	if resp.ContentLength > maxBytes {
 		return nil, &Error{Source: source, Err: &LimitError{Limit: LimitSize, What: "download", Size: resp.ContentLength, Max: maxBytes, Factor: 1, MaxBytes: maxBytes}}
 	}
-	var r io.Reader = resp.Body
 	if report != nil {
 		r = &countingReader{r: r, phase: "download", total: max(resp.ContentLength, 0), progress: report}
 	}

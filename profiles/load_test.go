@@ -56,7 +56,7 @@ func TestParseErrors(t *testing.T) {
 		{"text", []byte("hello, world\n"), "not a pprof profile: unrecognized text format"},
 		{"binary", []byte{0x00, 0xff, 0xfe, 0x01, 0x02, 0x99, 0x42}, "not a pprof profile"},
 		{"goroutine dump", []byte("goroutine 1 [running]:\nmain.main()\n\t/src/main.go:10 +0x1d\n"), "a goroutine dump (debug=2), not a profile"},
-		{"cpu profile", cpuProfile(t), "a cpu profile (sample types samples/count, cpu/nanoseconds), not a heap or goroutine profile"},
+		{"cpu profile", cpuProfile(t), "a cpu profile (sample types samples/count, cpu/nanoseconds), not a heap, goroutine or goroutineleak profile"},
 		{"no samples", noSamples, "empty heap profile: it has no samples"},
 		{"blank text", []byte("\n\n  \n"), "empty profile: no data"},
 	} {

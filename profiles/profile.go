@@ -24,6 +24,10 @@ const (
 	// Goroutine is a goroutine profile: one count per distinct stack and
 	// label set.
 	Goroutine Kind = "goroutine"
+	// GoroutineLeak is Go 1.27's goroutineleak profile: the goroutines a
+	// leak-detecting collection proved blocked for ever (on channels or
+	// locks nothing runnable can reach), one count per stack.
+	GoroutineLeak Kind = "goroutineleak"
 )
 
 // Format says how a profile was encoded.
@@ -185,7 +189,10 @@ func gunzip(source string, data []byte, maxBytes int64, progress func(phase stri
 			hint = isize
 		}
 	}
-	var r io.Reader = zr
+	r, err := peekHead(source, zr, true)
+	if err != nil {
+		return nil, nil, err
+	}
 	if progress != nil {
 		r = &countingReader{r: r, phase: "decompress", total: hint, progress: progress}
 	}
@@ -210,6 +217,9 @@ func sniff(source string, raw []byte) error {
 	head := raw
 	if len(head) > 512 {
 		head = head[:512]
+	}
+	if err := checkHead(source, head, false); err != nil {
+		return err
 	}
 	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	lower := strings.ToLower(string(trimmed))
@@ -247,6 +257,9 @@ func kindOf(p *profile.Profile) (Kind, error) {
 	if len(p.SampleType) == 1 && p.SampleType[0].Type == "goroutine" {
 		return Goroutine, nil
 	}
+	if len(p.SampleType) == 1 && p.SampleType[0].Type == "goroutineleak" {
+		return GoroutineLeak, nil
+	}
 	types := make([]string, len(p.SampleType))
 	for i, st := range p.SampleType {
 		types[i] = st.Type + "/" + st.Unit
@@ -255,7 +268,7 @@ func kindOf(p *profile.Profile) (Kind, error) {
 	if p.PeriodType != nil && p.PeriodType.Type != "" {
 		what = p.PeriodType.Type + " profile"
 	}
-	return "", fmt.Errorf("a %s (sample types %s), not a heap or goroutine profile",
+	return "", fmt.Errorf("a %s (sample types %s), not a heap, goroutine or goroutineleak profile",
 		what, strings.Join(types, ", "))
 }
 

@@ -18,6 +18,9 @@ type Report struct {
 	// goroutine profile.
 	Heap       *HeapReport
 	Goroutines *GoroutineReport
+	// Leaked groups the goroutines of goroutineleak profiles (Go 1.27),
+	// which the runtime proved leaked; nil without one.
+	Leaked *GoroutineReport
 	// Gates are the outcomes of Gates.Check, in its order.
 	Gates []GateResult
 	// Settings are what made the report; they also say how much of it to

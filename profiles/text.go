@@ -35,6 +35,13 @@ func (r *Report) WriteText(w io.Writer, styled bool) error {
 		r.writeGoroutinesText(p)
 		sections++
 	}
+	if r.Leaked != nil {
+		if sections > 0 {
+			p.Print("")
+		}
+		r.writeLeakedText(p)
+		sections++
+	}
 	if len(r.Gates) > 0 {
 		if sections > 0 {
 			p.Print("")

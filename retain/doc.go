@@ -98,6 +98,9 @@
 // hard link where possible) of the running binary is kept next to it, since
 // `go test` deletes its test binary on exit and the dump alone has no symbol
 // names. Existing files are never overwritten. [NoDump] turns dumps off.
+// On Go 1.27 and later, once a goroutineleak profile (runtime/pprof) has
+// marked goroutines of the process leaked, a heap dump would kill the test
+// binary: the failure then says why it has no dump instead.
 //
 // Writing a dump stops the world for about 0.3 s per 100 MiB of heap and the
 // file is larger than the heap. Dumps are written one at a time. A whole

@@ -38,6 +38,11 @@
 // the service's admin authentication, and serves the raw dump only with
 // Options.AllowHeapDump.
 //
+// On Go 1.27 and later, once a goroutineleak profile (runtime/pprof) has
+// marked goroutines of the process leaked, a heap dump would kill it: the
+// endpoints that dump answer 409 Conflict with the reason, and reports carry
+// it as their error, for the rest of the process's life.
+//
 // The files: options.go (Options, defaults and limits), watch.go (the
 // Watcher, Track, Stats), middleware.go (the middleware and its labels),
 // check.go (the checking goroutine), report.go (reports), handler.go (the

@@ -193,7 +193,7 @@ func (w *Watcher) serveHolders(rw http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		http.Error(rw, "ctxleak: "+err.Error(), http.StatusInternalServerError)
+		http.Error(rw, "ctxleak: "+err.Error(), dumpErrorStatus(err))
 		return
 	}
 	if format == "json" {
@@ -236,8 +236,19 @@ func (w *Watcher) serveHeapDump(rw http.ResponseWriter) {
 		err = streamFile(rw, d, id)
 	}
 	if err != nil && !errors.Is(err, errStarted) {
-		http.Error(rw, "ctxleak: "+err.Error(), http.StatusInternalServerError)
+		http.Error(rw, "ctxleak: "+err.Error(), dumpErrorStatus(err))
 	}
+}
+
+// dumpErrorStatus is the HTTP status for an error from a heap dump of the
+// process: 409 Conflict when the dump was refused because goroutines are
+// marked leaked (the process's state forbids it, not the server failing),
+// 500 otherwise.
+func dumpErrorStatus(err error) int {
+	if errors.Is(err, selfdump.ErrLeakedGoroutines) {
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
 }
 
 // errStarted wraps an error that came after the response started.

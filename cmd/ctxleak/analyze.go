@@ -36,6 +36,7 @@ type analyzeFlags struct {
 	failOnRetained   bytesize.Size
 	failOnGoroutines int64
 	failOnGoGrowth   int64
+	failOnLeaked     int64
 }
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -58,7 +59,14 @@ net/http/pprof endpoints of a running process, and reports:
     --request-label) off the request path are captured request contexts;
   - with a goroutine profile as --base, the goroutines gained by start
     function and wait site, labels or not (profiles do not record where a
-    goroutine was created).
+    goroutine was created);
+  - from Go 1.27's goroutineleak profile (/debug/pprof/goroutineleak), the
+    goroutines the runtime proved leaked, by start function and the place
+    they are blocked in for ever. A goroutine blocked on a channel that a
+    global or a runnable goroutine still reaches is not leaked to it.
+    Taking it marks the leaked goroutines for the life of the process, and
+    Go 1.27 cannot write a heap dump of a process with marked goroutines:
+    fetch a dump (ctxleak holders URL) before this profile, not after.
 
 Profiles may be gzipped or plain profile.proto, or the legacy debug=1 text.
 For a URL ending in /heap or /allocs, gc=1 is added so the server collects
@@ -71,7 +79,8 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 		Example: `  ctxleak analyze heap.pb.gz
   ctxleak analyze --base before.pb.gz after.pb.gz --requests 10000 --fail-on-growth 5MiB
   ctxleak analyze http://localhost:6060/debug/pprof/heap http://localhost:6060/debug/pprof/goroutine \
-      --fail-on-retained 64MiB --fail-on-goroutines 0 --format github`,
+      --fail-on-retained 64MiB --fail-on-goroutines 0 --format github
+  ctxleak analyze http://localhost:6060/debug/pprof/goroutineleak --fail-on-leaked-goroutines 0`,
 		Args: rangeArgs(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runAnalyze(cmd, f, args)
@@ -96,6 +105,7 @@ reason as the last line; exit 2 for bad flags or unreadable input.`,
 	fs.Var(bytesize.NewFlag(&f.failOnRetained, 0), "fail-on-retained", "exit 1 if more than `SIZE` allocated on request paths is still in use")
 	fs.Int64Var(&f.failOnGoroutines, "fail-on-goroutines", 0, "exit 1 if more than `N` goroutines off the request path carry request labels")
 	fs.Int64Var(&f.failOnGoGrowth, "fail-on-goroutine-growth", 0, "exit 1 if goroutines grew by `N` or more against a goroutine --base")
+	fs.Int64Var(&f.failOnLeaked, "fail-on-leaked-goroutines", 0, "exit 1 if a goroutineleak profile (Go 1.27) has more than `N` leaked goroutines")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "github"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions(
@@ -142,6 +152,9 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if changed(fs, "fail-on-goroutines") && f.failOnGoroutines < 0 {
 		return usageErrorf("invalid --fail-on-goroutines %d: want 0 or more", f.failOnGoroutines)
 	}
+	if changed(fs, "fail-on-leaked-goroutines") && f.failOnLeaked < 0 {
+		return usageErrorf("invalid --fail-on-leaked-goroutines %d: want 0 or more", f.failOnLeaked)
+	}
 	opt, err := f.options()
 	if err != nil {
 		return err
@@ -174,12 +187,12 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			return nil, usageErrorf("%s: %v: fetch the profile twice and use --base", source, profiles.ErrDeltaProfile)
 		}
 		if err != nil {
+			if re := heapDumpRefusal(err); re != nil {
+				return nil, re
+			}
 			hint := limitHint(err)
 			if hint == "" {
 				hint = urlHint(source)
-			}
-			if hint == "" && !profiles.IsURL(source) {
-				hint = profileHint(fileHead(source, len(heapDumpHeader)))
 			}
 			return nil, usageErrorf("%v%s", err, hint)
 		}
@@ -187,7 +200,7 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	}
 
 	rep := &profiles.Report{Settings: f.settings(), GateSetting: gateFlag, Title: "ctxleak analyze"}
-	var heaps, bases, goroutines, goroutineBases []*profiles.Profile
+	var heaps, bases, goroutines, goroutineBases, leaks, leakBases []*profiles.Profile
 	for _, src := range args {
 		p, err := load(src)
 		if err != nil {
@@ -199,6 +212,8 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			heaps = append(heaps, p)
 		case profiles.Goroutine:
 			goroutines = append(goroutines, p)
+		case profiles.GoroutineLeak:
+			leaks = append(leaks, p)
 		}
 	}
 	if f.base != "" {
@@ -211,6 +226,8 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			bases = append(bases, p)
 		case p.Kind == profiles.Goroutine && len(goroutines) > 0:
 			goroutineBases = append(goroutineBases, p)
+		case p.Kind == profiles.GoroutineLeak && len(leaks) > 0:
+			leakBases = append(leakBases, p)
 		default:
 			return usageErrorf("--base %s: no %s profile among the arguments to compare it with", f.base, p.Kind)
 		}
@@ -232,6 +249,9 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if changed(fs, "fail-on-goroutines") && len(goroutines) == 0 {
 		return usageErrorf("--fail-on-goroutines needs a goroutine profile among the arguments (/debug/pprof/goroutine)")
 	}
+	if changed(fs, "fail-on-leaked-goroutines") && len(leaks) == 0 {
+		return usageErrorf("--fail-on-leaked-goroutines needs a goroutineleak profile among the arguments (/debug/pprof/goroutineleak, Go 1.27)")
+	}
 
 	if len(heaps) > 0 {
 		if rep.Heap, err = profiles.AnalyzeHeap(heaps, bases, opt); err != nil {
@@ -250,6 +270,18 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 			rep.Goroutines.Base = profiles.CompareGoroutines(rep.Goroutines, base)
 		}
 	}
+	if len(leaks) > 0 {
+		if rep.Leaked, err = profiles.AnalyzeGoroutines(leaks, opt); err != nil {
+			return usageErrorf("%v", err)
+		}
+		if len(leakBases) > 0 {
+			base, err := profiles.AnalyzeGoroutines(leakBases, opt)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			rep.Leaked.Base = profiles.CompareGoroutines(rep.Leaked, base)
+		}
+	}
 	var gates profiles.Gates
 	if changed(fs, "fail-on-growth") {
 		gates.Growth = ptr(int64(f.failOnGrowth))
@@ -263,7 +295,10 @@ func (a *app) runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) erro
 	if changed(fs, "fail-on-goroutine-growth") {
 		gates.GoroutineGrowth = ptr(f.failOnGoGrowth)
 	}
-	if rep.Gates, err = gates.Check(rep.Heap, rep.Goroutines); err != nil {
+	if changed(fs, "fail-on-leaked-goroutines") {
+		gates.Leaked = ptr(f.failOnLeaked)
+	}
+	if rep.Gates, err = gates.CheckReport(rep); err != nil {
 		return usageErrorf("%v", err)
 	}
 

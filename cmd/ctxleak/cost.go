@@ -125,6 +125,10 @@ func (a *app) cost(ctx context.Context, f costFlags, args []string) error {
 		if err != nil {
 			return usageErrorf("--base: %v", err)
 		}
+		if hint := fileKindHint(fh); hint != "" {
+			fh.Close()
+			return usageErrorf("--base %s: not a cost report%s", f.base, hint)
+		}
 		// A cost report is a few KiB: a larger file is not one, and
 		// decoding it whole would take memory in proportion.
 		if st, err := fh.Stat(); err == nil && st.Size() > maxCostBase {

@@ -50,9 +50,6 @@ func downloadDump(url string, timeout time.Duration, limit bytesize.Size, binary
 			return "", nil, usageErrorf("%s: the dump was written by build ID %s, --binary %s has %s: give the executable that is running there", url, id, binary, want)
 		}
 	}
-	if resp.ContentLength > int64(limit) {
-		return "", nil, usageErrorf("%s: the dump is %s, over --max-dump-size %s", url, bytesize.Format(resp.ContentLength), bytesize.Compact(limit))
-	}
 	dir, err := os.MkdirTemp("", "ctxleak-holders-*")
 	if err != nil {
 		return "", nil, err
@@ -63,7 +60,7 @@ func downloadDump(url string, timeout time.Duration, limit bytesize.Size, binary
 		cleanup()
 		return "", nil, err
 	}
-	err = errors.Join(copyDump(f, resp.Body, int64(limit)), f.Close())
+	err = errors.Join(copyDump(f, resp.Body, int64(limit), resp.ContentLength), f.Close())
 	var de *dumpStreamError
 	switch {
 	case errors.As(err, &de):

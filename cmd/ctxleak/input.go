@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,7 +70,7 @@ func (a *app) spoolStdin(ctx context.Context, limit int64) (path string, remove 
 	}
 	remove = func() { os.Remove(f.Name()) }
 	err = await(ctx, func() error {
-		return copyDump(f, a.stdin, limit)
+		return copyDump(f, a.stdin, limit, -1)
 	})
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -96,6 +95,7 @@ func (a *app) spoolStdin(ctx context.Context, limit int64) (path string, remove 
 type dumpStreamError struct {
 	head  []byte // the first bytes, when they are not a dump's header
 	limit int64  // the limit passed, when the stream is too long
+	size  int64  // the size the server declared, or -1
 }
 
 func (e *dumpStreamError) Error() string {
@@ -103,30 +103,28 @@ func (e *dumpStreamError) Error() string {
 		return "empty, not a Go heap dump"
 	}
 	if e.head != nil {
-		return fmt.Sprintf("not a Go heap dump: it starts with %q, not %q%s", e.head, heapDumpHeader, streamHint(e.head))
+		return fmt.Sprintf("not a Go heap dump: it starts with %q, not %q%s", e.head, heapDumpHeader, headHint(e.head))
+	}
+	if e.size >= 0 {
+		return fmt.Sprintf("the dump is %s, over --max-dump-size %s", bytesize.Format(e.size), bytesize.Compact(bytesize.Size(e.limit)))
 	}
 	return fmt.Sprintf("the dump is over --max-dump-size %s", bytesize.Compact(bytesize.Size(e.limit)))
 }
 
-// streamHint says what a stream that is not a heap dump looks like.
-func streamHint(head []byte) string {
-	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
-		return " (gzip data: decompress it first, or use ctxleak analyze for a profile)"
-	}
-	return ""
-}
-
 // copyDump copies a heap dump from src to dst: it checks the header first,
-// then copies at most limit bytes in all and returns a *dumpStreamError if
-// there are more.
-func copyDump(dst io.Writer, src io.Reader, limit int64) error {
+// then the size the source declared (-1: none), then copies at most limit
+// bytes in all and returns a *dumpStreamError if there are more.
+func copyDump(dst io.Writer, src io.Reader, limit, declared int64) error {
 	head := make([]byte, len(heapDumpHeader))
 	n, err := io.ReadFull(src, head)
 	if string(head[:n]) != heapDumpHeader {
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 			return err
 		}
-		return &dumpStreamError{head: head[:n]}
+		return &dumpStreamError{head: head[:n], size: -1}
+	}
+	if declared > limit {
+		return &dumpStreamError{limit: limit, size: declared}
 	}
 	if _, err := dst.Write(head); err != nil {
 		return err
@@ -136,7 +134,7 @@ func copyDump(dst io.Writer, src io.Reader, limit int64) error {
 		return err
 	}
 	if int64(n)+copied > limit {
-		return &dumpStreamError{limit: limit}
+		return &dumpStreamError{limit: limit, size: -1}
 	}
 	return nil
 }
@@ -148,96 +146,35 @@ func (a *app) readStdinProfile(ctx context.Context, loader *profiles.Loader) (*p
 		return nil, usageErrorf("- reads a profile from standard input, which is a terminal: pipe or redirect a profile in")
 	}
 	var p *profiles.Profile
-	head := &headReader{r: a.stdin, head: make([]byte, 0, len(heapDumpHeader))}
 	err := await(ctx, func() error {
 		var err error
-		p, err = loader.Read(stdinName, head)
+		p, err = loader.Read(stdinName, a.stdin)
 		return err
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		hint := limitHint(err)
-		if hint == "" {
-			hint = profileHint(head.head)
+		if re := heapDumpRefusal(err); re != nil {
+			return nil, re
 		}
-		return nil, usageErrorf("%v%s", err, hint)
+		return nil, usageErrorf("%v%s", err, limitHint(err))
 	}
 	return p, nil
 }
 
-// headReader reads r and keeps a copy of its first cap(head) bytes.
-type headReader struct {
-	r    io.Reader
-	head []byte
-}
-
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if room := cap(h.head) - len(h.head); room > 0 {
-		h.head = append(h.head, p[:min(n, room)]...)
-	}
-	return n, err
-}
-
-// fileHead returns up to n bytes from the start of the file at path, if
-// it is a regular file (opening a FIFO would wait for a writer).
-func fileHead(path string, n int) []byte {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+// heapDumpRefusal returns the usage error for an input analyze refused,
+// from its first bytes, as a heap dump, saying what reads it; or nil.
+func heapDumpRefusal(err error) error {
+	var hd *profiles.HeapDumpError
+	var pe *profiles.Error
+	switch {
+	case !errors.As(err, &hd) || !errors.As(err, &pe):
 		return nil
+	case hd.Gzipped:
+		return usageErrorf("%s: not a pprof profile; this is a gzipped Go heap dump: decompress it and use ctxleak holders", pe.Source)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	m, _ := io.ReadFull(f, buf)
-	return buf[:m]
-}
-
-// profileHint is added to the error for a file analyze cannot read as a
-// profile when the file is a heap dump.
-func profileHint(head []byte) string {
-	if bytes.HasPrefix(head, []byte(heapDumpHeader)) {
-		return "; this is a Go heap dump: use ctxleak holders"
-	}
-	return ""
-}
-
-// maxHintBytes bounds a file dumpHint parses as a profile, and what the
-// file decompresses to: the hint must not cost more than the error it
-// explains (a 100 KB gzip file can hold a profile that takes seconds and
-// hundreds of MB to decode).
-const maxHintBytes = 4 << 20
-
-// dumpHint is added to the error for a file holders cannot read as a heap
-// dump when the file is a pprof profile. A file that starts as a heap dump
-// is one, however malformed; only a small file is parsed as a profile.
-func dumpHint(path string) string {
-	if path == stdinName {
-		return ""
-	}
-	f, fi, err := inputfile.Open(path)
-	if err != nil {
-		return ""
-	}
-	head := make([]byte, len(heapDumpHeader))
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	if string(head[:n]) == heapDumpHeader || fi.Size() > maxHintBytes {
-		return ""
-	}
-	// The Loader bounds the bytes read and the memory of decoding them. A
-	// profile too costly to decode under that bound has passed the checks
-	// of its shape: it is one too.
-	_, err = (&profiles.Loader{MaxBytes: maxHintBytes}).Load(context.Background(), path)
-	var le *profiles.LimitError
-	if err == nil || errors.As(err, &le) && le.Limit != profiles.LimitSize {
-		return "; this is a pprof profile: use ctxleak analyze"
-	}
-	return ""
+	return usageErrorf("%s: not a pprof profile; this is a Go heap dump: use ctxleak holders", pe.Source)
 }
 
 // urlHint is added to the error for a profile file that does not exist
