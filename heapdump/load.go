@@ -72,7 +72,7 @@ type Options struct {
 }
 
 // Load reads the heap dump at path and builds its graph. The file stays open
-// for ObjectRecord and FrameContents until Close. Anything but a regular
+// for reads of Contents (ObjectRecord, FrameContents) until Close. Anything but a regular
 // file (a named pipe, a device) is refused with an
 // *inputfile.NotRegularError, without blocking.
 func Load(path string, opts Options) (*Graph, error) {
