@@ -49,5 +49,6 @@
 // of record; the reader never panics and never allocates from a length it
 // has not checked against the size of the file. A dump whose records would
 // take more memory than its budget (Options.MemoryLimit, by default 128 MiB
-// plus 1.5 times the file's size) gives a *MemoryLimitError.
+// plus 1.5 times the bytes the file holds, its holes left out) gives a
+// *MemoryLimitError.
 package heapdump

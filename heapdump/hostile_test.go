@@ -531,3 +531,40 @@ func TestMemoryLimitOption(t *testing.T) {
 		t.Errorf("default limit %d for %d bytes, want 128 MiB plus 1.5 times", DefaultMemoryLimit(size), size)
 	}
 }
+
+// Other roots, 3 bytes each, past an 8 GiB object in a hole: the budget
+// grows with the bytes the file holds, not with the size the hole gives
+// it, so they are refused as they would be without the hole.
+func TestHostileSparseBudget(t *testing.T) {
+	const big = 8 << 30
+	e := params64(16<<30).U(tagObject, hostileArena, big)
+	at := int64(len(e.B)) + big
+	roots := (&dumptest.Encoder{}).U(fieldKindEol)
+	for range 200_000 {
+		roots.U(tagOtherRoot).S(nil).U(hostileArena)
+	}
+	roots.U(tagEOF)
+	size := at + int64(len(roots.B))
+	path := sparseFile(t, e.B, at, roots.B, size)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := heldBytes(f, size)
+	f.Close()
+	if held == size {
+		t.Skip("the file system reports no holes")
+	}
+	if real := int64(len(e.B) + len(roots.B)); held < real || held > real+1<<20 {
+		t.Fatalf("%d bytes held in a file of %d that holds %d", held, size, len(e.B)+len(roots.B))
+	}
+	withBudget(t, 1<<20, 1.5)
+	_, err, _ = loadAlloc(t, path)
+	var me *MemoryLimitError
+	if !errors.As(err, &me) || me.Held != held || me.Size != size || me.Default() != DefaultMemoryLimit(held) {
+		t.Fatalf("%v, want a *MemoryLimitError of a %d-byte dump holding %d", err, size, held)
+	}
+	if !strings.Contains(me.Error(), "the limit for a dump of its size") {
+		t.Errorf("error %q", me.Error())
+	}
+}

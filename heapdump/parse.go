@@ -129,6 +129,7 @@ type parser struct {
 	src       *source // what the Contents it gives read (source)
 	kept      int64   // estimated memory of the records other than objects
 	keptLimit int64   // budget for kept and the objects' nodes and edges (see budget.go)
+	held      int64   // the bytes the file holds, less its holes (heldBytes); 0 for its size
 	perNode   int64   // estimated memory of an object's node, the reader's arrays included
 	perEdge   int64   // estimated memory of a pointer's edge, the reader's arrays included
 	segSeen   [2]bool // a data, a bss record was read
@@ -174,7 +175,7 @@ func newParser(r *reader) *parser {
 		waitIdx:     map[string]uint32{},
 		curG:        -1,
 		wOff:        -1,
-		keptLimit:   sideLimit(r.size),
+		keptLimit:   sideLimit(r.size), // read lowers it for a sparse file
 		specMin:     speculateMin,
 		specAt:      []float64{speculateAt},
 		stealMin:    stealMin,

@@ -80,6 +80,20 @@ func sparseCases(a *assets) ([]Case, error) {
 	}
 	add("data-1g-x5", p, err, any)
 
+	// Three million other roots, 3 bytes each, past an 8 GiB object in a
+	// hole: the memory the records take is bounded by the bytes the file
+	// holds, not by its apparent size.
+	e = params()
+	e.U(tagObject, arena, big)
+	at = int64(len(e.B)) + big
+	roots := (&dumptest.Encoder{}).U(0)
+	for i := range uint64(3_000_000) {
+		roots.U(tagOtherRoot).S(nil).U(arena + (i%1000)*8)
+	}
+	roots.U(tagEOF)
+	p, err = sparse(filepath.Join(d, "roots-after-8g.heapdump"), e.B, at+int64(len(roots.B)), roots.B)
+	add("roots-after-8g", p, err, any, "--min-size", "1")
+
 	// A function name, a type name and a root description of 1 GiB.
 	e = params()
 	goroutine(e, 1, 0, 0)
