@@ -8,7 +8,8 @@
 #   - the exit code is one the case allows (2 for refused inputs, with a
 #     message on stderr), and not a kill by the timeout;
 #   - stderr holds no "panic:", "fatal error:" or goroutine trace;
-#   - peak RSS is at most 256 MiB + 1.5 x the dump's size (holders), or
+#   - peak RSS is at most 256 MiB + 1.5 x the dump's size (holders; for
+#     the sparse category, the bytes it takes on disk), or
 #     256 MiB + 4 x --max-profile-size + the capped decompressed size
 #     (analyze);
 #   - wall time is at most 2 s + 10 s per GB of input (the decompressed
@@ -16,9 +17,12 @@
 #   - stdout and stderr hold no control character (but newline and tab),
 #     invalid UTF-8 or bidi control, and no GitHub workflow command forged
 #     from input text.
-# Categories: dump (crafted and corrupted heap dumps: every length field,
-# sparse 1-32 GiB files, a million records of each kind, cycles, rings,
-# stars, lists, text to escape), contents (the real dump with object,
+# Categories: sparse (records that claim 1-8 GiB, or 32 GiB of file, in a
+# hole: an 8 GiB object a frame holds, five 1 GiB data segments; no
+# executable or real dump needed, so RUN='^sparse/' takes seconds), dump
+# (crafted and corrupted heap dumps: every length field, a million
+# records of each kind, cycles, rings, stars, lists, text to escape),
+# contents (the real dump with object,
 # frame and segment words pointing anywhere), binary (--binary: other
 # programs, arches and formats, stripped, PIE, cgo, another build, ELF
 # headers, sections and segments corrupted, lying compressed sections, a

@@ -272,8 +272,8 @@ func (t *typer) readWord(addr uint64) (uint64, bool) {
 		}
 		return rec.Word(int64(addr - rec.Addr)), true
 	}
-	if seg := a.segmentAt(addr); seg != nil && addr+ps <= seg.Addr+uint64(len(seg.Contents)) {
-		return a.g.Word(seg.Contents, int64(addr-seg.Addr)), true
+	if seg := a.segmentAt(addr); seg != nil && addr+ps <= seg.Addr+seg.Size {
+		return seg.Contents.Word(int64(addr - seg.Addr)), true
 	}
 	if s, ok := a.Binary.LookupSymbol("runtime.staticuint64s"); ok && addr >= s.Addr && addr < s.Addr+s.Size && (addr-s.Addr)%8 == 0 {
 		return (addr - s.Addr) / 8, true

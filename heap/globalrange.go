@@ -24,7 +24,7 @@ func (a *Analysis) slotRun(addr uint64) uint64 {
 		}
 	}
 	for i, seg := range a.d.Segments {
-		if addr < seg.Addr || addr-seg.Addr >= uint64(len(seg.Contents)) {
+		if addr < seg.Addr || addr-seg.Addr >= seg.Size {
 			continue
 		}
 		if k, ok := slices.BinarySearch(seg.PtrOffsets, addr-seg.Addr); ok {

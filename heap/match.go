@@ -32,7 +32,7 @@ func matchSegments(path string, d *heapdump.Dump, bin *binsym.Binary) error {
 		if s.Kind == heapdump.SegmentBSS {
 			kind = binsym.BSSSegment
 		}
-		if err := bin.MatchSegment(kind, s.Addr, uint64(len(s.Contents)), s.PtrOffsets); err != nil {
+		if err := bin.MatchSegment(kind, s.Addr, s.Size, s.PtrOffsets); err != nil {
 			return wrap(err)
 		}
 	}

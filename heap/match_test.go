@@ -200,10 +200,10 @@ func TestMatchEachCheck(t *testing.T) {
 		{"an entry inside the function", bin.NewFrameMatcher().Match(fn, frame.Entry+1, frame.PC)},
 		{"a PC outside the function", bin.NewFrameMatcher().Match(fn, frame.Entry, frame.Entry+1<<20)},
 		{"an entry after the text", bin.NewFrameMatcher().Match(fn, 1<<40, 0)},
-		{"data segment elsewhere", bin.MatchSegment(binsym.DataSegment, data.Addr+8, uint64(len(data.Contents)), data.PtrOffsets)},
-		{"data segment shorter", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents))-8, data.PtrOffsets)},
-		{"a pointer slot less", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), mask(len(data.PtrOffsets)/2))},
-		{"a pointer slot more", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), append(data.PtrOffsets[:len(data.PtrOffsets):len(data.PtrOffsets)], uint64(len(data.Contents))-1))},
+		{"data segment elsewhere", bin.MatchSegment(binsym.DataSegment, data.Addr+8, data.Size, data.PtrOffsets)},
+		{"data segment shorter", bin.MatchSegment(binsym.DataSegment, data.Addr, data.Size-8, data.PtrOffsets)},
+		{"a pointer slot less", bin.MatchSegment(binsym.DataSegment, data.Addr, data.Size, mask(len(data.PtrOffsets)/2))},
+		{"a pointer slot more", bin.MatchSegment(binsym.DataSegment, data.Addr, data.Size, append(data.PtrOffsets[:len(data.PtrOffsets):len(data.PtrOffsets)], data.Size-1))},
 		{"another Go version", bin.MatchGoVersion("go1.20.1")},
 	} {
 		var me *binsym.MismatchError
@@ -217,7 +217,7 @@ func TestMatchEachCheck(t *testing.T) {
 	}{
 		{"the frame", bin.NewFrameMatcher().Match(fn, frame.Entry, frame.PC)},
 		{"an unnamed frame", bin.NewFrameMatcher().Match("unknown function", 1, 2)},
-		{"the data segment", bin.MatchSegment(binsym.DataSegment, data.Addr, uint64(len(data.Contents)), data.PtrOffsets)},
+		{"the data segment", bin.MatchSegment(binsym.DataSegment, data.Addr, data.Size, data.PtrOffsets)},
 		{"the Go version with an experiment", bin.MatchGoVersion(bin.GoVersion() + " X:greenteagc")},
 		{"the Go version with a Go 1.26 experiment", bin.MatchGoVersion(bin.GoVersion() + "-X:nogreenteagc")},
 	} {

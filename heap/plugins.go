@@ -84,10 +84,10 @@ func (a *Analysis) moduleCount() int {
 	}
 	seg := a.segmentAt(s.Addr)
 	ps := uint64(a.d.Params.PtrSize)
-	if seg == nil || ps == 0 || s.Addr-seg.Addr+ps > uint64(len(seg.Contents)) {
+	if seg == nil || ps == 0 || s.Addr-seg.Addr+ps > seg.Size {
 		return 0
 	}
-	p := a.g.Word(seg.Contents, int64(s.Addr-seg.Addr))
+	p := seg.Contents.Word(int64(s.Addr - seg.Addr))
 	v, ok := a.g.Find(p)
 	if !ok {
 		return 0

@@ -187,11 +187,11 @@ func (a *Analysis) chanElemType(addr, size uint64) *binsym.Type {
 		return nil
 	}
 	off := hchan.Fields[i].Offset
-	rec, err := a.g.ObjectRecord(v, int(off)+8)
-	if err != nil || rec.Addr != addr || int64(len(rec.Contents)) < off+int64(a.d.Params.PtrSize) {
+	rec, err := a.g.ObjectRecord(v, 8) // Word reads the field
+	if err != nil || rec.Addr != addr || uint64(off)+uint64(a.d.Params.PtrSize) > rec.Size {
 		return nil
 	}
-	t := a.Binary.TypeAt(a.g.Word(rec.Contents, off))
+	t := a.Binary.TypeAt(rec.Word(off))
 	if t == nil || uint64(t.Size) != size {
 		return nil
 	}

@@ -84,8 +84,8 @@ func (a *Analysis) stillPoints(s binsym.Static) bool {
 		at = g.Addr + g.Size - ps
 	}
 	seg := a.segmentAt(at)
-	if seg == nil || at+ps > seg.Addr+uint64(len(seg.Contents)) {
+	if seg == nil || at+ps > seg.Addr+seg.Size {
 		return true
 	}
-	return a.g.Word(seg.Contents, int64(at-seg.Addr)) == s.Addr
+	return seg.Contents.Word(int64(at-seg.Addr)) == s.Addr
 }

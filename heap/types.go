@@ -331,7 +331,7 @@ func (t *typer) fromRoot(r, v heapdump.NodeID, rec *heapdump.ObjectRecord) (targ
 		o := int64(slot.Addr - seg.Addr)
 		c := container{
 			off:  int64(slot.Addr - root.Addr),
-			word: func(d int64) uint64 { return a.g.Word(seg.Contents, o+d) },
+			word: func(d int64) uint64 { return seg.Contents.Word(o + d) },
 			isPtr: func(d int64) bool {
 				_, found := slices.BinarySearch(seg.PtrOffsets, uint64(o+d))
 				return found
@@ -841,7 +841,7 @@ func (a *Analysis) givenGlobalType(root *heapdump.Root) *binsym.Type {
 func (a *Analysis) segmentAt(addr uint64) *heapdump.Segment {
 	for i := range a.d.Segments {
 		s := &a.d.Segments[i]
-		if addr >= s.Addr && addr < s.Addr+uint64(len(s.Contents)) {
+		if addr >= s.Addr && addr < s.Addr+s.Size {
 			return s
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // RootSlot and node over 200; an object in a run 17 bytes, its node and
 // the analysis's arrays about 50), so the parser counts what the whole run
 // will cost and refuses a dump past a budget that grows with the file:
-// memory stays bounded by the file's size whatever the records say. Real
+// memory stays bounded by the bytes the file holds (its size less the
+// holes of a sparse file, which read as zeros and make no costly record)
+// whatever the records say. Real
 // dumps stay below it: their frames carry contents, their strings repeat,
 // their objects hold more than a word.
 
@@ -69,13 +71,14 @@ func (p *parser) keepGroups(off int64) error {
 func (p *parser) keep(n int64, recOff int64) error {
 	p.kept += n
 	if total := p.total(); total > p.keptLimit {
-		return &MemoryLimitError{Path: p.r.path, Offset: recOff, Limit: p.keptLimit, Size: p.r.size}
+		return &MemoryLimitError{Path: p.r.path, Offset: recOff, Limit: p.keptLimit, Size: p.r.size, Held: p.held}
 	}
 	return nil
 }
 
-// DefaultMemoryLimit returns the memory budget of a dump of size bytes when
-// Options.MemoryLimit is 0: 128 MiB plus 1.5 times its size.
+// DefaultMemoryLimit returns the memory budget of a dump that holds size
+// bytes when Options.MemoryLimit is 0: 128 MiB plus 1.5 times that (a
+// sparse file's holes hold nothing).
 func DefaultMemoryLimit(size int64) int64 { return sideLimit(size) }
 
 // MemoryLimitError says that the records read up to Offset would, with the
@@ -86,15 +89,31 @@ type MemoryLimitError struct {
 	Offset int64
 	Limit  int64
 	Size   int64
+	// Held is the bytes the file holds, less than Size in a sparse file
+	// (its holes count for nothing); 0 means Size.
+	Held int64
+}
+
+// Default returns the budget of the dump when no limit is given:
+// DefaultMemoryLimit of the bytes it holds.
+func (e *MemoryLimitError) Default() int64 {
+	if e.Held > 0 && e.Held < e.Size {
+		return DefaultMemoryLimit(e.Held)
+	}
+	return DefaultMemoryLimit(e.Size)
 }
 
 func (e *MemoryLimitError) Error() string {
+	what := "a " + bytesize.Format(e.Size) + " dump"
+	if e.Held > 0 && e.Held < e.Size {
+		what += " holding " + bytesize.Format(e.Held) + ", the rest holes"
+	}
 	which := "the limit for a dump of its size"
-	if e.Limit != DefaultMemoryLimit(e.Size) {
+	if e.Limit != e.Default() {
 		which = "the limit given"
 	}
-	return fmt.Sprintf("%s: offset %d: the records (objects and pointers, goroutines, frames, roots...) would take more than %s of memory with the analysis, %s (a %s dump)",
-		e.Path, e.Offset, bytesize.Format(e.Limit), which, bytesize.Format(e.Size))
+	return fmt.Sprintf("%s: offset %d: the records (objects and pointers, goroutines, frames, roots...) would take more than %s of memory with the analysis, %s (%s)",
+		e.Path, e.Offset, bytesize.Format(e.Limit), which, what)
 }
 
 // total returns the estimated memory of the whole run for what has been

@@ -46,6 +46,7 @@ func build(p *parser, opts Options) (g *Graph, err error) {
 		ra:    p.r.ra,
 		size:  p.r.size,
 		words: wordDecoder{size: int64(p.ptrSize), order: p.order},
+		src:   p.source(),
 		idx:   p.idx,
 	}
 	p.r.release()
@@ -294,11 +295,10 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 	// an object, counted here so that the arrays need not grow for them:
 	// past the frames of 100,000 goroutines, growing for a few dozen
 	// globals copied 29 MB of slots into 36 MB of fresh memory.
-	ps := uint64(p.ptrSize)
 	globals := 0
 	for _, seg := range dump.Segments {
-		for _, o := range seg.PtrOffsets {
-			if _, ok := g.idx.lookup(p.word(seg.Contents[o:o+ps]), &hint); ok {
+		for _, v := range seg.values {
+			if _, ok := g.idx.lookup(v, &hint); ok {
 				globals++
 			}
 		}
@@ -423,8 +423,8 @@ func (g *Graph) addRoots(p *parser, opts Options) error {
 		curName := "" // its symbol
 		first := len(g.rootSlots)
 		named := false
-		for _, o := range seg.PtrOffsets {
-			v := p.word(seg.Contents[o : o+ps])
+		for i, o := range seg.PtrOffsets {
+			v := seg.values[i]
 			if _, ok := g.idx.lookup(v, &hint); !ok {
 				continue
 			}

@@ -35,15 +35,20 @@
 // objects the runtime writes for the unused tail of spans only count in
 // Stats, which, like Live, searches the graph on first use.
 //
-// The contents of the few objects a report needs (interface type words,
-// closure code pointers) are read back from the file on demand with
-// ObjectRecord (ObjectWords for one word of many, in one pass) and
-// FrameContents, and decoded with Word. A frame's function name and
-// pointer slots are Dump.FrameFunc and Dump.FrameSlots.
+// The contents of objects, frames and the data and bss segments stay in
+// the file. The few a report needs (interface type words, closure code
+// pointers) are read back on demand through Contents, the one way to read
+// them after parsing, which the lengths the parser accepted bound: a word,
+// or at most MaxRead bytes at a time, whatever size a record claims.
+// ObjectRecord reads an object's first bytes and its pointer offsets
+// (ObjectWords one word of many, in one pass), FrameContents and
+// Segment.Contents name a frame's and a segment's. A frame's function name
+// and pointer slots are Dump.FrameFunc and Dump.FrameSlots.
 //
 // Malformed input gives a *FormatError naming the byte offset and the kind
 // of record; the reader never panics and never allocates from a length it
 // has not checked against the size of the file. A dump whose records would
 // take more memory than its budget (Options.MemoryLimit, by default 128 MiB
-// plus 1.5 times the file's size) gives a *MemoryLimitError.
+// plus 1.5 times the bytes the file holds, its holes left out) gives a
+// *MemoryLimitError.
 package heapdump

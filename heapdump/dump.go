@@ -212,8 +212,10 @@ func (k SegmentKind) String() string {
 type Segment struct {
 	Kind       SegmentKind
 	Addr       uint64
-	Contents   []byte
+	Size       uint64
+	Contents   Contents // its Size bytes, in the file
 	PtrOffsets []uint64 // offsets of pointer slots, ascending
+	values     []uint64 // the words in the pointer slots
 }
 
 // Finalizer is a finalizer or queued finalizer record.

@@ -145,8 +145,8 @@ func checkGraph(t *testing.T, g *Graph) {
 		}
 	}
 	for i := range g.Dump().Frames {
-		if b, err := g.FrameContents(i); err != nil || uint64(len(b)) != g.Dump().Frames[i].Size {
-			t.Fatalf("FrameContents(%d): %d bytes, %v", i, len(b), err)
+		if b, err := g.FrameContents(i); err != nil || uint64(b.Len()) != g.Dump().Frames[i].Size {
+			t.Fatalf("FrameContents(%d): %d bytes, %v", i, b.Len(), err)
 		}
 	}
 	g.FillSizes(make([]uint64, nodes))

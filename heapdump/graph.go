@@ -39,6 +39,7 @@ type Graph struct {
 	stats      Stats
 
 	path      string
+	src       *source // what Contents read
 	ra        io.ReaderAt
 	size      int64
 	closer    io.Closer

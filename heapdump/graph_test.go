@@ -98,12 +98,12 @@ func TestOutArgsAttributedToCallee(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := binary.LittleEndian.Uint64(b[s.Offset:]); v != ctxAddr {
+			if v := b.Word(int64(s.Offset)); v != ctxAddr {
 				t.Errorf("frame contents at %d hold %#x, want %#x", s.Offset, v, ctxAddr)
 			}
 			t.Logf("main.waitHeld: %d bytes of arguments; ctx data word at offset %d of main.loopHeld's frame (SP %#x, %d bytes)",
 				args, s.Offset, caller.SP, caller.Size)
-			itab := binary.LittleEndian.Uint64(b[s.Offset-8:])
+			itab := b.Word(int64(s.Offset) - 8)
 			typ, ok := g.Dump().Itabs[itab]
 			if !ok || !strings.HasPrefix(g.Dump().Types[typ].Name, "context.") {
 				t.Errorf("word before the ctx slot is %#x, not an itab of a context type (%q)", itab, g.Dump().Types[typ].Name)
@@ -286,8 +286,19 @@ func TestObjectsAgreeWithRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec.Addr != addr || rec.Size != size || string(rec.Contents) != string(r.Fields[1].S) || !slices.Equal(rec.PtrOffsets, r.Fields[2].Ptrs) {
+			// Contents holds at most MaxRead bytes; Word reads the rest.
+			want := r.Fields[1].S
+			if rec.Addr != addr || rec.Size != size || string(rec.Contents) != string(want[:min(len(want), MaxRead)]) || !slices.Equal(rec.PtrOffsets, r.Fields[2].Ptrs) {
 				t.Fatalf("ObjectRecord(%d) differs from the record at offset %d", i, r.Off)
+			}
+			for o := int64(0); o+8 <= int64(len(want)); o += 8 * 997 {
+				if w := rec.Word(o); w != binary.LittleEndian.Uint64(want[o:]) {
+					t.Fatalf("ObjectRecord(%d).Word(%d) = %#x, want %#x", i, o, w, binary.LittleEndian.Uint64(want[o:]))
+				}
+			}
+			all := rec.All()
+			if all.Len() != int64(len(want)) || all.ReadAt(make([]byte, MaxRead+1), 0) == nil || all.ReadAt(make([]byte, 8), all.Len()-7) == nil {
+				t.Fatalf("ObjectRecord(%d).All(): %d bytes, reads past its end or MaxRead not refused", i, all.Len())
 			}
 			if rec, err := g.ObjectRecord(i, 8); err != nil || len(rec.Contents) != 8 {
 				t.Fatalf("ObjectRecord(%d, 8): %v, %d bytes", i, err, len(rec.Contents))

@@ -133,8 +133,8 @@ func TestHostileFrame(t *testing.T) {
 }
 
 // An object of 8 GiB (a hole) whose last word points to its second word:
-// read without reading or keeping its contents, and re-read with a limit
-// and Word.
+// read without reading or keeping its contents, and re-read with a limit,
+// with none (at most MaxRead bytes) and with Word.
 func TestHostileObject(t *testing.T) {
 	const size = 8 << 30
 	e := params64(16 << 30)
@@ -174,6 +174,18 @@ func TestHostileObject(t *testing.T) {
 	if n > 1<<20 {
 		t.Errorf("ObjectRecord and Word allocated %d bytes", n)
 	}
+	n = allocated(func() {
+		rec, err = g.ObjectRecord(0, 0)
+		if err == nil && (rec.All().Len() != size || rec.All().Word(size-8) != hostileArena+8) {
+			t.Errorf("All(): %d bytes, last word %#x", rec.All().Len(), rec.All().Word(size-8))
+		}
+	})
+	if err != nil || len(rec.Contents) != MaxRead {
+		t.Fatalf("ObjectRecord(0, 0): %v, %d bytes of contents, want %d", err, len(rec.Contents), MaxRead)
+	}
+	if n > 1<<20 {
+		t.Errorf("ObjectRecord(0, 0) allocated %d bytes", n)
+	}
 }
 
 // The runtime writes one data and one bss record: a second one is refused.
@@ -189,24 +201,60 @@ func TestHostileSegments(t *testing.T) {
 	wantFormatError(t, err, off, "second data segment record")
 }
 
-// Five segments of 1 GiB in a sparse file: the first two are read (2 GiB
-// of memory for a 5 GiB file), the third refused. Long: set CTXLEAK_LONG.
-func TestHostileSegmentsLong(t *testing.T) {
-	if os.Getenv("CTXLEAK_LONG") == "" {
-		t.Skip("reads 2 GiB: set CTXLEAK_LONG=1 to run")
-	}
+// Segments of 1 GiB in a sparse file, a data and a bss one whose last
+// words point to an object: their contents stay in the file, only the
+// pointers are read, and the object is live. A second data segment is
+// refused.
+func TestHostileSegmentsSparse(t *testing.T) {
 	const gib = 1 << 30
-	e := params64(1 << 20)
-	var offs []int64
-	for i, tag := range []uint64{tagData, tagBSS, tagData, tagBSS, tagData} {
-		offs = append(offs, int64(len(e.B)))
-		e.U(tag, uint64(0x500000+i*2*gib), gib)
-		e.B = append(e.B, make([]byte, gib)...)
-		e.Fields(nil)
+	write := func(tags ...uint64) (string, []int64) {
+		path := filepath.Join(t.TempDir(), "segments.heapdump")
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		at := int64(0)
+		put := func(b []byte) {
+			if _, err := f.WriteAt(b, at); err != nil {
+				t.Fatal(err)
+			}
+			at += int64(len(b))
+		}
+		put(params64(1<<20).U(tagObject, hostileArena).S(make([]byte, 8)).Fields(nil).B)
+		var offs []int64
+		for i, tag := range tags {
+			offs = append(offs, at)
+			put((&dumptest.Encoder{}).U(tag, uint64(0x500000+i*2*gib), gib).B)
+			at += gib - 8 // a hole
+			put(binary.LittleEndian.AppendUint64(nil, hostileArena))
+			put((&dumptest.Encoder{}).Fields([]uint64{gib - 8}).B)
+		}
+		put((&dumptest.Encoder{}).U(tagEOF).B)
+		return path, offs
 	}
-	e.U(tagEOF)
-	_, err := readBytes(e.B)
+	path, _ := write(tagData, tagBSS)
+	g, err, n := loadAlloc(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > readerAlloc {
+		t.Errorf("Load allocated %d bytes", n)
+	}
+	for _, s := range g.Dump().Segments {
+		if s.Size != gib || s.Contents.Len() != gib || s.Contents.Word(gib-8) != hostileArena || s.Contents.Word(gib-4) != 0 {
+			t.Errorf("%s segment: %d bytes, last word %#x", s.Kind, s.Contents.Len(), s.Contents.Word(gib-8))
+		}
+	}
+	if len(g.Dump().Segments) != 2 || !g.Live(0) {
+		t.Errorf("%d segments; the object they point to live: %v", len(g.Dump().Segments), g.Live(0))
+	}
+	path, offs := write(tagData, tagBSS, tagData)
+	_, err, n = loadAlloc(t, path)
 	wantFormatError(t, err, offs[2], "second data segment record")
+	if n > readerAlloc {
+		t.Errorf("Load of a refused dump allocated %d bytes", n)
+	}
 }
 
 // withBudget sets the budget of the records other than objects for the
@@ -481,5 +529,42 @@ func TestMemoryLimitOption(t *testing.T) {
 	}
 	if DefaultMemoryLimit(size) != 128<<20+size*3/2 {
 		t.Errorf("default limit %d for %d bytes, want 128 MiB plus 1.5 times", DefaultMemoryLimit(size), size)
+	}
+}
+
+// Other roots, 3 bytes each, past an 8 GiB object in a hole: the budget
+// grows with the bytes the file holds, not with the size the hole gives
+// it, so they are refused as they would be without the hole.
+func TestHostileSparseBudget(t *testing.T) {
+	const big = 8 << 30
+	e := params64(16<<30).U(tagObject, hostileArena, big)
+	at := int64(len(e.B)) + big
+	roots := (&dumptest.Encoder{}).U(fieldKindEol)
+	for range 200_000 {
+		roots.U(tagOtherRoot).S(nil).U(hostileArena)
+	}
+	roots.U(tagEOF)
+	size := at + int64(len(roots.B))
+	path := sparseFile(t, e.B, at, roots.B, size)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := heldBytes(f, size)
+	f.Close()
+	if held == size {
+		t.Skip("the file system reports no holes")
+	}
+	if real := int64(len(e.B) + len(roots.B)); held < real || held > real+1<<20 {
+		t.Fatalf("%d bytes held in a file of %d that holds %d", held, size, len(e.B)+len(roots.B))
+	}
+	withBudget(t, 1<<20, 1.5)
+	_, err, _ = loadAlloc(t, path)
+	var me *MemoryLimitError
+	if !errors.As(err, &me) || me.Held != held || me.Size != size || me.Default() != DefaultMemoryLimit(held) {
+		t.Fatalf("%v, want a *MemoryLimitError of a %d-byte dump holding %d", err, size, held)
+	}
+	if !strings.Contains(me.Error(), "the limit for a dump of its size") {
+		t.Errorf("error %q", me.Error())
 	}
 }

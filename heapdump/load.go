@@ -53,7 +53,8 @@ type Options struct {
 	// dominator tree, retained sizes and searches). Read counts them with
 	// its own in the memory budget of the dump, so that a dump is refused
 	// before the whole run, not only the reading, would take more than the
-	// budget: 128 MiB plus 1.5 times the file's size.
+	// budget: 128 MiB plus 1.5 times the bytes the file holds (its size
+	// less the holes of a sparse file).
 	NodeBytes, EdgeBytes int64
 
 	// Progress, if set, is called as the records are read, from the
@@ -72,7 +73,7 @@ type Options struct {
 }
 
 // Load reads the heap dump at path and builds its graph. The file stays open
-// for ObjectRecord and FrameContents until Close. Anything but a regular
+// for reads of Contents (ObjectRecord, FrameContents) until Close. Anything but a regular
 // file (a named pipe, a device) is refused with an
 // *inputfile.NotRegularError, without blocking.
 func Load(path string, opts Options) (*Graph, error) {
@@ -114,6 +115,8 @@ func read(r io.ReaderAt, size int64, name string, opts Options, noGaps bool) (*G
 	p.idx.noGaps = noGaps
 	p.perNode = graphNodeCost + max(opts.NodeBytes, 0)
 	p.perEdge = graphEdgeCost + max(opts.EdgeBytes, 0)
+	p.held = heldBytes(r, size)
+	p.keptLimit = sideLimit(p.held)
 	if opts.MemoryLimit > 0 {
 		p.keptLimit = opts.MemoryLimit
 	}

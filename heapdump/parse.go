@@ -126,8 +126,10 @@ type parser struct {
 	stacks []binsym.Position
 
 	recOff    int64   // file offset of the record being read
+	src       *source // what the Contents it gives read (source)
 	kept      int64   // estimated memory of the records other than objects
 	keptLimit int64   // budget for kept and the objects' nodes and edges (see budget.go)
+	held      int64   // the bytes the file holds, less its holes (heldBytes); 0 for its size
 	perNode   int64   // estimated memory of an object's node, the reader's arrays included
 	perEdge   int64   // estimated memory of a pointer's edge, the reader's arrays included
 	segSeen   [2]bool // a data, a bss record was read
@@ -173,7 +175,7 @@ func newParser(r *reader) *parser {
 		waitIdx:     map[string]uint32{},
 		curG:        -1,
 		wOff:        -1,
-		keptLimit:   sideLimit(r.size),
+		keptLimit:   sideLimit(r.size), // read lowers it for a sparse file
 		specMin:     speculateMin,
 		specAt:      []float64{speculateAt},
 		stealMin:    stealMin,
@@ -1326,38 +1328,32 @@ func (p *parser) segment(tag uint64, recOff int64) error {
 	if s.Addr > math.MaxUint64-uint64(n) {
 		return r.errorf(nOff, "segment [%#x, +%d) overflows the address space", s.Addr, n)
 	}
-	if err := p.keep(n, recOff); err != nil {
-		return err
-	}
-	if s.Contents, err = p.readChunked(n); err != nil {
-		return err
-	}
+	// The contents stay in the file; the words in the pointer slots,
+	// which become the globals' edges, are read once the field list
+	// has said where they are.
+	s.Size = uint64(n)
+	s.Contents = Contents{src: p.source(), off: r.off(), n: n}
 	r.skip(n)
 	if err := p.fieldList(uint64(n), 1); err != nil {
 		return err
 	}
-	if err := p.keep(int64(len(p.offs))*(8+rootSlotCost+rootCost), recOff); err != nil {
+	if err := p.keep(int64(len(p.offs))*(8+8+rootSlotCost+rootCost), recOff); err != nil {
 		return err
 	}
 	s.PtrOffsets = append([]uint64(nil), p.offs...)
+	if s.values, err = s.Contents.words(s.PtrOffsets); err != nil {
+		return err
+	}
 	p.d.Segments = appendRecord(p, p.d.Segments, s, tagData) // data and bss records alike
 	return nil
 }
 
-// readChunked returns the n file bytes at the read offset, which the caller
-// has checked against the file's size and the memory budget, read 16 MiB
-// at a time.
-func (p *parser) readChunked(n int64) ([]byte, error) {
-	const step = 16 << 20
-	r := p.r
-	off := r.off()
-	b := make([]byte, n)
-	for done := int64(0); done < n; done += step {
-		if err := r.readAt(b[done:min(done+step, n)], off+done); err != nil {
-			return nil, err
-		}
+// source returns the file that the Contents the parser gives read.
+func (p *parser) source() *source {
+	if p.src == nil {
+		p.src = &source{ra: p.r.ra, path: p.r.path, size: p.r.size, words: wordDecoder{size: int64(p.ptrSize), order: p.order}}
 	}
-	return b, nil
+	return p.src
 }
 
 func (p *parser) deferRecord() error {

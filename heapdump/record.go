@@ -6,7 +6,7 @@ import (
 )
 
 // recordWindow is the number of bytes ObjectRecord.Word reads at once.
-const recordWindow = 64 << 10
+const recordWindow = MaxRead
 
 // recordBufSize is the read buffer of ObjectRecord.
 const recordBufSize = 16 << 10
@@ -20,20 +20,20 @@ var recordBufs = sync.Pool{New: func() any { b := make([]byte, recordBufSize); r
 type ObjectRecord struct {
 	Addr       uint64
 	Size       uint64
-	Contents   []byte   // the first min(Size, limit) bytes (see Graph.ObjectRecord)
+	Contents   []byte   // the first bytes, at most the limit (see Graph.ObjectRecord)
 	PtrOffsets []uint64 // offsets of the pointer fields, ascending
 
-	g    *Graph
-	file int64  // file offset of the contents
-	win  []byte // window of contents past Contents, read by Word
-	wOff int64  // offset in the contents of win
+	all  Contents // every byte, in the file: what Word reads past Contents
+	win  []byte   // window of contents past Contents, read by Word
+	wOff int64    // offset in the contents of win
 }
 
-// ObjectRecord re-reads the record of object v from the file. It returns at
-// most limit bytes of contents, all of them if limit <= 0; a caller that
-// keeps records of objects of any size passes a limit and reads the words
-// past it with Word. The graph keeps the file offset of every 32nd record,
-// so this reads at most 32 records. It is safe for concurrent use.
+// ObjectRecord re-reads the record of object v from the file. Its
+// Contents are the first min(Size, limit) bytes, and limit is at most
+// MaxRead (MaxRead when limit <= 0): an object may claim gigabytes, so the
+// words past them are read with Word, and all of them through All. The
+// graph keeps the file offset of every 32nd record, so this reads at most
+// 32 records. It is safe for concurrent use.
 func (g *Graph) ObjectRecord(v NodeID, limit int) (*ObjectRecord, error) {
 	bp := recordBufs.Get().(*[]byte)
 	defer recordBufs.Put(bp)
@@ -125,12 +125,12 @@ func (c *recordCursor) read(v NodeID, limit int) (*ObjectRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &ObjectRecord{Addr: addr, Size: uint64(n), g: c.g, file: c.r.off(), wOff: -1}
-	m := n
-	if limit > 0 && int64(limit) < m {
-		m = int64(limit)
+	rec := &ObjectRecord{Addr: addr, Size: uint64(n), all: Contents{src: c.g.src, off: c.r.off(), n: n}, wOff: -1}
+	if limit <= 0 || limit > MaxRead {
+		limit = MaxRead
 	}
-	if rec.Contents, err = c.p.readChunked(m); err != nil {
+	rec.Contents = make([]byte, min(n, int64(limit)))
+	if err := c.r.readAt(rec.Contents, rec.all.off); err != nil {
 		return nil, err
 	}
 	if err := c.skipRest(gi, v, n); err != nil {
@@ -216,12 +216,13 @@ func (c *recordCursor) skipRest(gi int, v NodeID, n int64) error {
 // Contents. It returns 0 when off is out of range or the file cannot be
 // read. Unlike Graph.ObjectRecord, it is not safe for concurrent use.
 func (rec *ObjectRecord) Word(off int64) uint64 {
-	ps := rec.g.words.size
+	words := rec.all.src.words
+	ps := words.size
 	if ps == 0 || off < 0 || off > int64(rec.Size)-ps {
 		return 0
 	}
 	if off+ps <= int64(len(rec.Contents)) {
-		return rec.g.words.word(rec.Contents, off)
+		return words.word(rec.Contents, off)
 	}
 	if rec.wOff < 0 || off < rec.wOff || off+ps > rec.wOff+int64(len(rec.win)) {
 		n := min(int64(recordWindow), int64(rec.Size)-off)
@@ -230,28 +231,25 @@ func (rec *ObjectRecord) Word(off int64) uint64 {
 		}
 		rec.win = rec.win[:n]
 		rec.wOff = -1
-		if m, _ := rec.g.ra.ReadAt(rec.win, rec.file+off); int64(m) != n {
+		if rec.all.ReadAt(rec.win, off) != nil {
 			return 0
 		}
 		rec.wOff = off
 	}
-	return rec.g.words.word(rec.win, off-rec.wOff)
+	return words.word(rec.win, off-rec.wOff)
 }
 
-// FrameContents re-reads the contents of Dump().Frames[i] from the file: Size
-// bytes starting at the frame's SP (at most the largest stack, 1 GiB). It
-// is safe for concurrent use. FrameWord reads one word.
-func (g *Graph) FrameContents(i int) ([]byte, error) {
+// All returns all the object's contents, in the file.
+func (rec *ObjectRecord) All() Contents { return rec.all }
+
+// FrameContents returns the contents of Dump().Frames[i], in the file:
+// Size bytes starting at the frame's SP. It is safe for concurrent use.
+func (g *Graph) FrameContents(i int) (Contents, error) {
 	if i < 0 || i >= len(g.dump.Frames) {
-		return nil, fmt.Errorf("%s: frame %d out of range (%d frames)", g.path, i, len(g.dump.Frames))
+		return Contents{}, fmt.Errorf("%s: frame %d out of range (%d frames)", g.path, i, len(g.dump.Frames))
 	}
 	f := &g.dump.Frames[i]
-	b := make([]byte, f.Size)
-	r := &reader{ra: g.ra, path: g.path, size: g.size, pin: -1, rec: recordNames[tagStackFrame]}
-	if err := r.readAt(b, f.contents); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return Contents{src: g.src, off: f.contents, n: int64(f.Size)}, nil
 }
 
 // FrameWord returns the pointer-sized word at off of the contents of
@@ -259,13 +257,9 @@ func (g *Graph) FrameContents(i int) ([]byte, error) {
 // returns 0 when i or off is out of range or the file cannot be read. It
 // is safe for concurrent use.
 func (g *Graph) FrameWord(i int, off int64) uint64 {
-	ps := g.words.size
-	if i < 0 || i >= len(g.dump.Frames) || ps == 0 || off < 0 || off > int64(g.dump.Frames[i].Size)-ps {
+	c, err := g.FrameContents(i)
+	if err != nil {
 		return 0
 	}
-	var b [8]byte
-	if m, _ := g.ra.ReadAt(b[:ps], g.dump.Frames[i].contents+off); int64(m) != ps {
-		return 0
-	}
-	return g.words.word(b[:ps], 0)
+	return c.Word(off)
 }

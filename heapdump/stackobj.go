@@ -215,17 +215,22 @@ func (g *Graph) stackObjectSlots(gi int, frames []Frame, first int, defers defer
 			continue
 		}
 		*budget -= int(n / ps)
-		// The object lies in the frame's bytes, which are in the file.
-		cache.mem = slices.Grow(cache.mem[:0], int(n))[:n]
-		mem := cache.mem
-		if m, _ := g.ra.ReadAt(mem, frames[o.holder].contents+int64(base)); uint64(m) != n {
-			continue
-		}
+		// The object lies in the frame's bytes, which are in the file:
+		// read a window of them at a time.
+		c := Contents{src: g.src, off: frames[o.holder].contents, n: int64(frames[o.holder].Size)}
+		cache.mem = slices.Grow(cache.mem[:0], int(min(n, MaxRead)))
+		from, got := int64(-1), int64(0)
 		for p := range o.obj.Pointers() {
 			if uint64(p)+ps > n {
 				break
 			}
-			v := g.words.word(mem, int64(p))
+			if from < 0 || p < from || p+int64(ps) > from+got {
+				from, got = p, min(int64(cap(cache.mem)), int64(n)-p)
+				if c.ReadAt(cache.mem[:got], int64(base)+p) != nil {
+					break
+				}
+			}
+			v := g.words.word(cache.mem[:got], p-from)
 			if v == 0 {
 				continue
 			}

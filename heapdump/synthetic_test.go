@@ -117,8 +117,8 @@ func TestBigEndian32(t *testing.T) {
 	if err != nil || rec.Addr != 0x12000 || rec.Size != 4096 || !slices.Equal(rec.PtrOffsets, []uint64{4092}) || be.Uint32(rec.Contents[4092:]) != 0x10000 {
 		t.Errorf("ObjectRecord(3) = %+v, %v", rec, err)
 	}
-	if b, err := g.FrameContents(1); err != nil || be.Uint32(b[4:]) != 0x10040 {
-		t.Errorf("FrameContents(1) = %x, %v", b, err)
+	if b, err := g.FrameContents(1); err != nil || b.Word(4) != 0x10040 {
+		t.Errorf("FrameContents(1): word at 4 %#x, %v", b.Word(4), err)
 	}
 
 	// Without OutArgs the argument stays with the caller, which is unsure.

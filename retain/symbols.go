@@ -254,9 +254,9 @@ func (rb *relinkedBinary) check(segs []heapdump.Segment, bias uint64) error {
 		if !ok {
 			return fmt.Errorf("no %s segment", s.Kind)
 		}
-		if m.addr+bias != s.Addr || m.size != uint64(len(s.Contents)) {
+		if m.addr+bias != s.Addr || m.size != s.Size {
 			return fmt.Errorf("its %s segment is at %#x, %d bytes; the dump's at %#x, %d bytes",
-				s.Kind, m.addr+bias, m.size, s.Addr, len(s.Contents))
+				s.Kind, m.addr+bias, m.size, s.Addr, s.Size)
 		}
 		if !slices.Equal(m.ptrs, s.PtrOffsets) {
 			return fmt.Errorf("its %s segment has pointers in other words than the dump's", s.Kind)

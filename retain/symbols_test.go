@@ -87,7 +87,7 @@ func TestCheckSegments(t *testing.T) {
 		heapdump.SegmentBSS:  {addr: 0x2000, size: 32, ptrs: []uint64{8}},
 	}}
 	seg := func(kind heapdump.SegmentKind, addr uint64, size int, ptrs ...uint64) heapdump.Segment {
-		return heapdump.Segment{Kind: kind, Addr: addr, Contents: make([]byte, size), PtrOffsets: ptrs}
+		return heapdump.Segment{Kind: kind, Addr: addr, Size: uint64(size), PtrOffsets: ptrs}
 	}
 	good := []heapdump.Segment{seg(heapdump.SegmentData, 0x1000, 64, 0, 16), seg(heapdump.SegmentBSS, 0x2000, 32, 8)}
 	if err := rb.check(good, 0); err != nil {

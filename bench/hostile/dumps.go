@@ -110,45 +110,6 @@ func dumpCases(a *assets) ([]Case, error) {
 		file(fmt.Sprintf("flip-%d", i), b, any, "--binary", a.exe)
 	}
 
-	// Sizes that the file holds, but in a hole: a valid 8 GiB object, a
-	// 1 GiB frame, two 1 GiB segments. Zeros end the field list and the dump.
-	{
-		e := params()
-		e.U(tagObject, arena, 8<<30)
-		p, err := sparse(filepath.Join(d, "object-8g.heapdump"), e.B, int64(len(e.B))+8<<30+2, nil)
-		add("object-8g-sparse", p, err, any)
-		e = params()
-		goroutine(e, 1, 0, 0)
-		e.U(tagStackFrame, 0xc000100000, 0, 0, 1<<30)
-		p, err = sparse(filepath.Join(d, "frame-1g.heapdump"), e.B, int64(len(e.B))+1<<30+7, nil)
-		add("frame-1g-sparse", p, err, any)
-		e = params()
-		e.U(tagData, 0x500000, 1<<30)
-		tail := (&dumptest.Encoder{}).U(0, tagBSS, 0x50000000, 1<<30).B
-		p, err = sparse(filepath.Join(d, "segments-1g.heapdump"), e.B, int64(len(e.B))+1<<30+int64(len(tail))+1<<30+2, nil)
-		if err == nil {
-			err = writeAt(p, tail, int64(len(e.B))+1<<30)
-		}
-		add("segments-1g-sparse", p, err, any)
-		// A function name, a type name and a root description of 1 GiB.
-		e = params()
-		goroutine(e, 1, 0, 0)
-		e.U(tagStackFrame, 0xc000100000, 0, 0).S(nil).U(0, 0, 0, 1<<30)
-		p, err = sparse(filepath.Join(d, "funcname-1g.heapdump"), e.B, int64(len(e.B))+1<<30+2, nil)
-		add("funcname-1g-sparse", p, err, any)
-		e = params()
-		e.U(tagOtherRoot, 1<<30)
-		p, err = sparse(filepath.Join(d, "rootdesc-1g.heapdump"), e.B, int64(len(e.B))+1<<30+2, nil)
-		add("rootdesc-1g-sparse", p, err, any)
-		e = params()
-		e.U(tagMemProf, 0x1000, 16, 1000, 1<<30)
-		p, err = sparse(filepath.Join(d, "memprof-name-1g.heapdump"), e.B, int64(len(e.B))+1<<30+2, nil)
-		add("memprof-name-1g-sparse", p, err, any)
-		// 32 GiB of hole after the params: read as one end-of-dump record
-		// and bytes after it.
-		p, err = sparse(filepath.Join(d, "hole-32g.heapdump"), params().B, 32<<30, nil)
-		add("hole-32g-sparse", p, err, nil)
-	}
 	// Lengths past the end of a small file, in every length field.
 	for name, e := range map[string]*dumptest.Encoder{
 		"len-object": params().U(tagObject, arena, 1<<62),

@@ -108,29 +108,39 @@ func main() {
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		fatal(err)
 	}
-	a, err := prepare(*dir)
-	if err != nil {
-		fatal(err)
-	}
-	defer a.close()
-	var cases []Case
-	for _, g := range []struct {
+	gens := []struct {
 		cats []string
 		gen  func(*assets) ([]Case, error)
 	}{
+		{[]string{"sparse"}, sparseCases},
 		{[]string{"dump"}, dumpCases},
 		{[]string{"contents"}, contentCases},
 		{[]string{"binary", "dwarf"}, binaryCases},
 		{[]string{"pprof"}, profileCases},
 		{[]string{"file"}, fileCases},
 		{[]string{"flag"}, flagCases},
-	} {
-		// Generating takes time: skip the generators of no selected case.
-		wanted := re == nil
+	}
+	// Generating takes time: skip the generators of no selected case, and
+	// the executables and real dumps when only sparse cases are selected,
+	// which need none.
+	wanted := make([]bool, len(gens))
+	a := &assets{dir: *dir}
+	for i, g := range gens {
+		wanted[i] = re == nil
 		for _, c := range g.cats {
-			wanted = wanted || re.MatchString(c+"/") || re.MatchString(c+"/x") || strings.Contains(*runRE, c)
+			wanted[i] = wanted[i] || re.MatchString(c+"/") || re.MatchString(c+"/x") || strings.Contains(*runRE, c)
 		}
-		if !wanted {
+		if wanted[i] && g.cats[0] != "sparse" && a.exe == "" {
+			var err error
+			if a, err = prepare(*dir); err != nil {
+				fatal(err)
+			}
+			defer a.close()
+		}
+	}
+	var cases []Case
+	for i, g := range gens {
+		if !wanted[i] {
 			continue
 		}
 		cs, err := g.gen(a)

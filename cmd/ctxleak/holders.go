@@ -230,7 +230,7 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 			switch {
 			case errors.As(err, &me):
 				hint = fmt.Sprintf("; if the machine has the memory, raise the limit with --max-memory (the default for this dump is %s)",
-					bytesize.Format(heapdump.DefaultMemoryLimit(me.Size)))
+					bytesize.Format(me.Default()))
 			case source == dump:
 				hint = dumpHint(dump)
 			}
