@@ -41,6 +41,9 @@ type pending struct {
 	// minSize is the report's MinSize: members of a holding group are
 	// smaller (nearestMembers).
 	minSize uint64
+	// members are the members, when the analysis records them
+	// (recordMembers).
+	members []heapdump.NodeID
 }
 
 // add counts member v, which retains r bytes and counts for b of them.
@@ -56,6 +59,9 @@ func (p *pending) add(a *Analysis, v heapdump.NodeID, b uint64, gid uint64, hasG
 	p.minEach, p.maxEach = min(p.minEach, r), max(p.maxEach, r)
 	if hasG {
 		p.goroutines = append(p.goroutines, gid)
+	}
+	if a.recordMembers {
+		p.members = append(p.members, v)
 	}
 }
 

@@ -33,6 +33,10 @@ type Report struct {
 	// counts them before Top and Focus.
 	Groups      []*Group `json:"groups"`
 	GroupsTotal int      `json:"group_count"`
+
+	// members are the members each group counts, by group, when the
+	// analysis records them (recordMembers).
+	members [][]heapdump.NodeID
 }
 
 // Holders builds the holder report, with the options given to Analyze and
@@ -86,12 +90,15 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		i += n
-		for _, h := range hs {
+		for j, h := range hs {
 			if opt.focus == nil || h.matches(opt.focus) {
 				rep.Groups = append(rep.Groups, h.Group)
+				if a.recordMembers {
+					rep.members = append(rep.members, pend[i+j].members)
+				}
 			}
 		}
+		i += n
 	}
 	return rep, nil
 }
