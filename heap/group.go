@@ -32,6 +32,7 @@ type pending struct {
 	// retained and objects all that they retain; minEach and maxEach the
 	// least and most one of them retains.
 	count             int
+	nested            int // members inside another member, counted once (nest)
 	bytes             uint64
 	retained, objects uint64
 	minEach, maxEach  uint64
@@ -416,10 +417,11 @@ func (a *Analysis) keyOrder(k holdKey) string {
 
 // groupHoldings groups the holdings, and the large objects, of the report
 // with options o by key, and returns the groups of at least o.minSize,
-// most retained first. Large objects that only the runtime's structures
-// reach (timers, whose path names the holder) are described with describe
-// to be keyed by their typed paths.
-func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]*held, error)) ([]*pending, error) {
+// most retained first, and the members inside other members (nest).
+// Large objects that only the runtime's structures reach (timers, whose
+// path names the holder) are described with describe to be keyed by their
+// typed paths.
+func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]*held, error)) ([]*pending, *nesting, error) {
 	n := heapdump.NodeID(a.g.NumObjects())
 	// Large objects, and below which other large objects they are: only
 	// the outermost large objects of a holding count against it.
@@ -453,7 +455,8 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// large[li] is the first large object from v on, hl.tops[hi] the
 	// first holding with large objects.
 	li, hi := 0, 0
-	var shared *pending // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
+	var members []nestMember // those that can be inside another (nest)
+	var shared *pending      // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
 	var sharedSet uint32
 	var sharedSlot uint64
 	addRun := func(run *sharedRun) {
@@ -488,7 +491,11 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		if li < len(large) && large[li] == v {
 			return // a large object: an entry of its own below
 		}
-		get(key).add(a, v, b, gid, hasG)
+		p := get(key)
+		p.add(a, v, b, gid, hasG)
+		if key.kind == 'T' || key.kind == 'g' {
+			members = append(members, nestMember{v, p, b}) // its holder is an object
+		}
 	}
 	// In node order, so that keys intern their sets and signatures in
 	// the same order however many parts were scanned. The scan of every
@@ -530,13 +537,14 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		p := get(key)
 		p.large = true
 		p.add(a, v, a.retained[v], k.gid, k.hasG)
+		members = append(members, nestMember{v, p, a.retained[v]})
 	}
 	// Large objects the runtime's structures hold, keyed by their typed
 	// path (classify names a timer from it).
 	if len(runtimeHeld) > 0 {
 		hs, err := describe(runtimeHeld)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i, h := range hs {
 			id, ok := a.typedIndex[h.key]
@@ -556,8 +564,17 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			}
 			p.add(a, runtimeHeld[i], a.retained[runtimeHeld[i]], 0, false)
 			p.goroutines = append(p.goroutines, h.Goroutines...)
+			members = append(members, nestMember{runtimeHeld[i], p, a.retained[runtimeHeld[i]]})
 		}
 	}
+	// Members inside another of their group fold into it, before the
+	// groups are measured against MinSize.
+	nest := a.nest(members, large, func(t heapdump.NodeID) *pending {
+		if key, user, _, _ := a.holdingKey(t); user {
+			return byKey[key]
+		}
+		return nil
+	})
 	// A global none of whose groups passes MinSize alone, but whose
 	// groups of some size do together (an array of structs that point to
 	// objects of two sizes), keeps those.
@@ -586,7 +603,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			strings.Compare(a.keyOrder(x.key), a.keyOrder(y.key)),
 			cmp.Compare(x.rep, y.rep))
 	})
-	return out, nil
+	return out, nest, nil
 }
 
 // largeHoldings are the holdings with large objects: their tops in
