@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/binsym"
@@ -274,5 +276,40 @@ func gunzipFile(t *testing.T, src, dst string) {
 	}
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A chain of large objects, each inside the one before: the group of those
+// inside the first counts them once, with the outermost, and says how many
+// are inside another; the report says that group is inside the first's.
+func TestHoldersChainFolds(t *testing.T) {
+	const n, size = 40, 64 << 10
+	a := runPile(t, fmt.Sprintf("chain:%d", size), n).analyze(t)
+	rep := checkedHolders(t, a, MinSize(size))
+	if len(rep.Groups) < 2 {
+		t.Fatalf("%d groups, want the first object and those inside it", len(rep.Groups))
+	}
+	first, rest := rep.Groups[0], rep.Groups[1]
+	if first.Count != 1 || first.Root.Global != "main.chain" {
+		t.Errorf("#1: %d objects held by %+v, want the first object of the chain held by main.chain", first.Count, first.Root)
+	}
+	if rest.Count != n-1 || rest.NestedCount != n-2 {
+		t.Errorf("#2: %d objects, %d inside another: want %d, %d", rest.Count, rest.NestedCount, n-1, n-2)
+	}
+	if rest.RetainedBytes >= first.RetainedBytes || rest.RetainedBytes < (n-1)*size {
+		t.Errorf("#2 retains %d bytes, want what %d objects of %d bytes retain, less than #1's %d", rest.RetainedBytes, n-1, size, first.RetainedBytes)
+	}
+	want := []Overlap{{Group: 2, Within: 1, Bytes: rest.RetainedBytes}}
+	if !slices.Equal(rep.Overlaps, want) || rep.OverlapBytes != rest.RetainedBytes {
+		t.Errorf("overlaps %+v (%d bytes), want %+v", rep.Overlaps, rep.OverlapBytes, want)
+	}
+	text := reportText(t, rep)
+	for _, s := range []string{
+		fmt.Sprintf("#2 %d objects held the same way, %d of them inside another, retain", n-1, n-2),
+		"The groups overlap: ", "of #2 is inside #1",
+	} {
+		if !strings.Contains(text, s) {
+			t.Errorf("no %q in\n%s", s, text)
+		}
 	}
 }
