@@ -32,7 +32,8 @@ type pending struct {
 	// retained and objects all that they retain; minEach and maxEach the
 	// least and most one of them retains.
 	count             int
-	nested            int // members inside another member, counted once (nest)
+	nested            int   // members inside another member, counted once (nest)
+	id                int32 // the index of the group among all (nesting.groups)
 	bytes             uint64
 	retained, objects uint64
 	minEach, maxEach  uint64
@@ -444,7 +445,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		}
 		p := byKey[key]
 		if p == nil {
-			p = &pending{key: key, minSize: o.minSize}
+			p = &pending{key: key, minSize: o.minSize, id: int32(len(out))}
 			byKey[key] = p
 			out = append(out, p)
 		}
@@ -455,7 +456,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// large[li] is the first large object from v on, hl.tops[hi] the
 	// first holding with large objects.
 	li, hi := 0, 0
-	var members []nestMember // those that can be inside another (nest)
+	var members []nestMember // holdings that can be inside another (nest), in node order
 	var shared *pending      // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
 	var sharedSet uint32
 	var sharedSlot uint64
@@ -494,7 +495,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		p := get(key)
 		p.add(a, v, b, gid, hasG)
 		if key.kind == 'T' || key.kind == 'g' {
-			members = append(members, nestMember{v, p, b}) // its holder is an object
+			members = append(members, nestMember{v: v, group: p.id, bytes: b}) // its holder is an object
 		}
 	}
 	// In node order, so that keys intern their sets and signatures in
@@ -521,6 +522,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// Large objects, grouped by the key of their holding, and whether they
 	// are inside another.
 	var runtimeHeld []heapdump.NodeID
+	largeMembers := make([]nestMember, 0, len(large)) // in node order
 	for i, v := range large {
 		k := &hl.keys[hl.of[i]]
 		if !k.known {
@@ -537,11 +539,12 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		p := get(key)
 		p.large = true
 		p.add(a, v, a.retained[v], k.gid, k.hasG)
-		members = append(members, nestMember{v, p, a.retained[v]})
+		largeMembers = append(largeMembers, nestMember{v: v, group: p.id, bytes: a.retained[v]})
 	}
 	// Large objects the runtime's structures hold, keyed by their typed
 	// path (classify names a timer from it).
 	if len(runtimeHeld) > 0 {
+		var rm []nestMember // in node order, as runtimeHeld
 		hs, err := describe(runtimeHeld)
 		if err != nil {
 			return nil, nil, err
@@ -564,12 +567,13 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			}
 			p.add(a, runtimeHeld[i], a.retained[runtimeHeld[i]], 0, false)
 			p.goroutines = append(p.goroutines, h.Goroutines...)
-			members = append(members, nestMember{runtimeHeld[i], p, a.retained[runtimeHeld[i]]})
+			rm = append(rm, nestMember{v: runtimeHeld[i], group: p.id, bytes: a.retained[runtimeHeld[i]]})
 		}
+		largeMembers = mergeMembers(largeMembers, rm)
 	}
 	// Members inside another of their group fold into it, before the
 	// groups are measured against MinSize.
-	nest := a.nest(members, large, func(t heapdump.NodeID) *pending {
+	nest := a.nest(mergeMembers(members, largeMembers), slices.Clone(out), large, func(t heapdump.NodeID) *pending {
 		if key, user, _, _ := a.holdingKey(t); user {
 			return byKey[key]
 		}

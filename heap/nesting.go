@@ -18,78 +18,93 @@ import (
 // can be inside another member: the holder of any other holding is a root
 // node or the super-root.
 
-// nestMember is a member that can be inside another, with its group and
-// what it counts towards MinSize there.
+// nestMember is a member that can be inside another, or a member another
+// is inside: its node, its group and what it counts towards MinSize there.
 type nestMember struct {
-	v     heapdump.NodeID
-	p     *pending
-	bytes uint64
+	v heapdump.NodeID
+	// up is the nearest member above v: its node while nest finds them,
+	// then its index in nesting.members; noUp for none.
+	up     uint32
+	group  int32 // an index in nesting.groups, -1 for none (the runtime's)
+	folded bool  // inside another member of its group
+	bytes  uint64
 }
 
+// noUp is the up of a member no other member is above.
+const noUp = ^uint32(0)
+
 // nesting is the forest of the members that are inside another member and
-// of those they are inside: each node's nearest member above it.
+// of those they are inside: each one's nearest member above it.
 type nesting struct {
-	nodes  []heapdump.NodeID // sorted
-	parent []int32           // index in nodes, -1 for none
-	group  []*pending        // nil for a holding in no group (the runtime's)
-	folded []bool            // inside another member of its group
-	// kids lists each node's kids, kids[start[i]:start[i+1]], and roots
-	// the nodes with no parent: the forest read top down.
-	start []int32
-	kids  []int32
-	roots []int32
+	members []nestMember // sorted by node
+	groups  []*pending   // by index (pending.id)
+	// kids lists each member's kids, kids[start[i]:start[i+1]]: the
+	// forest read top down, from the members with no up.
+	start, kids []int32
 }
 
 // nest finds, for each of members (large objects and the holdings of
-// timers and runtime.g), the nearest member above it, folds the members
-// inside another member of their group into it (see above), and returns
-// the forest for the report's overlap. lookup returns the group of a
-// holding top that is not one of members, nil for none.
-func (a *Analysis) nest(members []nestMember, large []heapdump.NodeID, lookup func(heapdump.NodeID) *pending) *nesting {
-	slices.SortFunc(members, func(x, y nestMember) int { return cmp.Compare(x.v, y.v) })
-	above := make([]heapdump.NodeID, len(members))
+// timers and runtime.g, of groups groups by index), sorted by node, the nearest member
+// above it, folds the members inside another member of their group into
+// it (see above), and returns the forest for the report's overlap. lookup
+// returns the group of a holding top that is not one of members, nil for
+// none.
+func (a *Analysis) nest(members []nestMember, groups []*pending, large []heapdump.NodeID, lookup func(heapdump.NodeID) *pending) *nesting {
+	n := &nesting{members: members, groups: groups}
 	known := map[heapdump.NodeID]heapdump.NodeID{} // the nearest member above each node walked
-	var walked []heapdump.NodeID
-	for i, m := range members {
-		above[i] = a.memberAbove(m.v, large, known, &walked)
-	}
-	n := &nesting{}
-	for _, m := range members {
-		n.nodes = append(n.nodes, m.v)
-	}
-	for _, u := range above {
-		if u != heapdump.NoNode {
-			n.nodes = append(n.nodes, u)
+	var walked, extra []heapdump.NodeID
+	for i := range members {
+		m := &members[i]
+		u := a.memberAbove(m.v, large, known, &walked)
+		m.up = noUp
+		if u == heapdump.NoNode {
+			continue
+		}
+		m.up = uint32(u)
+		if _, ok := n.index(u); !ok {
+			extra = append(extra, u) // a holding's top above a member
 		}
 	}
-	slices.Sort(n.nodes)
-	n.nodes = slices.Compact(n.nodes)
-	n.parent = make([]int32, len(n.nodes))
-	n.group = make([]*pending, len(n.nodes))
-	for i := range n.parent {
-		n.parent[i] = -1
-	}
-	for i, m := range members {
-		k := n.index(m.v)
-		n.group[k] = m.p
-		if above[i] != heapdump.NoNode {
-			n.parent[k] = int32(n.index(above[i]))
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		var tops []nestMember
+		for _, u := range slices.Compact(extra) {
+			g := int32(-1)
+			if p := lookup(u); p != nil {
+				g = p.id
+			}
+			tops = append(tops, nestMember{v: u, up: noUp, group: g})
 		}
+		n.members = mergeMembers(n.members, tops)
 	}
-	for k, v := range n.nodes {
-		if n.group[k] == nil {
-			n.group[k] = lookup(v) // a holding above a member
+	for i := range n.members {
+		if m := &n.members[i]; m.up != noUp {
+			k, _ := n.index(heapdump.NodeID(m.up))
+			m.up = uint32(k)
 		}
 	}
 	n.link()
-	n.fold(a, members)
+	n.fold(a)
 	return n
 }
 
-// index returns the index of node v, which must be in n.nodes.
-func (n *nesting) index(v heapdump.NodeID) int {
-	k, _ := slices.BinarySearch(n.nodes, v)
-	return k
+// mergeMembers returns the members of x and y, both sorted by node, in a
+// new slice sorted by node.
+func mergeMembers(x, y []nestMember) []nestMember {
+	out := make([]nestMember, 0, len(x)+len(y))
+	for len(x) > 0 && len(y) > 0 {
+		if x[0].v <= y[0].v {
+			out, x = append(out, x[0]), x[1:]
+		} else {
+			out, y = append(out, y[0]), y[1:]
+		}
+	}
+	return append(append(out, x...), y...)
+}
+
+// index returns the index of member v, and whether it is one.
+func (n *nesting) index(v heapdump.NodeID) (int, bool) {
+	return slices.BinarySearchFunc(n.members, v, func(m nestMember, v heapdump.NodeID) int { return cmp.Compare(m.v, v) })
 }
 
 // memberAbove returns the nearest member above v on its dominator chain:
@@ -117,40 +132,44 @@ func (a *Analysis) memberAbove(v heapdump.NodeID, large []heapdump.NodeID, known
 	return found
 }
 
-// link lists the kids of each node and the roots of the forest.
+// link lists the kids of each member.
 func (n *nesting) link() {
-	n.start = make([]int32, len(n.nodes)+1)
-	for k, p := range n.parent {
-		if p < 0 {
-			n.roots = append(n.roots, int32(k))
+	n.start = make([]int32, len(n.members)+1)
+	roots := 0
+	for _, m := range n.members {
+		if m.up == noUp {
+			roots++
 		} else {
-			n.start[p+1]++
+			n.start[m.up+1]++
 		}
 	}
-	for k := range n.nodes {
+	for k := range n.members {
 		n.start[k+1] += n.start[k]
 	}
-	n.kids = make([]int32, len(n.nodes)-len(n.roots))
-	next := slices.Clone(n.start[:len(n.nodes)])
-	for k, p := range n.parent {
-		if p >= 0 {
-			n.kids[next[p]] = int32(k)
-			next[p]++
+	n.kids = make([]int32, len(n.members)-roots)
+	next := slices.Clone(n.start[:len(n.members)])
+	for k, m := range n.members {
+		if m.up != noUp {
+			n.kids[next[m.up]] = int32(k)
+			next[m.up]++
 		}
 	}
 }
 
 // walk visits the forest depth first, without recursion: enter is called
-// on each node before its kids, leave after them.
+// on each member before its kids, leave after them.
 func (n *nesting) walk(enter, leave func(k int32)) {
 	type frame struct {
 		k    int32
 		next int32 // the next kid to visit, as an index in kids
 	}
 	var stack []frame
-	for _, r := range n.roots {
-		enter(r)
-		stack = append(stack[:0], frame{r, n.start[r]})
+	for r, m := range n.members {
+		if m.up != noUp {
+			continue
+		}
+		enter(int32(r))
+		stack = append(stack[:0], frame{int32(r), n.start[r]})
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
 			if f.next == n.start[f.k+1] {
@@ -169,56 +188,43 @@ func (n *nesting) walk(enter, leave func(k int32)) {
 // fold takes the members inside another member of their group out of the
 // group's bytes, retained bytes and objects, counts them as nested, and
 // makes the group's first member an outermost one.
-func (n *nesting) fold(a *Analysis, members []nestMember) {
-	n.folded = make([]bool, len(n.nodes))
-	bytes := make([]uint64, len(n.nodes))
-	for _, m := range members {
-		bytes[n.index(m.v)] = m.bytes
-	}
+func (n *nesting) fold(a *Analysis) {
 	// active counts each group's members on the path from the root to the
-	// node visited, outer the outermost of them.
-	type state struct {
-		active int
-		outer  heapdump.NodeID
-	}
-	groups := map[*pending]*state{}
+	// member visited, outer is the outermost of them.
+	active := make([]int32, len(n.groups))
+	outer := make([]heapdump.NodeID, len(n.groups))
+	folded := false
 	enter := func(k int32) {
-		p := n.group[k]
-		if p == nil {
+		m := &n.members[k]
+		if m.group < 0 {
 			return
 		}
-		st := groups[p]
-		if st == nil {
-			st = &state{}
-			groups[p] = st
-		}
-		st.active++
-		v := n.nodes[k]
-		if st.active == 1 {
-			st.outer = v
+		active[m.group]++
+		if active[m.group] == 1 {
+			outer[m.group] = m.v
 			return
 		}
-		n.folded[k] = true
-		r := a.retained[v]
-		p.retained -= r
-		p.objects -= a.RetainedObjects(v)
-		p.bytes -= min(p.bytes, bytes[k])
+		p := n.groups[m.group]
+		m.folded, folded = true, true
+		p.retained -= a.retained[m.v]
+		p.objects -= a.RetainedObjects(m.v)
+		p.bytes -= min(p.bytes, m.bytes)
 		p.nested++
-		if p.rep == v {
-			p.rep = st.outer
+		if p.rep == m.v {
+			p.rep = outer[m.group]
 		}
 	}
 	leave := func(k int32) {
-		if p := n.group[k]; p != nil {
-			groups[p].active--
+		if g := n.members[k].group; g >= 0 {
+			active[g]--
 		}
 	}
 	n.walk(enter, leave)
-	if a.recordMembers {
-		for p := range groups {
+	if folded && a.recordMembers {
+		for _, p := range n.groups {
 			p.members = slices.DeleteFunc(p.members, func(v heapdump.NodeID) bool {
-				k, ok := slices.BinarySearch(n.nodes, v)
-				return ok && n.folded[k]
+				k, ok := n.index(v)
+				return ok && n.members[k].folded
 			})
 		}
 	}
@@ -239,8 +245,12 @@ type Overlap struct {
 // count more than once: each member of a group inside a member of another
 // (the nearest such) counts for the pair.
 func (n *nesting) overlaps(a *Analysis, number map[*pending]int) []Overlap {
-	if n == nil {
+	if n == nil || len(number) < 2 {
 		return nil
+	}
+	numbers := make([]int, len(n.groups)) // by group index
+	for i, p := range n.groups {
+		numbers[i] = number[p]
 	}
 	// Along the path from the root to the node visited: for each node, the
 	// number of the nearest reported group at or above it (near), and of
@@ -249,7 +259,11 @@ func (n *nesting) overlaps(a *Analysis, number map[*pending]int) []Overlap {
 	path := []nears{{}}
 	by := map[[2]int]uint64{}
 	enter := func(k int32) {
-		g, top := number[n.group[k]], path[len(path)-1]
+		m, top := &n.members[k], path[len(path)-1]
+		g := 0
+		if m.group >= 0 {
+			g = numbers[m.group]
+		}
 		if g == 0 {
 			path = append(path, top)
 			return
@@ -258,8 +272,8 @@ func (n *nesting) overlaps(a *Analysis, number map[*pending]int) []Overlap {
 		if within == g {
 			within = top.next
 		}
-		if within != 0 && !n.folded[k] {
-			by[[2]int{g, within}] += a.retained[n.nodes[k]]
+		if within != 0 && !m.folded {
+			by[[2]int{g, within}] += a.retained[m.v]
 		}
 		path = append(path, nears{g, within})
 	}
