@@ -494,8 +494,11 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		}
 		p := get(key)
 		p.add(a, v, b, gid, hasG)
-		if key.kind == 'T' || key.kind == 'g' {
-			members = append(members, nestMember{v: v, group: p.id, bytes: b}) // its holder is an object
+		if key.kind == 'T' || key.kind == 'g' { // its holder is an object
+			if key.kind == 'T' {
+				b = 0 // a holding a timer is inside counts what the timer retains as its own large objects (largeHoldings): not twice
+			}
+			members = append(members, nestMember{v: v, group: p.id, bytes: b})
 		}
 	}
 	// In node order, so that keys intern their sets and signatures in

@@ -69,6 +69,7 @@ func checkInvariants(t testing.TB, a *Analysis, rep *Report) {
 		}
 	}
 	var inside uint64 // what members inside members of other groups retain
+	pairs := map[[2]int]uint64{}
 	steps := 0
 	for i, ms := range rep.members {
 		var counted uint64
@@ -84,6 +85,7 @@ func checkInvariants(t testing.TB, a *Analysis, rep *Report) {
 					t.Errorf("#%d: member %d retains member %d: %d bytes counted twice", i+1, d, v, a.Retained(v))
 				} else {
 					inside += a.Retained(v)
+					pairs[[2]int{i + 1, j + 1}] += a.Retained(v)
 				}
 				break
 			}
@@ -94,6 +96,16 @@ func checkInvariants(t testing.TB, a *Analysis, rep *Report) {
 	}
 	if steps < walkBudget && inside != over {
 		t.Errorf("members inside other groups' members retain %d bytes, the report says the groups overlap by %d", inside, over)
+	}
+	if steps < walkBudget {
+		for _, o := range rep.Overlaps {
+			if b := pairs[[2]int{o.Group, o.Within}]; b != o.Bytes {
+				t.Errorf("%d bytes of #%d are inside #%d, the report says %d", b, o.Group, o.Within, o.Bytes)
+			}
+		}
+		if len(pairs) != len(rep.Overlaps) {
+			t.Errorf("members of %d pairs of groups are inside one another, the report lists %d: %+v", len(pairs), len(rep.Overlaps), rep.Overlaps)
+		}
 	}
 	checkReverseWalk(t, a, rep, group)
 }
