@@ -29,8 +29,11 @@ type Analysis struct {
 	opts     options        // as given to Analyze
 	tree     *dom.Tree
 	retained []uint64 // bytes retained by each node
-	objects  []uint32 // objects retained by each node, itself included
-	stats    heapdump.Stats
+	// recordMembers makes Holders list the members each group counts
+	// (Report.members), for the tests of its arithmetic.
+	recordMembers bool
+	objects       []uint32 // objects retained by each node, itself included
+	stats         heapdump.Stats
 
 	parent  []heapdump.NodeID // search tree of shortestPaths, plus one, reused
 	scratch []heapdump.NodeID // the queue of the searches (queue)

@@ -169,7 +169,7 @@ func TestHoldersTypesPathsAsExplain(t *testing.T) {
 				t.Errorf("group of %s: goroutines %v lack its first object's %d", g.Object.Addr, g.Goroutines, id)
 			}
 		}
-		e.Count, e.RetainedBytes, e.Objects, e.Goroutines, e.GoroutineCount = g.Count, g.RetainedBytes, g.Objects, g.Goroutines, g.GoroutineCount
+		e.Count, e.NestedCount, e.RetainedBytes, e.Objects, e.Goroutines, e.GoroutineCount = g.Count, g.NestedCount, g.RetainedBytes, g.Objects, g.Goroutines, g.GoroutineCount
 		e.EachMinBytes, e.EachMaxBytes, e.Holding, e.MadeOf, e.Inside, e.MadeOfObjects = g.EachMinBytes, g.EachMaxBytes, g.Holding, g.MadeOf, g.Inside, g.MadeOfObjects
 		got, _ := json.Marshal(g)
 		want, _ := json.Marshal(e)

@@ -52,3 +52,27 @@ func BenchmarkHolders(b *testing.B) {
 		bin.Close()
 	}
 }
+
+// BenchmarkHoldersChain groups a chain of 20,000 large objects, each
+// inside the one before (testdata/piles chain:4096): the members inside
+// one another fold into the outermost in time linear in the chain. The
+// dump is analysed once; each iteration builds the report and its text.
+// bench/chain.sh measures whole runs of the command on the 6,000 x 1 MiB
+// chain of issue 38.
+func BenchmarkHoldersChain(b *testing.B) {
+	const n = 20000
+	a := runPile(b, "chain:4096", n).analyze(b)
+	for b.Loop() {
+		rep, err := a.Holders(MinSize(4096))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rep.Groups) == 0 || rep.Groups[0].RetainedBytes > rep.LiveBytes {
+			b.Fatalf("groups %d, the first of %d bytes in a live heap of %d", len(rep.Groups), rep.Groups[0].RetainedBytes, rep.LiveBytes)
+		}
+		if err := rep.WriteText(io.Discard, PlainStyle{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/link")
+}

@@ -32,6 +32,8 @@ type pending struct {
 	// retained and objects all that they retain; minEach and maxEach the
 	// least and most one of them retains.
 	count             int
+	nested            int   // members inside another member, counted once (nest)
+	id                int32 // the index of the group among all (nesting.groups)
 	bytes             uint64
 	retained, objects uint64
 	minEach, maxEach  uint64
@@ -42,11 +44,15 @@ type pending struct {
 	// smaller (nearestMembers).
 	minSize uint64
 	// mech is set on a group the defers and timers of its members were
-	// folded into (joinMechanisms).
+	// folded into (joinMechanisms), and into on each group folded so.
 	mech *Mechanism
+	into *pending
 	// timerOwn adds up the timers' own sizes of a group of timers' holdings
 	// keyed with a shared holding's key: folded, they count too.
 	timerOwn uint64
+	// members are the members, when the analysis records them
+	// (recordMembers).
+	members []heapdump.NodeID
 }
 
 // add counts member v, which retains r bytes and counts for b of them.
@@ -62,6 +68,9 @@ func (p *pending) add(a *Analysis, v heapdump.NodeID, b uint64, gid uint64, hasG
 	p.minEach, p.maxEach = min(p.minEach, r), max(p.maxEach, r)
 	if hasG {
 		p.goroutines = append(p.goroutines, gid)
+	}
+	if a.recordMembers {
+		p.members = append(p.members, v)
 	}
 }
 
@@ -420,10 +429,11 @@ func (a *Analysis) keyOrder(k holdKey) string {
 
 // groupHoldings groups the holdings, and the large objects, of the report
 // with options o by key, and returns the groups of at least o.minSize,
-// most retained first. Large objects that only the runtime's structures
-// reach (timers, whose path names the holder) are described with describe
-// to be keyed by their typed paths.
-func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]*held, error)) ([]*pending, error) {
+// most retained first, and the members inside other members (nest).
+// Large objects that only the runtime's structures reach (timers, whose
+// path names the holder) are described with describe to be keyed by their
+// typed paths.
+func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]*held, error)) ([]*pending, *nesting, error) {
 	n := heapdump.NodeID(a.g.NumObjects())
 	// Large objects, and below which other large objects they are: only
 	// the outermost large objects of a holding count against it.
@@ -446,7 +456,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		}
 		p := byKey[key]
 		if p == nil {
-			p = &pending{key: key, minSize: o.minSize}
+			p = &pending{key: key, minSize: o.minSize, id: int32(len(out))}
 			byKey[key] = p
 			out = append(out, p)
 		}
@@ -457,7 +467,8 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// large[li] is the first large object from v on, hl.tops[hi] the
 	// first holding with large objects.
 	li, hi := 0, 0
-	var shared *pending // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
+	var members []nestMember // holdings that can be inside another (nest), in node order
+	var shared *pending      // the group of the last run of shared holdings, of set sharedSet and slot sharedSlot
 	var sharedSet uint32
 	var sharedSlot uint64
 	addRun := func(run *sharedRun) {
@@ -496,7 +507,14 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		if li < len(large) && large[li] == v {
 			return // a large object: an entry of its own below
 		}
-		get(key).add(a, v, b, gid, hasG)
+		p := get(key)
+		p.add(a, v, b, gid, hasG)
+		if key.kind == 'T' || key.kind == 'g' { // its holder is an object
+			if key.kind == 'T' {
+				b = 0 // a holding a timer is inside counts what the timer retains as its own large objects (largeHoldings): not twice
+			}
+			members = append(members, nestMember{v: v, group: p.id, bytes: b})
+		}
 	}
 	// In node order, so that keys intern their sets and signatures in
 	// the same order however many parts were scanned. The scan of every
@@ -522,6 +540,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 	// Large objects, grouped by the key of their holding, and whether they
 	// are inside another.
 	var runtimeHeld []heapdump.NodeID
+	largeMembers := make([]nestMember, 0, len(large)) // in node order
 	for i, v := range large {
 		k := &hl.keys[hl.of[i]]
 		if !k.known {
@@ -538,13 +557,15 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 		p := get(key)
 		p.large = true
 		p.add(a, v, a.retained[v], k.gid, k.hasG)
+		largeMembers = append(largeMembers, nestMember{v: v, group: p.id, bytes: a.retained[v]})
 	}
 	// Large objects the runtime's structures hold, keyed by their typed
 	// path (classify names a timer from it).
 	if len(runtimeHeld) > 0 {
+		var rm []nestMember // in node order, as runtimeHeld
 		hs, err := describe(runtimeHeld)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i, h := range hs {
 			id, ok := a.typedIndex[h.key]
@@ -564,8 +585,19 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			}
 			p.add(a, runtimeHeld[i], a.retained[runtimeHeld[i]], 0, false)
 			p.goroutines = append(p.goroutines, h.Goroutines...)
+			rm = append(rm, nestMember{v: runtimeHeld[i], group: p.id, bytes: a.retained[runtimeHeld[i]]})
 		}
+		largeMembers = mergeMembers(largeMembers, rm)
 	}
+	// Members inside another of their group fold into it, before the
+	// groups are measured against MinSize, and before the groups of one
+	// mechanism join.
+	nest := a.nest(mergeMembers(members, largeMembers), slices.Clone(out), large, func(t heapdump.NodeID) *pending {
+		if key, user, _, _ := a.holdingKey(t); user {
+			return byKey[key]
+		}
+		return nil
+	})
 	out = a.joinMechanisms(out)
 	// A global none of whose groups passes MinSize alone, but whose
 	// groups of some size do together (an array of structs that point to
@@ -595,7 +627,7 @@ func (a *Analysis) groupHoldings(o options, describe func([]heapdump.NodeID) ([]
 			strings.Compare(a.keyOrder(x.key), a.keyOrder(y.key)),
 			cmp.Compare(x.rep, y.rep))
 	})
-	return out, nil
+	return out, nest, nil
 }
 
 // largeHoldings are the holdings with large objects: their tops in

@@ -48,15 +48,19 @@ type Group struct {
 	// retain beyond the large objects inside them, which have entries of
 	// their own; unset when they are large objects.
 	Holding bool `json:"holding"`
-	// RetainedBytes and Objects add up what the members retain;
+	// RetainedBytes and Objects are what the members retain together,
+	// each byte once (see NestedCount);
 	// EachMinBytes and EachMaxBytes are the least and the most one of
 	// them retains.
 	RetainedBytes uint64 `json:"retained_bytes"`
 	Objects       uint64 `json:"retained_objects"`
 	EachMinBytes  uint64 `json:"each_min_retained_bytes"`
 	EachMaxBytes  uint64 `json:"each_max_retained_bytes"`
-	// Count is the number of objects held this way.
-	Count int `json:"object_count"`
+	// Count is the number of objects held this way; NestedCount how many
+	// of them are inside another of them, and counted in RetainedBytes
+	// once, with the outermost (a chain of large objects).
+	Count       int `json:"object_count"`
+	NestedCount int `json:"nested_count"`
 	// Goroutines are ids of the goroutines whose frames or runtime.g hold
 	// the objects, ascending, each once: several when goroutines alike
 	// hold one object each; at most MaxGoroutineIDs of them, the first.

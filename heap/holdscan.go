@@ -26,6 +26,7 @@ type sharedRun struct {
 	count             int
 	retained, objects uint64
 	minEach, maxEach  uint64
+	members           []heapdump.NodeID // when the analysis records them (recordMembers)
 }
 
 // holdingScan is what the scan of some nodes found, each in node order:
@@ -128,9 +129,15 @@ func (a *Analysis) scanPart(lo, hi heapdump.NodeID, large []heapdump.NodeID, hl 
 				run.retained += r
 				run.objects += objs
 				run.minEach, run.maxEach = min(run.minEach, r), max(run.maxEach, r)
+				if a.recordMembers {
+					run.members = append(run.members, v)
+				}
 				continue
 			}
 			out.runs = append(out.runs, sharedRun{v: v, set: set, slot: runSize, count: 1, retained: r, objects: objs, minEach: r, maxEach: r})
+			if a.recordMembers {
+				out.runs[len(out.runs)-1].members = []heapdump.NodeID{v}
+			}
 		}
 	}
 	return out
@@ -146,4 +153,5 @@ func (p *pending) addRun(run *sharedRun) {
 	p.retained += run.retained
 	p.objects += run.objects
 	p.minEach, p.maxEach = min(p.minEach, run.minEach), max(p.maxEach, run.maxEach)
+	p.members = append(p.members, run.members...)
 }

@@ -14,6 +14,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	c := report(r)
 	c.Unknown = nonNil(c.Unknown)
 	c.Groups = nonNil(c.Groups)
+	c.Overlaps = nonNil(c.Overlaps)
 	return json.Marshal(struct {
 		Schema string `json:"schema"`
 		*report

@@ -145,6 +145,10 @@ func (a *Analysis) joinMechanisms(out []*pending) []*pending {
 			b.maxEach += q.maxEach
 			b.goroutines = append(b.goroutines, q.goroutines...)
 			folded[q] = true
+			q.into = b
+			if a.recordMembers {
+				b.members = append(b.members, a.mechanismMembers(q)...)
+			}
 		}
 		b.mech = m
 	}
@@ -184,6 +188,8 @@ func (a *Analysis) unmarkMechanisms(out []*pending, folded map[*pending]bool) []
 		q.objects += p.objects
 		q.minEach, q.maxEach = min(q.minEach, p.minEach), max(q.maxEach, p.maxEach)
 		q.goroutines = append(q.goroutines, p.goroutines...)
+		q.members = append(q.members, p.members...)
+		p.into = q
 		folded[p] = true
 	}
 	return slices.DeleteFunc(out, func(p *pending) bool { return folded[p] })
@@ -214,4 +220,20 @@ func (m *Mechanism) parts(g *Group) string {
 	return fmt.Sprintf("%s defer records retain %s, %s timers %s, the %s %s they share %s",
 		thousands(m.Defers), bytesize.Format(int64(m.DeferBytes)), thousands(m.Timers), bytesize.Format(int64(m.TimerBytes)),
 		thousands(g.Count), english.Noun(g.Count, what), bytesize.Format(int64(m.SharedBytes)))
+}
+
+// mechanismMembers returns the members group q brings to its mechanism's
+// group: a timers' group brings the timers themselves, whose own bytes
+// the mechanism counts, rather than the holdings under them.
+func (a *Analysis) mechanismMembers(q *pending) []heapdump.NodeID {
+	if q.key.kind != 'T' {
+		return q.members
+	}
+	var ts []heapdump.NodeID
+	for _, m := range q.members {
+		if t := a.Idom(m); len(ts) == 0 || ts[len(ts)-1] != t {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

@@ -29,10 +29,7 @@ func rwMechReport(t *testing.T, pattern string, n int, minSize uint64) (*Report,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	rep, err := a.Holders()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := checkedHolders(t, a) // the report's arithmetic, too
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)

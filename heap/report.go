@@ -33,6 +33,17 @@ type Report struct {
 	// counts them before Top and Focus.
 	Groups      []*Group `json:"groups"`
 	GroupsTotal int      `json:"group_count"`
+	// OverlapBytes is what the groups count more than once: their retained
+	// bytes added up, less what they retain together. A group's members
+	// can be inside the members of another (large objects inside a large
+	// object, or a holding, that has an entry of its own): Overlaps says
+	// how much of which group is inside which, one entry per pair.
+	OverlapBytes uint64    `json:"overlap_bytes"`
+	Overlaps     []Overlap `json:"overlaps"`
+
+	// members are the members each group counts, by group, when the
+	// analysis records them (recordMembers).
+	members [][]heapdump.NodeID
 }
 
 // Holders builds the holder report, with the options given to Analyze and
@@ -69,12 +80,13 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	if a.Binary != nil {
 		rep.Binary = textsafe.Escape(a.Binary.Path())
 	}
-	pend, err := a.groupHoldings(opt, a.describeKeys)
+	pend, nest, err := a.groupHoldings(opt, a.describeKeys)
 	if err != nil {
 		return nil, err
 	}
 	rep.SharedBytes, rep.SharedObjects = a.shared[0], a.shared[1] // what no single root holds, added up by the scan
 	rep.GroupsTotal = len(pend)
+	number := map[*pending]int{} // the number of each group reported, from 1
 	// Describe the groups in order, a batch at a time, until Top of them
 	// match Focus.
 	for i := 0; i < len(pend) && (opt.top <= 0 || len(rep.Groups) < opt.top); {
@@ -86,12 +98,20 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		i += n
-		for _, h := range hs {
+		for j, h := range hs {
 			if opt.focus == nil || h.matches(opt.focus) {
 				rep.Groups = append(rep.Groups, h.Group)
+				number[pend[i+j]] = len(rep.Groups)
+				if a.recordMembers {
+					rep.members = append(rep.members, pend[i+j].members)
+				}
 			}
 		}
+		i += n
+	}
+	rep.Overlaps = nest.overlaps(a, number)
+	for _, o := range rep.Overlaps {
+		rep.OverlapBytes += o.Bytes
 	}
 	return rep, nil
 }
@@ -124,7 +144,7 @@ func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
 		if h == nil {
 			h, hs = hs[0], hs[1:]
 		}
-		h.Count = p.count
+		h.Count, h.NestedCount = p.count, p.nested
 		h.Holding = !p.large
 		h.RetainedBytes, h.Objects = p.retained, p.objects
 		h.EachMinBytes, h.EachMaxBytes = p.minEach, p.maxEach

@@ -104,6 +104,7 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	default:
 		fmt.Fprintf(&b, "%s of %s %s, most retained first:\n", english.Plural(len(r.Groups), "group"), min, more)
 	}
+	r.writeOverlaps(&b, st)
 	for i, g := range r.Groups {
 		b.WriteString("\n")
 		g.writeText(&b, fmt.Sprintf("#%d", i+1), st)
@@ -177,7 +178,7 @@ func (g *Group) writeMadeOf(b *strings.Builder, ind string, st Style) {
 	if len(g.Inside) > 0 {
 		t := g.MadeOf[0].Type
 		if t == "" {
-			t = "them"
+			t = "of them"
 		}
 		fmt.Fprintf(b, "%sthe path on to one %s:\n", ind, t)
 		writePath(b, ind, g.Inside, st)
@@ -215,6 +216,11 @@ func (g *Group) headline(st Style) string {
 	who, verb := fmt.Sprintf("%s objects held the same way", thousands(g.Count)), "retain"
 	if len(g.HeldBy) > 0 {
 		who, verb = fmt.Sprintf("%s objects held together by %s", thousands(g.Count), english.List(heldByText(g.HeldBy))), "hold"
+	}
+	if g.NestedCount > 0 {
+		// Counted once, with the outermost: say so, or the bytes each
+		// retains would not add up to the total.
+		who += fmt.Sprintf(", %s of them inside another,", thousands(g.NestedCount))
 	}
 	// Holdings are held one per timer or defer: count those.
 	if g.Root.Kind == heapdump.RootTimer && g.Holding {
@@ -527,3 +533,23 @@ func omitted(s Step, st Style) string {
 
 // minPathName is the narrowest a path's names are shortened to.
 const minPathName = 24
+
+// maxOverlapLines is how many overlaps WriteText lists; the JSON lists
+// them all.
+const maxOverlapLines = 8
+
+// writeOverlaps says what the groups count more than once, and which group
+// is inside which.
+func (r *Report) writeOverlaps(b *strings.Builder, st Style) {
+	if r.OverlapBytes == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s\n", st.Warn(fmt.Sprintf("The groups overlap: %s is counted in more than one of them.", bytesize.Format(int64(r.OverlapBytes)))))
+	for i, o := range r.Overlaps {
+		if i == maxOverlapLines {
+			fmt.Fprintf(b, "  and %d more\n", len(r.Overlaps)-i)
+			break
+		}
+		fmt.Fprintf(b, "  %s of #%d is inside #%d\n", bytesize.Format(int64(o.Bytes)), o.Group, o.Within)
+	}
+}

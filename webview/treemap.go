@@ -44,12 +44,18 @@ const (
 	holderLabel   = 18 // the height of a holder's title bar
 )
 
-// newTreemap lays out rep's groups.
+// newTreemap lays out rep's groups, each for what it retains outside the
+// other groups' members (rep.Overlaps), so that no byte has two areas.
 func newTreemap(rep *heap.Report) *treemapView {
 	tv := &treemapView{Width: treemapWidth, Height: treemapHeight, Holders: []tmHolder{}}
 	byHolder := map[string]int{}
-	for _, g := range rep.Groups {
-		if g.RetainedBytes == 0 {
+	inside := map[int]uint64{} // by group number, from 1
+	for _, o := range rep.Overlaps {
+		inside[o.Group] += o.Bytes
+	}
+	for i, g := range rep.Groups {
+		bytes := g.RetainedBytes - min(g.RetainedBytes, inside[i+1])
+		if bytes == 0 {
 			continue
 		}
 		name := g.Short()
@@ -60,8 +66,8 @@ func newTreemap(rep *heap.Report) *treemapView {
 			tv.Holders = append(tv.Holders, tmHolder{Holder: name})
 		}
 		h := &tv.Holders[i]
-		h.RetainedBytes += g.RetainedBytes
-		tv.TotalBytes += g.RetainedBytes
+		h.RetainedBytes += bytes
+		tv.TotalBytes += bytes
 		typ := g.Object.Type
 		if typ == "" {
 			typ = "unknown type"
@@ -71,7 +77,7 @@ func newTreemap(rep *heap.Report) *treemapView {
 			h.Types = append(h.Types, tmType{Type: typ, Object: g.Object.Addr})
 			k = len(h.Types) - 1
 		}
-		h.Types[k].RetainedBytes += g.RetainedBytes
+		h.Types[k].RetainedBytes += bytes
 	}
 	slices.SortStableFunc(tv.Holders, func(x, y tmHolder) int { return cmp.Compare(y.RetainedBytes, x.RetainedBytes) })
 	vals := make([]float64, len(tv.Holders))

@@ -2,7 +2,7 @@
 // heap dump of itself and prints what it built as JSON, so that tests can
 // check how "ctxleak holders" groups the pile.
 //
-// Usage: piles PATTERN N DUMPFILE
+// Usage: piles PATTERN[:ARG] N DUMPFILE
 //
 // Files other than main.go add patterns to the patterns table from an init
 // function, one file per topic (realworld.go's only with the tag pilesreal,
@@ -94,13 +94,16 @@ type pattern func(n int, res *result)
 // patterns holds the patterns of files other than main.go, by name.
 var patterns = map[string]pattern{}
 
+// patternArg is what follows the pattern's name and a colon, if anything.
+var patternArg string
+
 func main() {
 	if len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: piles PATTERN N DUMPFILE")
 		os.Exit(2)
 	}
 	pattern, path := os.Args[1], os.Args[3]
-	if pattern != "list" {
+	if pattern != "list" && !strings.HasPrefix(pattern, "chain:") {
 		runtime.MemProfileRate = 1 // a sample per object: slow for a long list
 	}
 	n, err := strconv.Atoi(os.Args[2])
@@ -152,11 +155,14 @@ func main() {
 		}
 		waitParked("main.idle", n)
 	default:
-		build, ok := patterns[pattern]
+		// A pattern may take an argument after a colon: "chain:65536".
+		name, arg, _ := strings.Cut(pattern, ":")
+		build, ok := patterns[name]
 		if !ok {
 			fmt.Fprintln(os.Stderr, "unknown pattern", pattern)
 			os.Exit(2)
 		}
+		patternArg = arg
 		build(n, &res)
 	}
 	runtime.GC()
