@@ -39,7 +39,7 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 	{"go test ./heap ./cmd/ctxleak -update", "go test ./heap ./cmd/ctxleak -update -run 'Golden|GoVersions'",
 		"only the tests that write goldens; TestREADME then checks that the goldens did not change"},
 	{"testdata/regen.sh", "sh -n testdata/regen.sh",
-		"it downloads five Go toolchains; checked for syntax only"},
+		"it downloads six Go toolchains; checked for syntax only"},
 	{"bench/run-catalogue.sh -runs 20", "bash -n bench/run-catalogue.sh && go vet ./bench/catalogue",
 		"benchmarks with wall-time targets that a shared CI machine cannot hold: checked for syntax, the Go behind them vetted"},
 	{"bench/holders.sh", "bash -n bench/holders.sh && go vet ./bench/heapgen",
