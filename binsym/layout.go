@@ -123,19 +123,20 @@ func align8(a uint64) uint64 { return (a + 7) &^ 7 }
 // typelinks127 returns the addresses of a Go 1.27 executable's typelink
 // descriptors, walked as runtime.moduleTypelinks does: from one word past
 // the section's start, each 8-byte aligned and its abi.Type.DescriptorSize
-// long. It stops at the first that does not decode.
-func (x *descIndex) typelinks127(start, end uint64) []uint64 {
-	var out []uint64
+// long. It stops at the first that does not decode; complete says
+// whether the last ended where the typelink descriptors end.
+func (x *descIndex) typelinks127(start, end uint64) (descs []uint64, complete bool) {
 	r := &descReader{x: x}
-	for a := align8(start + 8); a+abiTypeSize <= end; a = align8(a) {
+	a := align8(start + 8)
+	for ; a+abiTypeSize <= end; a = align8(a) {
 		n := x.descriptorSize(r, a)
 		if r.err != nil || n == 0 {
 			break
 		}
-		out = append(out, a)
+		descs = append(descs, a)
 		a += n
 	}
-	return out
+	return descs, a == end || align8(a) == align8(end)
 }
 
 // descriptorSize returns abi.Type.DescriptorSize of the descriptor at a:

@@ -24,9 +24,10 @@ import (
 // itab's Type hold. The descriptors stay in the executable when it is
 // linked with -s -w, as `go run` and `go test` link. When the executable
 // has no DWARF, types are decoded from them. The layout read here is that
-// of Go 1.20 to 1.26 on 64-bit targets: abi.Type has not changed, the kind
+// of Go 1.20 to 1.27 on 64-bit targets: abi.Type has not changed, the kind
 // byte has carried flags above its low five bits until 1.26, and the map
-// type descriptor grew when maps became swiss tables (1.24).
+// type descriptor grew when maps became swiss tables (1.24) and again with
+// key and element strides (1.27).
 //
 // A descriptor gives a type's name as the runtime prints it, qualified by
 // package names ("innerpkg.Item"), its kind, size, elements, key, array
@@ -1078,7 +1079,8 @@ func (x *descIndex) walk() {
 	}
 	b := x.b
 	if types, end, _, _, ok := b.typesRegions(); ok {
-		for _, a := range x.typelinks127(types, end) {
+		descs, _ := x.typelinks127(types, end)
+		for _, a := range descs {
 			push(a)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // mask from the module's rodata).
 
 const (
-	funcdataStackObjects = 2  // abi.FUNCDATA_StackObjects, Go 1.16 to 1.26
+	funcdataStackObjects = 2  // abi.FUNCDATA_StackObjects, Go 1.16 to 1.27
 	stackObjectRecSize   = 16 // runtime.stackObjectRecord
 
 	// maxStackObjects bounds the records of one function: the compiler
