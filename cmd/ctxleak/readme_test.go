@@ -30,6 +30,8 @@ var readmeSubstitutions = []struct{ command, instead, why string }{
 		".ci/run runs it as written, as its second step"},
 	{"go test -race ./...", "",
 		".ci/run runs it as written, as its third step"},
+	{"GOTOOLCHAIN=go1.27.3 go test ./...", "",
+		".ci/run runs it as written, after the README's commands"},
 	{"GOTOOLCHAIN=go1.25.9 go test -short ./...", "",
 		".ci/run runs it as written, as its last step"},
 	{"go test -short ./...", "",
