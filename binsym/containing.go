@@ -7,7 +7,7 @@ import (
 )
 
 // smallSizes are the runtime's size classes up to 32 KiB
-// (runtime/sizeclasses.go, the same from Go 1.22 to 1.26): a heap object's
+// (runtime/sizeclasses.go, the same from Go 1.22 to 1.27): a heap object's
 // size is the class its value was rounded up to.
 var smallSizes = []int64{0, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
 	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792,

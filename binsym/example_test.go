@@ -27,9 +27,11 @@ func Example() {
 	g, _ := b.Global(cache.Addr)
 	fmt.Println("global", g.Name, b.GlobalType(g.Name))
 
-	// An interface word pair (itab, data) whose itab is static.
-	itab, _ := b.LookupSymbol("go:itab.*context.valueCtx,context.Context")
-	typAddr, _ := b.ItabType(itab.Addr)
+	// An interface word pair (itab, data) whose itab is static: here the
+	// one of *context.valueCtx as a context.Context, in a dump the first
+	// word of the interface.
+	itab, _ := binsym.StaticItab(b, "*context.valueCtx", "context.Context")
+	typAddr, _ := b.ItabType(itab)
 	t := b.TypeAt(typAddr)
 	fmt.Println(t, "points to", t.Elem, t.Elem.Size, "bytes")
 

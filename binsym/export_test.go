@@ -76,3 +76,20 @@ func DWARFTypeAddrs(b *Binary) []uint64 {
 
 // TestStrippedExe is the test program linked with -s -w, set by TestMain.
 var TestStrippedExe string
+
+// StaticItab returns the address of a static itab whose Type is named
+// typeName and whose interface is named inter: the go:itab symbol, or in a
+// Go 1.27 executable, which gives itabs no symbol, one of the module's.
+func StaticItab(b *Binary, typeName, inter string) (uint64, bool) {
+	if s, ok := b.LookupSymbol("go:itab." + typeName + "," + inter); ok {
+		return s.Addr, true
+	}
+	for _, a := range slices.Sorted(maps.Keys(b.itabLinks())) {
+		typ, ok := b.ItabType(b.toRun(a))
+		in := b.TypeAt(b.toRun(b.staticWord(a)))
+		if t := b.TypeAt(typ); ok && t != nil && t.Name == typeName && in != nil && in.Name == inter {
+			return b.toRun(a), true
+		}
+	}
+	return 0, false
+}

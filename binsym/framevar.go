@@ -4,6 +4,8 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"math"
+	"reflect"
+	"strings"
 )
 
 // More DWARF operators of the locations Go writes for variables.
@@ -87,10 +89,13 @@ func (x *typeIndex) frameVar(b *Binary, off dwarf.Offset, entry, pc uint64, cfaO
 		expr []byte
 	}
 	var cands []candidate
+	var parts ifaceParts
 	x.subprogramVars(off, func(c *dwarf.Entry) bool { // those read before an error still count
-		if expr, ok := b.locationAt(c, entry, pc); ok && onStackNear(expr, cfaOff) && len(cands) < maxFrameCandidates {
+		expr, ok := b.locationAt(c, entry, pc)
+		if ok && onStackNear(expr, cfaOff) && len(cands) < maxFrameCandidates {
 			cands = append(cands, candidate{c, expr})
 		}
+		parts.add(c, expr, ok)
 		return true
 	})
 	for _, cd := range cands {
@@ -113,12 +118,90 @@ func (x *typeIndex) frameVar(b *Binary, off dwarf.Offset, entry, pc uint64, cfaO
 				size = t.Size
 			}
 		}
+		if base, ok := strings.CutSuffix(name, ".data"); ok {
+			if r, ok := x.joinIface(&parts, base, cd.expr, cfaOff); ok {
+				return r
+			}
+		}
 		if in, ps, ok := pieces(cd.expr, cfaOff, size); ok {
 			return frameVarFound{v: StackVar{Name: name, Type: t, Param: cd.e.Tag == dwarf.TagFormalParameter, Pieces: ps}, in: in, ok: true}
 		}
 	}
 	return frameVarFound{}
 }
+
+// ifaceParts holds what joinIface needs of a subprogram's variables: Go
+// 1.27 may describe an interface variable x as the words "x.itab" (or
+// "x.type") and "x.data", a uintptr and a *uint8 of their own, beside x.
+type ifaceParts struct {
+	tabs  map[string][]byte       // location at pc of each "x.itab" and "x.type", nil if none
+	types map[string]dwarf.Offset // the type of each other named variable
+}
+
+func (p *ifaceParts) add(c *dwarf.Entry, expr []byte, located bool) {
+	name, _ := c.Val(dwarf.AttrName).(string)
+	if name == "" || len(p.tabs)+len(p.types) >= maxIfaceParts {
+		return
+	}
+	if strings.HasSuffix(name, ".itab") || strings.HasSuffix(name, ".type") {
+		if p.tabs == nil {
+			p.tabs = map[string][]byte{}
+		}
+		if !located {
+			expr = nil
+		}
+		p.tabs[name] = expr
+	} else if t, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
+		if p.types == nil {
+			p.types = map[string]dwarf.Offset{}
+		}
+		p.types[name] = t
+	}
+}
+
+// joinIface returns the interface variable base whose data word
+// "base.data" is at cfaOff, where dataExpr says, joined with its type
+// word (in a register when its location is not on the stack), typed as
+// base is; false when base has no separate type word. Called with x.mu
+// held.
+func (x *typeIndex) joinIface(p *ifaceParts, base string, dataExpr []byte, cfaOff int64) (frameVarFound, bool) {
+	dataAt, ok := fbregOnly(dataExpr)
+	if !ok || dataAt != cfaOff {
+		return frameVarFound{}, false
+	}
+	tab, ok := p.tabs[base+".itab"]
+	if !ok {
+		if tab, ok = p.tabs[base+".type"]; !ok {
+			return frameVarFound{}, false
+		}
+	}
+	tabAt, tabOnStack := fbregOnly(tab)
+	var t *Type
+	if off, ok := p.types[base]; ok {
+		t = x.build(off)
+		x.finish()
+		if t != nil && (t.Kind != reflect.Interface || t.Size != 16) {
+			t = nil
+		}
+	}
+	ps := []VarPiece{{Offset: 0, Size: 8, CFAOff: tabAt, OnStack: tabOnStack}, {Offset: 8, Size: 8, CFAOff: dataAt, OnStack: true}}
+	return frameVarFound{v: StackVar{Name: base, Type: t, Pieces: ps}, in: 8, ok: true}, true
+}
+
+// fbregOnly returns the offset of the location expr that is one
+// DW_OP_fbreg and nothing else.
+func fbregOnly(expr []byte) (int64, bool) {
+	n, at := 0, int64(0)
+	ok := locOps(expr, func(op byte, v int64) bool {
+		n++
+		at = v
+		return op == opFbreg
+	})
+	return at, ok && n == 1 && len(expr) > 0 && expr[0] == opFbreg
+}
+
+// maxIfaceParts bounds the variables ifaceParts keeps for one lookup.
+const maxIfaceParts = 1 << 10
 
 // maxFrameCandidates bounds the variables frameVar names for one slot.
 const maxFrameCandidates = 64

@@ -186,7 +186,7 @@ func (b *Binary) MatchSegment(kind SegmentKind, addr, size uint64, ptrOffsets []
 	return nil
 }
 
-// Words of runtime.moduledata, the same from Go 1.20 to 1.26.
+// Words of runtime.moduledata, the same from Go 1.20 to 1.27.
 const (
 	mdData   = 26 // data, edata, bss, ebss
 	mdGCData = 35 // gcdata, gcbss: the GC programs of the data and bss segments

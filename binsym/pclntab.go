@@ -114,13 +114,11 @@ func (b *Binary) newPclntab(data []byte, addr uint64) (*pclntab, error) {
 }
 
 // Words of runtime.moduledata (runtime/symtab.go), the same from Go 1.20
-// to 1.26: what comes before them has not changed.
+// to 1.27: what comes before them has not changed. mdLayout gives the
+// later words.
 const (
 	mdFuncnametab = 1  // funcnametab slice: pointer, length, capacity
 	mdMinPC       = 20 // minpc: the first function's entry
-	mdTypes       = 37 // types: the start of the type descriptors
-	mdEtypes      = 38 // etypes: their end
-	mdEpclntab    = 41 // epclntab, if there (Go 1.23 and later), or textsectmap
 )
 
 // moduledataText finds the module data of a stripped executable and
@@ -195,10 +193,15 @@ type linkTable struct{ addr, n uint64 }
 // (pointers to the static itabs). They are read from the module data,
 // where they follow the textsectmap slice, which follows epclntab where
 // the module data has it; or, without module data, from the sections the
-// Go linker makes (an external linker merges them into others).
+// Go linker makes (an external linker merges them into others). Go 1.27
+// has neither: typesRegions gives what replaced them.
 func (b *Binary) moduleTables() (typelinks, itablinks linkTable) {
 	if m, ok := b.moduledataAddr(); ok {
-		i := mdEpclntab
+		l := b.mdLayout(m)
+		if l.typedesclen != 0 {
+			return linkTable{}, linkTable{}
+		}
+		i := l.epclntab
 		if end := b.pcln.addr + uint64(len(b.pcln.data)); b.moduledataWord(m, i) == end {
 			i++
 		}

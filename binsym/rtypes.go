@@ -24,9 +24,10 @@ import (
 // itab's Type hold. The descriptors stay in the executable when it is
 // linked with -s -w, as `go run` and `go test` link. When the executable
 // has no DWARF, types are decoded from them. The layout read here is that
-// of Go 1.20 to 1.26 on 64-bit targets: abi.Type has not changed, the kind
+// of Go 1.20 to 1.27 on 64-bit targets: abi.Type has not changed, the kind
 // byte has carried flags above its low five bits until 1.26, and the map
-// type descriptor grew when maps became swiss tables (1.24).
+// type descriptor grew when maps became swiss tables (1.24) and again with
+// key and element strides (1.27).
 //
 // A descriptor gives a type's name as the runtime prints it, qualified by
 // package names ("innerpkg.Item"), its kind, size, elements, key, array
@@ -79,10 +80,11 @@ const (
 
 // descIndex decodes the runtime type descriptors of an executable.
 type descIndex struct {
-	b     *Binary
-	start uint64 // link address of the types section (runtime.types)
-	data  string // the section, [runtime.types, runtime.etypes): names are substrings of it
-	swiss bool   // maps are swiss tables (Go 1.24 and later)
+	b      *Binary
+	start  uint64 // link address of the types section (runtime.types)
+	data   string // the section, [runtime.types, runtime.etypes): names are substrings of it
+	swiss  bool   // maps are swiss tables (Go 1.24 and later)
+	map127 bool   // abi.MapType has Go 1.27's key and element strides
 
 	mu    sync.Mutex
 	built map[uint64]*Type // by link address; nil for an invalid descriptor
@@ -128,7 +130,8 @@ func (b *Binary) loadDescriptors() (*descIndex, error) {
 		if !ok {
 			return nil, fmt.Errorf("binary %s: no runtime.types symbol and no module data: runtime type descriptors are unknown", b.path)
 		}
-		start, end = b.moduledataWord(m, mdTypes), b.moduledataWord(m, mdEtypes)
+		l := b.mdLayout(m)
+		start, end = b.moduledataWord(m, l.types), b.moduledataWord(m, l.etypes)
 	}
 	s := b.sectionAt(start)
 	switch {
@@ -150,6 +153,7 @@ func (b *Binary) loadDescriptors() (*descIndex, error) {
 		start:        start,
 		data:         data.String(),
 		swiss:        b.swissMaps(),
+		map127:       b.layout127(),
 		built:        map[uint64]*Type{},
 		ptrTo:        map[*Type]*Type{},
 		basic:        map[reflect.Kind]*Type{},
@@ -162,12 +166,8 @@ func (b *Binary) loadDescriptors() (*descIndex, error) {
 // swissMaps reports whether the executable's maps are swiss tables: from Go
 // 1.24 on, unless built with GOEXPERIMENT=noswissmap (1.24 and 1.25).
 func (b *Binary) swissMaps() bool {
-	v, ok := strings.CutPrefix(b.goVersion, "go1.")
-	if i := strings.IndexAny(v, ".-rcbeta "); i >= 0 {
-		v = v[:i]
-	}
-	minor, err := strconv.Atoi(v)
-	if !ok || err != nil {
+	minor, ok := b.goMinor()
+	if !ok {
 		return true // a development version: the latest layout
 	}
 	return minor >= 24 && !slices.Contains(strings.Split(b.experiments, ","), "noswissmap")
@@ -386,6 +386,9 @@ func (x *descIndex) kindSize(k reflect.Kind) uint64 {
 	case reflect.Interface, reflect.Struct:
 		return 80
 	case reflect.Map:
+		if x.map127 {
+			return 136 // abi.MapType: key, elem, group, hasher, 6 sizes, flags
+		}
 		if x.swiss {
 			return 112 // abi.MapType: key, elem, group, hasher, 3 sizes, flags
 		}
@@ -1075,6 +1078,12 @@ func (x *descIndex) walk() {
 		}
 	}
 	b := x.b
+	if types, end, _, _, ok := b.typesRegions(); ok {
+		descs, _ := x.typelinks127(types, end)
+		for _, a := range descs {
+			push(a)
+		}
+	}
 	typelinks, _ := b.moduleTables()
 	if data, ok := b.readLink(typelinks.addr, int(4*min(typelinks.n, uint64(len(x.data))))); ok {
 		for i := 0; i+4 <= len(data); i += 4 {

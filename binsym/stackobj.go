@@ -18,10 +18,8 @@ import (
 // mask from the module's rodata).
 
 const (
-	funcdataStackObjects = 2  // abi.FUNCDATA_StackObjects, Go 1.16 to 1.26
+	funcdataStackObjects = 2  // abi.FUNCDATA_StackObjects, Go 1.16 to 1.27
 	stackObjectRecSize   = 16 // runtime.stackObjectRecord
-	mdRodata             = 39 // moduledata.rodata
-	mdGofunc             = 40 // moduledata.gofunc
 
 	// maxStackObjects bounds the records of one function: the compiler
 	// writes one per address-taken variable.
@@ -167,7 +165,7 @@ func (b *Binary) gofunc() (uint64, bool) {
 		return b.pcln.gofunc, true
 	}
 	if m, ok := b.moduledataAddr(); ok {
-		if a := b.moduledataWord(m, mdGofunc); a != 0 {
+		if a := b.moduledataWord(m, b.mdLayout(m).gofunc); a != 0 {
 			return a, true
 		}
 	}
@@ -178,7 +176,7 @@ func (b *Binary) gofunc() (uint64, bool) {
 // stack-object records give their pointer masks' offsets from.
 func (b *Binary) rodata() (uint64, bool) {
 	if m, ok := b.moduledataAddr(); ok {
-		if r := b.moduledataWord(m, mdRodata); r != 0 {
+		if r := b.moduledataWord(m, b.mdLayout(m).rodata); r != 0 {
 			return r, true
 		}
 	}

@@ -297,18 +297,15 @@ func (b *Binary) linkSymbol(name string) (uint64, bool) {
 // abi.ITab layout is {Inter *InterfaceType; Type *Type; Hash uint32; Fun
 // [1]uintptr}, so Type is the word at offset 8. It works for the itabs the
 // linker laid out (go:itab.* symbols, or without a symbol table the
-// module's itablinks; in read-only data, with their Type filled in by a
-// relocation in a PIE). Itabs built at run time live in persistent memory
-// that only the dump's itab records describe, and ItabType returns false
-// for them, as for any address that is not a static itab.
+// module's itablinks; from Go 1.27, which gives them no symbol, the itabs
+// at the end of the types section; in read-only data, with their Type
+// filled in by a relocation in a PIE). Itabs built at run time live in
+// persistent memory that only the dump's itab records describe, and
+// ItabType returns false for them, as for any address that is not a
+// static itab.
 func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 	a := b.toLink(itabAddr)
-	if t, err := b.symbols(); err == nil && len(t.all) > 0 {
-		s, ok := containing(t.all, a)
-		if !ok || s.addr != a || !strings.HasPrefix(s.name, "go:itab.") {
-			return 0, false
-		}
-	} else if !b.itabLinks()[a] {
+	if !b.itabLinks()[a] && !b.itabSymbol(a) {
 		return 0, false
 	}
 	buf, ok := b.readLink(a+8, 8)
@@ -325,11 +322,26 @@ func (b *Binary) ItabType(itabAddr uint64) (uint64, bool) {
 	return b.toRun(typ), true
 }
 
+// itabSymbol reports whether a go:itab.* symbol starts at the link
+// address a.
+func (b *Binary) itabSymbol(a uint64) bool {
+	t, err := b.symbols()
+	if err != nil || len(t.all) == 0 {
+		return false
+	}
+	s, ok := containing(t.all, a)
+	return ok && s.addr == a && strings.HasPrefix(s.name, "go:itab.")
+}
+
 // itabLinks returns the link addresses of the static itabs, from the
 // module's itablinks: how ItabType recognizes an itab without a symbol
 // table.
 func (b *Binary) itabLinks() map[uint64]bool {
 	b.itabOnce.Do(func() {
+		if itabs, ok := b.staticItabs127(); ok {
+			b.itabs = itabs
+			return
+		}
 		b.itabs = map[uint64]bool{}
 		_, t := b.moduleTables()
 		data, ok := b.readLink(t.addr, int(8*t.n))

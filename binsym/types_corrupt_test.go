@@ -193,7 +193,8 @@ func TestWalkUnitsDeepNesting(t *testing.T) {
 
 // A unit that ends in the middle of an abbreviation code: debug/dwarf's
 // Reader then returns a null entry for ever without moving
-// (golang/go#79586), and walkUnits must stop with an error instead.
+// (golang/go#79586), and walkUnits must stop with an error instead. Go
+// 1.27's debug/dwarf reports the cut itself, as an underflow.
 func TestWalkUnitsCutEntry(t *testing.T) {
 	u := newDWARFUnit()
 	u.die(1, "cu")
@@ -206,7 +207,7 @@ func TestWalkUnitsCutEntry(t *testing.T) {
 	}
 	for _, abbrev := range [][]byte{nil, testAbbrev} {
 		p := walkUnits(d, u.info, abbrev, 0, 0)
-		if p.err == nil || !strings.Contains(p.err.Error(), "cut short") {
+		if p.err == nil || !strings.Contains(p.err.Error(), "cut short") && !strings.Contains(p.err.Error(), "underflow") {
 			t.Errorf("error %v, want one about an entry cut short", p.err)
 		}
 	}

@@ -140,10 +140,56 @@ func (t *typer) trieNode(node *binsym.Type, rec *heapdump.ObjectRecord) *binsym.
 		kind = "entry["
 	}
 	name := strings.Replace(node.Name, "node[", kind, 1)
-	if nt := t.a.Binary.TypeByName(name); nt != nil && nt.Size <= int64(rec.Size) {
+	if nt := t.instance(name); nt != nil && nt.Size <= int64(rec.Size) {
 		return nt
 	}
 	return node
+}
+
+// instance returns the instance of a generic type named name ("pkg.T[A,B]"),
+// or, when the binary has only its shape (Go 1.27 keeps in DWARF
+// "internal/sync.entry[go.shape.interface {},go.shape.interface {}]" but no
+// instance no code names), the shape's layout under name: the two differ
+// in names only. Shapes are tried for arguments that are their own
+// underlying type; nil if neither is found.
+func (t *typer) instance(name string) *binsym.Type {
+	if nt := t.a.Binary.TypeByName(name); nt != nil {
+		return nt
+	}
+	open, end := strings.IndexByte(name, '['), len(name)-1
+	if open < 0 || end <= open || name[end] != ']' {
+		return nil
+	}
+	if st, ok := t.shapes[name]; ok {
+		return st
+	}
+	var args []string
+	depth, from := 0, open+1
+	for i := open + 1; i < end; i++ {
+		switch name[i] {
+		case '[', '{', '(':
+			depth++
+		case ']', '}', ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, "go.shape."+name[from:i])
+				from = i + 1
+			}
+		}
+	}
+	args = append(args, "go.shape."+name[from:end])
+	var nt *binsym.Type
+	if st := t.a.Binary.TypeByName(name[:open+1] + strings.Join(args, ",") + "]"); st != nil {
+		c := *st
+		c.Name = name
+		nt = &c
+	}
+	if t.shapes == nil {
+		t.shapes = map[string]*binsym.Type{}
+	}
+	t.shapes[name] = nt
+	return nt
 }
 
 // entryKey returns the key of a hash-trie entry rec of type et, written

@@ -215,6 +215,10 @@ func TestHoldersRealWorldGlobals(t *testing.T) {
 	jsonPool := rwWant{kind: heapdump.RootGlobal, holder: `encoding/json\.encodeStatePool`,
 		path: ".victim>[1]sync.poolLocal [0].poolLocalInternal.private>encoding/json.encodeState .Buffer.buf>[]uint8",
 		min:  rwN * typingItem, max: 2 * rwN * (typingItem + 8)}
+	if goMinor(rep.GoVersion) >= 27 { // encoding/json is encoding/json/v2's, which pools jsontext's encoders
+		jsonPool.holder = `encoding/json/jsontext\.bufferedEncoderPool`
+		jsonPool.path = ".victim>[1]sync.poolLocal [0].poolLocalInternal.private>encoding/json/jsontext.Encoder .s.encodeBuffer.Buf>[]uint8"
+	}
 	timers := rwWant{kind: heapdump.RootTimer, holder: `main\.init\.\d+\.func\d+\.1`, inside: ".ctx>context.valueCtx", count: rwN, min: lo, max: hi}
 	wants = append(wants, ctxSlot, itemSlot, jsonPool, timers)
 	checkRW(t, rep, text, wants)
@@ -412,4 +416,18 @@ func TestHoldersRealWorldClean(t *testing.T) {
 	if len(rep.Groups) != 0 {
 		t.Errorf("%d groups in a clean program:\n%s", len(rep.Groups), text)
 	}
+}
+
+// goMinor returns the minor release of the Go version v ("go1.27.3": 27),
+// or a large number for a development version.
+func goMinor(v string) int {
+	v, ok := strings.CutPrefix(v, "go1.")
+	if i := strings.IndexAny(v, ".-rcbeta "); i >= 0 {
+		v = v[:i]
+	}
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		return 1 << 30
+	}
+	return n
 }

@@ -52,6 +52,9 @@ type typer struct {
 	// binsym.ContainingType returned (interior.go), by their arguments.
 	args       map[uint64]*binsym.Type
 	containing map[string]*binsym.Type
+	// shapes keeps the instances of generic types instance made up from
+	// their shapes, by name (nil when there is none).
+	shapes map[string]*binsym.Type
 	// otherBudget is what is left of the root slots fromOtherFrames may
 	// read, 0 until its first call, negative once spent.
 	otherBudget int

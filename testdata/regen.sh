@@ -15,7 +15,7 @@
 # and check the reports (go1.NN/*.golden) still name the three holders.
 set -eu
 
-VERSIONS="go1.22.12 go1.23.12 go1.24.13 go1.25.14 go1.26.11"
+VERSIONS="go1.22.12 go1.23.12 go1.24.13 go1.25.14 go1.26.11 go1.27.3"
 
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 0 ] && VERSIONS="$*"

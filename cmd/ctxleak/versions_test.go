@@ -10,7 +10,7 @@ import (
 )
 
 // versionsDir holds one directory of heap dump fixtures per supported Go
-// release (go1.22 ... go1.26), written by testdata/fixture built with that
+// release (go1.22 ... go1.27), written by testdata/fixture built with that
 // release; testdata/regen.sh rebuilds them, testdata/README.md says how.
 const versionsDir = "../../testdata"
 
@@ -27,7 +27,7 @@ func TestGoVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"go1.22", "go1.23", "go1.24", "go1.25", "go1.26"}
+	want := []string{"go1.22", "go1.23", "go1.24", "go1.25", "go1.26", "go1.27"}
 	if len(dirs) != len(want) {
 		t.Fatalf("fixtures %q, want one directory for each of %q", dirs, want)
 	}
