@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -96,7 +97,8 @@ var offsetVia = regexp.MustCompile(`(^|\s)\+\d+($|\s)`)
 // without DWARF, differs from full, made with it, other than by knowing
 // less: a step's type may be unknown ("" or "?") where DWARF names it, and
 // then its via anything; a via may be an offset where DWARF names the
-// field, and a map entry's key unknown. A type named otherwise, or any other difference, is reported.
+// field, and a map entry's key unknown; an untyped step may have no
+// allocation site, and untyped "made of" rows only need the same totals. A type named otherwise, or any other difference, is reported.
 func sameOrLessKnown(at string, full, less any, diffs []string) []string {
 	switch f := full.(type) {
 	case map[string]any:
@@ -122,6 +124,11 @@ func sameOrLessKnown(at string, full, less any, diffs []string) []string {
 			case k == "type" && (lv == "" || lv == "?"):
 			case k == "key" && l[k] == nil: // a map entry's key, which only DWARF may type
 			case k == "via" && (lessType == "" || lessType == "?" || offsetVia.MatchString(lv)):
+			case k == "alloc_site" && l[k] == nil && (lessType == "" || lessType == "?"):
+				// "made at" is said of the context types a step names
+			case k == "made_of" && untypedRows(l[k]):
+				// Rows of an unknown type stay apart: the same totals
+				diffs = sameOrLessKnown(at+".made_of (total)", madeOfTotal(f[k]), madeOfTotal(l[k]), diffs)
 			default:
 				diffs = sameOrLessKnown(at+"."+k, f[k], l[k], diffs)
 			}
@@ -141,4 +148,55 @@ func sameOrLessKnown(at string, full, less any, diffs []string) []string {
 		return append(diffs, fmt.Sprintf("%s: %v, want %v", at, less, full))
 	}
 	return diffs
+}
+
+// untypedRows reports whether the JSON rows of a "made of" list include
+// one of an unknown type.
+func untypedRows(rows any) bool {
+	l, _ := rows.([]any)
+	for _, r := range l {
+		if m, _ := r.(map[string]any); m != nil && (m["type"] == "" || m["type"] == "?") {
+			return true
+		}
+	}
+	return false
+}
+
+// madeOfTotal returns the bytes and objects the rows of a "made of" list
+// add up to.
+func madeOfTotal(rows any) [2]float64 {
+	var sum [2]float64
+	l, _ := rows.([]any)
+	for _, r := range l {
+		m, _ := r.(map[string]any)
+		b, _ := m["bytes"].(float64)
+		n, _ := m["object_count"].(float64)
+		sum[0], sum[1] = sum[0]+b, sum[1]+n
+	}
+	return sum
+}
+
+// TestHoldersWithoutDWARF runs "ctxleak holders" on the dump of every
+// pattern of heap/testdata/holders (the catalogue's mechanisms: goroutines,
+// globals, timers, AfterFunc, pprof labels, an HTTP request) with the
+// program as go build links it, DWARF kept, and with a copy of it without
+// DWARF, as go run and go test link: the reports name every type alike.
+func TestHoldersWithoutDWARF(t *testing.T) {
+	t.Parallel()
+	var stripped string
+	var once sync.Once
+	for _, pattern := range []string{
+		"goroutine", "without-cancel", "blocked-sender", "dead-ctx", "lost-cancel", "timeout", "afterfunc",
+		"timer-closure", "global-cache", "guarded-cache", "pprof-label", "http-request", "nested", "three-uploads",
+	} {
+		t.Run(pattern, func(t *testing.T) {
+			t.Parallel()
+			dump, exe := holdersDump(t, pattern)
+			once.Do(func() { stripped = withoutDWARF(t, exe, exe+"-nodwarf") })
+			if stripped == "" {
+				t.Fatal("no copy without DWARF")
+			}
+			sameNamesWithoutDWARF(t, dump, exe, stripped, "--min-size", "64KiB")
+		})
+	}
 }
