@@ -76,3 +76,6 @@ func DWARFTypeAddrs(b *Binary) []uint64 {
 
 // TestStrippedExe is the test program linked with -s -w, set by TestMain.
 var TestStrippedExe string
+
+// DropLocalSuffix is dropLocalSuffix.
+var DropLocalSuffix = dropLocalSuffix
