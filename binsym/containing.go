@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"reflect"
 	"sort"
+	"strings"
 )
 
 // smallSizes are the runtime's size classes up to 32 KiB
@@ -25,6 +26,13 @@ const maxCandidates = 4096
 // more than one: a pointer into the middle of an object is typed only
 // when its container can be told. off may be 0: the object's first field
 // (an untyped object is then typed from a field that points on).
+//
+// It never returns a type of the runtime's own packages (see runtimeOwn):
+// those containers only DWARF can tell, so a stripped executable, whose
+// types come from the runtime type descriptors, would name the same object
+// otherwise. A pointer into one keeps the type of the value it points to,
+// which every build names alike: the timer a P's timer heap points to is a
+// runtime.timer, not the runtime.timeTimer (Go 1.23 and later) around it.
 func (b *Binary) ContainingType(field *Type, off int64, objSize uint64, ptrOffsets []uint64) *Type {
 	x := b.dwarfTypes()
 	if x == nil || field == nil || field.Name == "" || off < 0 {
@@ -56,7 +64,7 @@ func (b *Binary) ContainingType(field *Type, off int64, objSize uint64, ptrOffse
 	var found *Type
 	for _, o := range offs {
 		t := x.get(o)
-		if t == nil || !holdsAt(t, field.Name, off) || !pointersAt(t, ptrOffsets) {
+		if t == nil || runtimeOwn(t.Name) || !holdsAt(t, field.Name, off) || !pointersAt(t, ptrOffsets) {
 			continue
 		}
 		if found != nil && found.Name != t.Name {
@@ -65,6 +73,17 @@ func (b *Binary) ContainingType(field *Type, off int64, objSize uint64, ptrOffse
 		found = t
 	}
 	return found
+}
+
+// runtimeOwn reports whether the type named name belongs to the runtime's
+// own packages: runtime and the standard library's internal/ packages
+// (internal/runtime/maps, internal/sync). Their layout is private and
+// changes between Go releases, and the structs that only wrap another of
+// theirs (runtime.timeTimer around runtime.timer) have no runtime type
+// descriptor that a stripped executable's types can be found from: a
+// report names these objects by the runtime type a pointer points to.
+func runtimeOwn(name string) bool {
+	return strings.HasPrefix(name, "runtime.") || strings.HasPrefix(name, "internal/")
 }
 
 // structsBySize indexes the named struct types by size, once. Called with

@@ -93,3 +93,6 @@ func StaticItab(b *Binary, typeName, inter string) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// DropLocalSuffix is dropLocalSuffix.
+var DropLocalSuffix = dropLocalSuffix

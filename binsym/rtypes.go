@@ -38,9 +38,8 @@ import (
 // context.Context }"), with the "noalg." prefix of the compiler's internal
 // types (map groups, closure contexts). Checked against DWARF on every type
 // of cmd/go and of test programs built by Go 1.22 to 1.26, names differ
-// only:
-//   - for a type defined inside a function: "main.local" where DWARF says
-//     "main.local·1" (the runtime does not record the suffix);
+// only (a type defined inside a function is "main.local" either way:
+// the reader of DWARF drops the "·1" its linker adds, see dropLocalSuffix):
 //   - for internal types whose parts have no equality function either,
 //     like the arrays of a Go 1.23 map bucket, which get no "noalg."
 //     prefix (nothing tells them from user types);

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +58,7 @@ var rtypesNames = map[string]string{
 	"interface":              "interface { M(int) string; main.m() }",
 	"unsafe.Pointer":         "unsafe.Pointer",
 	"complex128":             "complex128",
-	"local":                  "main.local", // DWARF: main.local·1
+	"local":                  "main.local", // DWARF's main.local·1, suffix dropped
 	"IDs":                    "main.IDs",
 	"Handler":                "main.Handler",
 	"Counts":                 "main.Counts",
@@ -187,10 +186,6 @@ func TestDescriptorsMatchDWARF(t *testing.T) {
 	}
 }
 
-// localSuffix is the suffix DWARF gives a type defined in a function, which
-// the runtime does not record.
-var localSuffix = regexp.MustCompile(`·[0-9]+`)
-
 // compareTypes appends to diffs how got, a type from a descriptor, differs
 // from want, DWARF's.
 func compareTypes(want, got *binsym.Type, path string, seen map[[2]*binsym.Type]bool, diffs *[]string) {
@@ -204,7 +199,7 @@ func compareTypes(want, got *binsym.Type, path string, seen map[[2]*binsym.Type]
 		return
 	}
 	seen[[2]*binsym.Type{want, got}] = true
-	if w, g := typeSummary(want), typeSummary(got); localSuffix.ReplaceAllString(w, "") != g {
+	if w, g := typeSummary(want), typeSummary(got); w != g {
 		*diffs = append(*diffs, fmt.Sprintf("%s: %s, want %s", path, g, w))
 		return
 	}
@@ -280,5 +275,25 @@ func TestStrippedPointers(t *testing.T) {
 	}
 	if _, ft, _ := node.PointerAt(40); !ft.EmptyInterface() {
 		t.Errorf(".val is not an empty interface")
+	}
+}
+
+// TestDropLocalSuffix checks the names of types defined inside functions,
+// which DWARF suffixes and the descriptors do not.
+func TestDropLocalSuffix(t *testing.T) {
+	for in, want := range map[string]string{
+		"main.local·1":                   "main.local",
+		"*main.local·12":                 "*main.local",
+		"map[main.k·2]main.v·3":          "map[main.k]main.v",
+		"main.Box[main.local·1]":         "main.Box[main.local]",
+		"struct { main.x main.local·4 }": "struct { main.x main.local }",
+		"main.odd·name":                  "main.odd·name",
+		"main.end·":                      "main.end·",
+		"context.valueCtx":               "context.valueCtx",
+		"":                               "",
+	} {
+		if got := binsym.DropLocalSuffix(in); got != want {
+			t.Errorf("DropLocalSuffix(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

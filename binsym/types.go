@@ -38,7 +38,9 @@ type Type struct {
 	// path, with dots in its last element escaped as %2e
 	// ("gopkg.in/yaml%2ev3.Node"), and so are the unexported fields and
 	// methods of struct and interface literals ("struct { main.ctx
-	// context.Context }").
+	// context.Context }"). A type defined inside a function is named as
+	// the runtime names it, "main.local", without DWARF's "·1": the name
+	// is the same with or without DWARF (dropLocalSuffix).
 	Name string
 	// Kind is the type's kind. reflect.Kind has the values of the runtime's
 	// abi.Kind, which DWARF records.
@@ -559,7 +561,7 @@ func walkUnits(d *dwarf.Data, info, abbrev []byte, start, end dwarf.Offset) (p *
 				p.byRT[rt] = e.Offset
 			}
 			if name != "" {
-				p.names = append(p.names, namedDIE{name, e.Offset, rt != 0})
+				p.names = append(p.names, namedDIE{dropLocalSuffix(name), e.Offset, rt != 0})
 			}
 		}
 		if indexLeft -= len(p.names) + len(p.global) + len(p.funcs) + len(p.byRT) - before; indexLeft < 0 {
@@ -669,8 +671,7 @@ func (er *entryReader) skipChildren(e *dwarf.Entry) error {
 // type from descriptors has the same name, kind, size, elements, key,
 // length and fields as DWARF's, and strings and slices have the fields
 // DWARF gives them, but:
-//   - a type defined inside a function is named "main.local", not
-//     "main.local·1", and internal types have no "noalg." prefix;
+//   - internal types have no "noalg." prefix;
 //   - Header's fields are those of the runtime's map and channel types,
 //     whose pointers to the tables, buffers and queues are untyped;
 //   - the pointer types of strings' and slices' fields have no
@@ -1018,7 +1019,7 @@ func (x *typeIndex) shell(off dwarf.Offset) *Type {
 		}
 		name, _ := e.Val(dwarf.AttrName).(string)
 		kind, _ := e.Val(attrGoKind).(int64)
-		t := &Type{Name: name, Kind: reflect.Kind(kind & 0x1f)}
+		t := &Type{Name: dropLocalSuffix(name), Kind: reflect.Kind(kind & 0x1f)}
 		x.alias(aliases, off, t)
 		x.todo = append(x.todo, typeWork{t: t, e: e, kids: kids})
 		return t
@@ -1165,4 +1166,33 @@ func finishOne(t *Type) {
 		}
 		t.Len, t.Fields, t.Header, t.emptyIface = u.Len, u.Fields, u.Header, u.emptyIface
 	}
+}
+
+// dropLocalSuffix returns the DWARF type name name without the suffix the
+// linker gives a type defined inside a function ("main.local·1", also
+// within a composite name: "*main.local·1"), which the runtime does not
+// record: a type has the name the runtime type descriptors give it, with
+// or without DWARF. Two such types of the same name in different functions
+// then share it, as they do in the descriptors and in reflect's %T.
+func dropLocalSuffix(name string) string {
+	i := strings.Index(name, "·")
+	if i < 0 {
+		return name
+	}
+	var b strings.Builder
+	for i >= 0 {
+		b.WriteString(name[:i])
+		name = name[i+len("·"):]
+		j := strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' })
+		if j < 0 {
+			j = len(name)
+		}
+		if j == 0 {
+			b.WriteString("·") // not a local type's suffix
+		}
+		name = name[j:]
+		i = strings.Index(name, "·")
+	}
+	b.WriteString(name)
+	return b.String()
 }

@@ -603,7 +603,7 @@ func (a *Analysis) classify(h *Holder, steps []typedStep) ([]typedStep, bool) {
 		}
 		steps[i-1].Via = ""
 		if steps[i-1].Type == "" {
-			steps[i-1].Type = "runtime timer"
+			steps[i-1].Type = TimerType // recognised without the executable
 		}
 		steps[i].Via = "func"
 		return steps[i-1:], true
@@ -620,7 +620,7 @@ func (a *Analysis) isTimer(h *Holder, steps []typedStep) bool {
 		return true
 	}
 	switch typeName(last.t) {
-	case "runtime.timer", "runtime.timeTimer", "time.Timer":
+	case TimerType, "time.Timer":
 		return true
 	}
 	for _, s := range steps {
@@ -630,6 +630,13 @@ func (a *Analysis) isTimer(h *Holder, steps []typedStep) bool {
 	}
 	return h.Kind == heapdump.RootGlobal && h.Global == "runtime.allp"
 }
+
+// TimerType is the type a timer holder's path names its timer with, with
+// or without the executable and whatever it carries: the runtime type the
+// P's timer heap points to, not the struct around it, which only DWARF
+// tells and Go releases change (runtime.timeTimer since Go 1.23; see
+// binsym.Binary.ContainingType).
+const TimerType = "runtime.timer"
 
 // DetailTimer is the Detail of a timer holder.
 const DetailTimer = "a timer in the runtime's timer heap"

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxleak/ctxleak/heap"
 )
 
 // versionsDir holds one directory of heap dump fixtures per supported Go
@@ -21,21 +23,26 @@ const versionsGolden = "holders-min-size-128KiB.golden"
 // release wrote and compares the report with the golden file next to it.
 // Every report must name the three holders the fixture program sets up: a
 // blocked goroutine's frame, a global and a timer. -update rewrites the
-// goldens from the stored dumps (after the same checks).
+// goldens from the stored dumps (after the same checks). Every go1.*
+// directory is tested, those of Go 1.22 to 1.26 at least. The stored
+// binaries carry DWARF; each report is checked against the one from a copy
+// without it too (withoutDWARF): the same names, or less known.
 func TestGoVersions(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join(versionsDir, "go1.*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"go1.22", "go1.23", "go1.24", "go1.25", "go1.26", "go1.27"}
-	if len(dirs) != len(want) {
-		t.Fatalf("fixtures %q, want one directory for each of %q", dirs, want)
+	have := map[string]bool{}
+	for _, dir := range dirs {
+		have[filepath.Base(dir)] = true
 	}
-	for i, dir := range dirs {
-		if filepath.Base(dir) != want[i] {
-			t.Fatalf("fixtures %q, want one directory for each of %q", dirs, want)
+	for _, v := range []string{"go1.22", "go1.23", "go1.24", "go1.25", "go1.26", "go1.27"} {
+		if !have[v] {
+			t.Errorf("fixtures %q: no %s", dirs, v)
 		}
-		t.Run(want[i], func(t *testing.T) {
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			testGoVersion(t, dir)
 		})
@@ -68,6 +75,7 @@ func testGoVersion(t *testing.T, dir string) {
 		"], frame main.waitThenUse (ctxleakfixture/main.go:",
 		"held by global main.cache (",
 		"held by a timer that will run main.scheduleRetry.func1 (ctxleakfixture/main.go:",
+		"|- " + heap.TimerType + " ",
 	} {
 		if !strings.Contains(got, s) {
 			t.Errorf("report lacks %q:\n%s", s, got)
@@ -76,6 +84,8 @@ func testGoVersion(t *testing.T, dir string) {
 	if n := strings.Count(got, "allocated at main.newUpload (ctxleakfixture/main.go:"); n != 3 {
 		t.Errorf("%d payloads allocated at main.newUpload, want 3:\n%s", n, got)
 	}
+	stripped := withoutDWARF(t, exe, filepath.Join(work, "binary-nodwarf"))
+	sameNamesWithoutDWARF(t, dump, exe, stripped, "--min-size", "128KiB")
 
 	golden := filepath.Join(dir, versionsGolden)
 	if *update {
