@@ -1,9 +1,7 @@
 package heap
 
 import (
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // The report's arithmetic, checked on every fixture: no group retains more
@@ -247,8 +246,8 @@ func TestInvariants(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			work := t.TempDir()
 			dump, exe := filepath.Join(work, "dump"), filepath.Join(work, "binary")
-			gunzipFile(t, filepath.Join(dir, "dump.gz"), dump)
-			gunzipFile(t, filepath.Join(dir, "binary.gz"), exe)
+			dumptest.Gunzip(t, filepath.Join(dir, "dump.gz"), dump)
+			dumptest.Gunzip(t, filepath.Join(dir, "binary.gz"), exe)
 			b, err := binsym.Open(exe)
 			if err != nil {
 				t.Fatal(err)
@@ -264,30 +263,6 @@ func TestInvariants(t *testing.T) {
 	}
 	if _, err := os.Stat("../testdata/go1.26"); err != nil {
 		t.Errorf("no Go 1.26 fixture: %v", err)
-	}
-}
-
-// gunzipFile decompresses the gzip file src to dst, mode 0600.
-func gunzipFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/internal/dumptest"
 )
 
 // versionsDir holds one directory of heap dump fixtures per supported Go
@@ -55,8 +54,8 @@ func testGoVersion(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	dump := gunzip(t, filepath.Join(dir, "dump.gz"), filepath.Join(work, "dump"))
-	exe := gunzip(t, filepath.Join(dir, "binary.gz"), filepath.Join(work, "binary"))
+	dump := dumptest.Gunzip(t, filepath.Join(dir, "dump.gz"), filepath.Join(work, "dump"))
+	exe := dumptest.Gunzip(t, filepath.Join(dir, "binary.gz"), filepath.Join(work, "binary"))
 
 	code, stdout, stderr := ctxleak(t, "holders", dump, "--binary", exe, "--min-size", "128KiB")
 	if code != 1 {
@@ -103,32 +102,4 @@ func testGoVersion(t *testing.T, dir string) {
 	if got != string(b) {
 		t.Errorf("report differs from %s (go test -run TestGoVersions -update rewrites it):\ngot:\n%s\nwant:\n%s", golden, got, b)
 	}
-}
-
-// gunzip decompresses the gzip file src to dst and returns dst.
-func gunzip(t *testing.T, src, dst string) string {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	if err := zr.Close(); err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
