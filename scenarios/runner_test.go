@@ -216,10 +216,42 @@ func TestCatalogueInChildren(t *testing.T) {
 			if res.PeakRSSBytes < payload {
 				t.Errorf("peak RSS %d below the payload", res.PeakRSSBytes)
 			}
+			checkLeakProfile(t, s, res)
 			if want, ok := grouping[s.Name]; ok {
 				checkGrouping(t, r, res, want)
 			}
 		})
+	}
+}
+
+// checkLeakProfile checks where the goroutineleak profile was taken: on
+// a Go without it nowhere; else after the last phase that writes a heap
+// dump, and at every phase after it, its finding checked (by Judge).
+func checkLeakProfile(t *testing.T, s *Scenario, res Result) {
+	t.Helper()
+	last := -1 // the last phase expected to write a heap dump
+	for i, p := range s.Phases {
+		if p.Alive {
+			last = i
+		}
+	}
+	for i, p := range res.Phases {
+		want := LeakUnavailable
+		if leakProfileOK() {
+			want = LeakSkipped
+			if i >= last {
+				want = LeakTaken
+			}
+		}
+		if p.LeakProfile != want {
+			t.Errorf("%s: leak profile %q, want %q", p.Name, p.LeakProfile, want)
+		}
+		if p.LeakProfile == LeakTaken && (p.Leaked == "" || p.ExpectLeaked == "") {
+			t.Errorf("%s: leak profile taken, found %q, checked against %q", p.Name, p.Leaked, p.ExpectLeaked)
+		}
+		if p.LeakProfile == LeakTaken && (p.Leaked == "none") != (len(p.LeakedGoroutines) == 0) {
+			t.Errorf("%s: leak profile found %q, but %d groups", p.Name, p.Leaked, len(p.LeakedGoroutines))
+		}
 	}
 }
 
