@@ -46,8 +46,10 @@ type LeakedGroup struct {
 	BlockedIn binsym.Position `json:"blocked_in"`
 }
 
-// leakProfileOK reports whether this Go has the goroutineleak profile.
-func leakProfileOK() bool { return pprof.Lookup("goroutineleak") != nil }
+// LeakProfileAvailable reports whether this Go has the goroutineleak
+// profile (Go 1.27 and later), which the children of a Runner made of
+// this executable take.
+func LeakProfileAvailable() bool { return pprof.Lookup("goroutineleak") != nil }
 
 // dumpLater reports whether a phase after phase i will write a heap dump:
 // dumps are on and the catalogue expects a payload alive there.

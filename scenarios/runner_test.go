@@ -237,7 +237,7 @@ func checkLeakProfile(t *testing.T, s *Scenario, res Result) {
 	}
 	for i, p := range res.Phases {
 		want := LeakUnavailable
-		if leakProfileOK() {
+		if LeakProfileAvailable() {
 			want = LeakSkipped
 			if i >= last {
 				want = LeakTaken

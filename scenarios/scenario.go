@@ -222,14 +222,14 @@ type PhaseResult struct {
 	// at this boundary, after its heap dump: LeakTaken, LeakSkipped or
 	// LeakUnavailable.
 	LeakProfile string `json:"leak_profile"`
+	// ExpectLeaked is the regular expression Leaked must match, when it
+	// was checked.
+	ExpectLeaked string `json:"expect_leaked,omitempty"`
 	// Leaked is what the profile reported, in a few words: "none", or
 	// how many goroutines it proved leaked and where they are blocked.
 	// LeakedGoroutines are those goroutines, grouped by where.
 	Leaked           string        `json:"leaked,omitempty"`
 	LeakedGoroutines []LeakedGroup `json:"leaked_goroutines"`
-	// ExpectLeaked is the regular expression Leaked must match, when it
-	// was checked.
-	ExpectLeaked string `json:"expect_leaked,omitempty"`
 }
 
 // Judge compares r with the expectation of s and sets r.Verdict, each
