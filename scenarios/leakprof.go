@@ -79,9 +79,11 @@ func (e *Env) leakProfile(i int, file string, p *PhaseResult) error {
 		return fmt.Errorf("goroutineleak profile: %w", err)
 	}
 	if e.opts.KeepDir != "" {
-		if err := writeNew(filepath.Join(e.opts.KeepDir, file+".goroutineleak.pb.gz"), buf.Bytes()); err != nil {
+		path := filepath.Join(e.opts.KeepDir, file+".goroutineleak.pb.gz")
+		if err := writeNew(path, buf.Bytes()); err != nil {
 			return err
 		}
+		p.LeakProfileFile = path
 	}
 	groups, err := leakedGroups(buf.Bytes())
 	if err != nil {

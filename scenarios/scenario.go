@@ -230,6 +230,9 @@ type PhaseResult struct {
 	// LeakedGoroutines are those goroutines, grouped by where.
 	Leaked           string        `json:"leaked,omitempty"`
 	LeakedGoroutines []LeakedGroup `json:"leaked_goroutines"`
+	// LeakProfileFile is the path of the goroutineleak profile kept for
+	// this phase (Options.KeepDir), if any.
+	LeakProfileFile string `json:"leak_profile_file,omitempty"`
 }
 
 // Judge compares r with the expectation of s and sets r.Verdict, each

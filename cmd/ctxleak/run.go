@@ -105,7 +105,8 @@ hung), 2 on a usage error.
 
 With --keep DIR the heap profile of every phase (and of the baseline) is
 kept, mode 0600, in a fresh subdirectory DIR/run-YYYYMMDD-HHMMSS (a suffix
-is added if that exists; DIR is created if missing), with the heap dumps
+is added if that exists; DIR is created if missing), with the heap dumps,
+the goroutineleak profiles (Go 1.27+)
 and a copy of the executable that wrote them, for "ctxleak holders DUMP
 --binary EXE". Existing files are never overwritten.`,
 		Example: `  # the whole catalogue, 50 MiB payload, 10 background tasks

@@ -467,8 +467,16 @@ func TestRunKeep(t *testing.T) {
 			if p.Dump != "" {
 				kept = append(kept, filepath.Base(p.Dump))
 			}
+			if p.LeakProfileFile != "" {
+				kept = append(kept, filepath.Base(p.LeakProfileFile))
+			}
 		}
 		want := []string{"01-request-running.pb.gz", "01-request-running.heapdump", "02-request-returned.pb.gz"}
+		if scenarios.LeakProfileAvailable() {
+			// Go 1.27: the goroutineleak profile of each phase too.
+			want = []string{"01-request-running.pb.gz", "01-request-running.heapdump", "01-request-running.goroutineleak.pb.gz",
+				"02-request-returned.pb.gz", "02-request-returned.goroutineleak.pb.gz"}
+		}
 		if !reflect.DeepEqual(kept, want) {
 			t.Errorf("phase profiles and dumps %v, want %v", kept, want)
 		}
@@ -504,8 +512,14 @@ func TestRunKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files != 5 { // the baseline's and two phases' profiles, a dump, the executable
-		t.Errorf("%d files kept, want 5", files)
+	// The baseline's and two phases' profiles, a dump, the executable, and
+	// on Go 1.27 two goroutineleak profiles.
+	want := 5
+	if scenarios.LeakProfileAvailable() {
+		want = 7
+	}
+	if files != want {
+		t.Errorf("%d files kept, want %d", files, want)
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "mine" {
 		t.Errorf("the user's file changed: %q, %v", b, err)
