@@ -15,6 +15,7 @@ import (
 	"weak"
 
 	"github.com/ctxleak/ctxleak/internal/procmem"
+	"github.com/ctxleak/ctxleak/internal/selfdump"
 )
 
 // Env is what a running scenario sees: the payload size and task count,
@@ -278,7 +279,11 @@ func (e *Env) Phase(name string) {
 	if e.opts.DumpDir != "" && alive > 0 {
 		p.PayloadAddrs = e.payloadAddrs()
 		start := time.Now()
-		if p.Dump, err = e.dump(file); err != nil {
+		switch p.Dump, err = e.dump(file); {
+		case errors.Is(err, selfdump.ErrLeakedGoroutines):
+			// An earlier leak profile forbids it: the holder is unknown.
+			p.HolderError = err.Error()
+		case err != nil:
 			e.err = err
 			return
 		}
@@ -286,6 +291,11 @@ func (e *Env) Phase(name string) {
 	}
 	if e.opts.PhaseHook != nil {
 		p.Holder = e.opts.PhaseHook(name, p.Alive)
+	}
+	// The leak profile comes after the dump: it would forbid it.
+	if err := e.leakProfile(i, file, &p); err != nil {
+		e.err = err
+		return
 	}
 	// Return freed pages to the OS, so that RSS shows what the process
 	// holds rather than what the runtime has not yet given back. This runs

@@ -26,6 +26,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			p := &res.Phases[j]
 			p.HolderDetail = nonNil(p.HolderDetail)
 			p.PayloadAddrs = nonNil(p.PayloadAddrs)
+			p.LeakedGoroutines = nonNil(p.LeakedGoroutines)
 			for k := range p.HolderDetail {
 				d := &p.HolderDetail[k]
 				d.Roots = nonNil(d.Roots)
@@ -49,11 +50,14 @@ type Listing struct {
 
 // ListedScenario is a scenario of a Listing.
 type ListedScenario struct {
-	Name        string        `json:"name"`
-	Description string        `json:"description"`
-	Mechanism   string        `json:"mechanism"`
-	Expect      string        `json:"expect"`
-	Phases      []ListedPhase `json:"phases"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Mechanism   string `json:"mechanism"`
+	Expect      string `json:"expect"`
+	// ExpectLeakProfile says what Go 1.27's goroutineleak profile is
+	// expected to report.
+	ExpectLeakProfile string        `json:"expect_leak_profile"`
+	Phases            []ListedPhase `json:"phases"`
 }
 
 // ListedPhase is a phase of a ListedScenario and its expected outcome
@@ -68,6 +72,9 @@ type ListedPhase struct {
 	// and the path to the payload must match at an alive phase.
 	ExpectHolder string `json:"expect_holder,omitempty"`
 	ExpectVia    string `json:"expect_via,omitempty"`
+	// ExpectLeaked is the regular expression what the goroutineleak
+	// profile reports must match, on Go 1.27 and later.
+	ExpectLeaked string `json:"expect_leaked,omitempty"`
 }
 
 // NewListing lists the scenarios of list.
@@ -75,10 +82,10 @@ func NewListing(list []*Scenario) Listing {
 	l := Listing{Schema: ListingSchema, Scenarios: []ListedScenario{}}
 	for _, s := range list {
 		ls := ListedScenario{Name: s.Name, Description: s.Description, Mechanism: s.Mechanism, Expect: s.Expect,
-			Phases: []ListedPhase{}}
+			ExpectLeakProfile: s.ExpectLeakProfile, Phases: []ListedPhase{}}
 		for _, ph := range s.Phases {
 			ls.Phases = append(ls.Phases, ListedPhase{Name: ph.Name, ExpectAlive: ph.Alive,
-				ExpectGCCycles: ph.GCCycles, ExpectHolder: ph.Holder, ExpectVia: ph.Via})
+				ExpectGCCycles: ph.GCCycles, ExpectHolder: ph.Holder, ExpectVia: ph.Via, ExpectLeaked: ph.Leaked})
 		}
 		l.Scenarios = append(l.Scenarios, ls)
 	}

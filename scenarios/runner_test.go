@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,10 +67,32 @@ var retryScenarios = map[string]*Scenario{
 	},
 }
 
+// leakThenAlive exists only in this test binary: a goroutine leaks before
+// its first phase, and its payload, expected freed, stays alive at both.
+// The leak profile is taken at the first phase (no later dump is
+// expected), after which the runtime would die writing the second
+// phase's dump: the child must refuse it and go on.
+var leakThenAlive = &Scenario{
+	Name:   "leak-then-alive",
+	Phases: []Phase{{Name: "leaked", Alive: false}, {Name: "still-alive", Alive: false}},
+	Run: func(env *Env) error {
+		p := env.Payload()
+		never := make(chan struct{})
+		go func() { <-never }()
+		env.Phase("leaked")
+		env.Phase("still-alive")
+		sink.Add(uint32(p[0]))
+		return nil
+	},
+}
+
 func child(name string) int {
 	s, ok := Lookup(name)
 	if r, found := retryScenarios[name]; found {
 		s, ok = r, true
+	}
+	if name == leakThenAlive.Name {
+		s, ok = leakThenAlive, true
 	}
 	if !ok {
 		fmt.Fprintf(os.Stderr, "no scenario %q\n", name)
@@ -216,10 +239,42 @@ func TestCatalogueInChildren(t *testing.T) {
 			if res.PeakRSSBytes < payload {
 				t.Errorf("peak RSS %d below the payload", res.PeakRSSBytes)
 			}
+			checkLeakProfile(t, s, res)
 			if want, ok := grouping[s.Name]; ok {
 				checkGrouping(t, r, res, want)
 			}
 		})
+	}
+}
+
+// checkLeakProfile checks where the goroutineleak profile was taken: on
+// a Go without it nowhere; else after the last phase that writes a heap
+// dump, and at every phase after it, its finding checked (by Judge).
+func checkLeakProfile(t *testing.T, s *Scenario, res Result) {
+	t.Helper()
+	last := -1 // the last phase expected to write a heap dump
+	for i, p := range s.Phases {
+		if p.Alive {
+			last = i
+		}
+	}
+	for i, p := range res.Phases {
+		want := LeakUnavailable
+		if LeakProfileAvailable() {
+			want = LeakSkipped
+			if i >= last {
+				want = LeakTaken
+			}
+		}
+		if p.LeakProfile != want {
+			t.Errorf("%s: leak profile %q, want %q", p.Name, p.LeakProfile, want)
+		}
+		if p.LeakProfile == LeakTaken && (p.Leaked == "" || p.ExpectLeaked == "") {
+			t.Errorf("%s: leak profile taken, found %q, checked against %q", p.Name, p.Leaked, p.ExpectLeaked)
+		}
+		if p.LeakProfile == LeakTaken && (p.Leaked == "none") != (len(p.LeakedGoroutines) == 0) {
+			t.Errorf("%s: leak profile found %q, but %d groups", p.Name, p.Leaked, len(p.LeakedGoroutines))
+		}
 	}
 }
 
@@ -250,6 +305,28 @@ func TestPhaseHook(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("holders %q, want %q", got, want)
+	}
+}
+
+// TestDumpAfterLeakProfile runs leakThenAlive with heap dumps on Go 1.27:
+// the second phase's dump is refused, as its holder error says, where the
+// runtime would have killed the child.
+func TestDumpAfterLeakProfile(t *testing.T) {
+	if !LeakProfileAvailable() {
+		t.Skipf("needs Go 1.27's goroutineleak profile; %s has none", runtime.Version())
+	}
+	t.Parallel()
+	res := holdersRunner(t, time.Minute).Run(context.Background(), leakThenAlive)
+	if res.Verdict != NotAsExpected || len(res.Phases) != 2 {
+		t.Fatalf("verdict %q (%s), %d phases; want not as expected, 2 phases", res.Verdict, res.Error, len(res.Phases))
+	}
+	first, second := res.Phases[0], res.Phases[1]
+	if first.LeakProfile != LeakTaken || !strings.Contains(first.Leaked, "1 goroutine proven leaked") || first.HolderError != "" {
+		t.Errorf("first phase: leak profile %q found %q, holder error %q; want taken, 1 leaked, the dump read",
+			first.LeakProfile, first.Leaked, first.HolderError)
+	}
+	if !second.Alive || !strings.Contains(second.HolderError, "refused to write a heap dump") {
+		t.Errorf("second phase: alive %v, holder error %q; want alive, the dump refused", second.Alive, second.HolderError)
 	}
 }
 

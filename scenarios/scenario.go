@@ -51,6 +51,10 @@ type Scenario struct {
 	// Expect summarises the expected outcome, e.g. "alive while the tasks
 	// run, freed when they finish".
 	Expect string
+	// ExpectLeakProfile says in a few words what Go 1.27's goroutineleak
+	// profile is expected to report (Phase.Leaked checks it), e.g.
+	// "none proven leaked".
+	ExpectLeakProfile string
 	// Phases lists the phase boundaries Run reaches, in order, each with its
 	// expected outcome.
 	Phases []Phase
@@ -80,6 +84,12 @@ type Phase struct {
 	// Via, if set, is a regular expression the types along the path from
 	// the holder to the payload (HolderDetail.TypesText) must match.
 	Via string
+	// Leaked is a regular expression what Go 1.27's goroutineleak profile
+	// reports at this boundary (PhaseResult.Leaked: "none", or "1
+	// goroutine proven leaked in scenarios.sender (...)") must match,
+	// where the profile is taken; "" checks nothing. On a Go without the
+	// profile it is not checked.
+	Leaked string
 }
 
 // Verdicts of a Result.
@@ -208,6 +218,21 @@ type PhaseResult struct {
 	// HolderMillis how long reading it and naming the holders took.
 	DumpMillis   int64 `json:"dump_ms,omitempty"`
 	HolderMillis int64 `json:"holder_ms,omitempty"`
+	// LeakProfile says whether Go 1.27's goroutineleak profile was taken
+	// at this boundary, after its heap dump: LeakTaken, LeakSkipped or
+	// LeakUnavailable.
+	LeakProfile string `json:"leak_profile"`
+	// ExpectLeaked is the regular expression Leaked must match, when it
+	// was checked.
+	ExpectLeaked string `json:"expect_leaked,omitempty"`
+	// Leaked is what the profile reported, in a few words: "none", or
+	// how many goroutines it proved leaked and where they are blocked.
+	// LeakedGoroutines are those goroutines, grouped by where.
+	Leaked           string        `json:"leaked,omitempty"`
+	LeakedGoroutines []LeakedGroup `json:"leaked_goroutines"`
+	// LeakProfileFile is the path of the goroutineleak profile kept for
+	// this phase (Options.KeepDir), if any.
+	LeakProfileFile string `json:"leak_profile_file,omitempty"`
 }
 
 // Judge compares r with the expectation of s and sets r.Verdict, each
@@ -252,6 +277,10 @@ func (s *Scenario) Judge(r *Result) {
 			got.AsExpected = false
 			diffs = append(diffs, got.Name+": "+diff)
 		}
+		if diff := judgeLeaked(got, want); diff != "" {
+			got.AsExpected = false
+			diffs = append(diffs, got.Name+": "+diff)
+		}
 	}
 	if len(diffs) > 0 {
 		r.Verdict = NotAsExpected
@@ -291,6 +320,23 @@ func judgeHolder(got *PhaseResult, want Phase) string {
 				return fmt.Sprintf("held through %s, want a path matching %s", p, want.Via)
 			}
 		}
+	}
+	return ""
+}
+
+// judgeLeaked checks what the goroutineleak profile reported at a phase
+// where it was taken against the expectation, and says how it differs.
+func judgeLeaked(got *PhaseResult, want Phase) string {
+	if got.LeakProfile != LeakTaken || want.Leaked == "" {
+		return ""
+	}
+	got.ExpectLeaked = want.Leaked
+	re, err := regexp.Compile(want.Leaked)
+	if err != nil {
+		return fmt.Sprintf("bad expected leak profile %q: %v", want.Leaked, err)
+	}
+	if !re.MatchString(got.Leaked) {
+		return fmt.Sprintf("leak profile: %s, want %s", got.Leaked, want.Leaked)
 	}
 	return ""
 }

@@ -192,10 +192,58 @@ func checkEntry(t *testing.T, s *Scenario) {
 		if !p.Alive && (p.Holder != "" || p.Via != "") {
 			t.Errorf("%s/%s: freed, but expects holder %q via %q", s.Name, p.Name, p.Holder, p.Via)
 		}
-		for _, re := range []string{p.Holder, p.Via} {
+		for _, re := range []string{p.Holder, p.Via, p.Leaked} {
 			if _, err := regexp.Compile(re); err != nil {
 				t.Errorf("%s/%s: %v", s.Name, p.Name, err)
 			}
+		}
+	}
+}
+
+// TestCatalogueLeaked checks that every scenario says what the
+// goroutineleak profile should report, and every phase checks it.
+func TestCatalogueLeaked(t *testing.T) {
+	for _, s := range All() {
+		if s.ExpectLeakProfile == "" {
+			t.Errorf("%s: no ExpectLeakProfile", s.Name)
+		}
+		for _, p := range s.Phases {
+			if p.Leaked == "" {
+				t.Errorf("%s/%s: no expected leak profile", s.Name, p.Name)
+			}
+		}
+	}
+}
+
+// TestJudgeLeaked checks the leak profile's finding where it was taken,
+// and only there.
+func TestJudgeLeaked(t *testing.T) {
+	s := &Scenario{Name: "x", Phases: []Phase{
+		{Name: "a", Alive: false, Leaked: noneLeaked},
+		{Name: "b", Alive: false, Leaked: leakedIn(1, "sender")},
+	}}
+	sender := "1 goroutine proven leaked in scenarios.sender (scenarios/catalogue.go:606)"
+	for _, tt := range []struct {
+		profile, a, b string
+		want          string
+	}{
+		{LeakTaken, "none", sender, AsExpected},
+		{LeakTaken, sender, sender, NotAsExpected},
+		{LeakTaken, "none", "none", NotAsExpected},
+		{LeakTaken, "none", "2 goroutines proven leaked in scenarios.sender (scenarios/catalogue.go:606)", NotAsExpected},
+		{LeakSkipped, sender, "none", AsExpected},
+		{LeakUnavailable, "", "", AsExpected},
+	} {
+		r := &Result{Phases: []PhaseResult{
+			{Name: "a", LeakProfile: tt.profile, Leaked: tt.a},
+			{Name: "b", LeakProfile: tt.profile, Leaked: tt.b},
+		}}
+		s.Judge(r)
+		if r.Verdict != tt.want {
+			t.Errorf("%s %q, %q: verdict %q (%s), want %q", tt.profile, tt.a, tt.b, r.Verdict, r.Error, tt.want)
+		}
+		if tt.want == NotAsExpected && !strings.Contains(r.Error, "leak profile: ") {
+			t.Errorf("%s %q, %q: error %q does not name the leak profile", tt.profile, tt.a, tt.b, r.Error)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,7 @@ func (r *Result) WriteText(p *ui.Printer) {
 		}
 		p.Print(p.Table(t))
 		r.writeHolders(p)
+		r.writeLeaked(p)
 	}
 	p.Print("mechanism: " + r.Mechanism)
 	switch r.Verdict {
@@ -112,6 +114,35 @@ func (r *Result) writeHolders(p *ui.Printer) {
 		default:
 			print("  " + pad(ph.Name) + "  " + p.Faint("nothing: the payload is freed"))
 		}
+	}
+}
+
+// writeLeaked prints, on a Go with the goroutineleak profile, what it
+// reported at each phase: the goroutines it proved leaked, or none, or
+// why it was not taken there.
+func (r *Result) writeLeaked(p *ui.Printer) {
+	width, taken := 0, false
+	for _, ph := range r.Phases {
+		width = max(width, len(ph.Name))
+		taken = taken || ph.LeakProfile == LeakTaken
+	}
+	if !taken {
+		return
+	}
+	p.Print("leak profile:")
+	for _, ph := range r.Phases {
+		line := "  " + ph.Name + strings.Repeat(" ", width-len(ph.Name)) + "  "
+		switch {
+		case ph.LeakProfile != LeakTaken:
+			line += p.Faint(ph.LeakProfile + ": a later phase writes a heap dump, which the profile would forbid")
+		case ph.ExpectLeaked != "" && !ph.AsExpected && !leakMatches(ph):
+			line += p.Bad(ph.Leaked)
+		case ph.Leaked != "none":
+			line += p.Warn(ph.Leaked)
+		default:
+			line += ph.Leaked
+		}
+		p.Print(textfit.Hang(line, p.Width(), 2+width+2))
 	}
 }
 
@@ -206,6 +237,22 @@ func (rep *Report) WriteSummaryText(p *ui.Printer) {
 	} else {
 		p.Print(p.Bad(line))
 	}
+	if rep.leakProfileTaken() {
+		p.Print(p.Faint("leak profile: " + LeakProfileLimit))
+	}
+}
+
+// leakProfileTaken reports whether the goroutineleak profile was taken at
+// any phase of the report.
+func (rep *Report) leakProfileTaken() bool {
+	for _, r := range rep.Scenarios {
+		for _, ph := range r.Phases {
+			if ph.LeakProfile == LeakTaken {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // WriteText prints l as "ctxleak run --list" shows it: each scenario, what
@@ -224,5 +271,17 @@ func (l Listing) WriteText(p *ui.Printer) {
 		p.Print("  expected:  " + s.Expect)
 		p.Print("  phases:    " + strings.Join(phases, " > "))
 		p.Print("  mechanism: " + p.Faint(s.Mechanism))
+		p.Print("  leak profile (Go 1.27+): " + s.ExpectLeakProfile)
 	}
+	if len(l.Scenarios) > 0 {
+		p.Print("")
+		p.Print(p.Faint("leak profile: " + LeakProfileLimit))
+	}
+}
+
+// leakMatches reports whether what the goroutineleak profile reported at
+// ph matches the expectation it was judged by.
+func leakMatches(ph PhaseResult) bool {
+	ok, err := regexp.MatchString(ph.ExpectLeaked, ph.Leaked)
+	return ok && err == nil
 }

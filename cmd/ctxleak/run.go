@@ -88,14 +88,25 @@ read; the directories a killed run left behind (named with its process
 ID, owned by you, the process gone) are removed by the next run. A
 --payload over half the physical memory is refused.
 
-Each scenario's expected outcome, including who holds the payload, is
-written down in the catalogue and checked. Exit status: 0 when every
+On Go 1.27 and later the child also takes the goroutineleak profile
+(runtime/pprof) and shows, per phase, the goroutines it proves leaked
+("leak profile:"), or none. It takes it after the heap dump, and only from
+the last phase that writes one on: once the profile has marked a goroutine
+leaked, no heap dump of the process can be written. The profile proves
+leaked only goroutines blocked on something no runnable goroutine and no
+global can reach: one blocked on a channel a global holds (global-cache's
+janitor) is never reported.
+
+Each scenario's expected outcome, including who holds the payload and, on
+Go 1.27, what the leak profile reports, is written down in the catalogue
+and checked. Exit status: 0 when every
 scenario behaved as expected, 1 when any did not (or its child crashed or
 hung), 2 on a usage error.
 
 With --keep DIR the heap profile of every phase (and of the baseline) is
 kept, mode 0600, in a fresh subdirectory DIR/run-YYYYMMDD-HHMMSS (a suffix
-is added if that exists; DIR is created if missing), with the heap dumps
+is added if that exists; DIR is created if missing), with the heap dumps,
+the goroutineleak profiles (Go 1.27+)
 and a copy of the executable that wrote them, for "ctxleak holders DUMP
 --binary EXE". Existing files are never overwritten.`,
 		Example: `  # the whole catalogue, 50 MiB payload, 10 background tasks
@@ -214,6 +225,10 @@ func (a *app) run(ctx context.Context, f runFlags, args []string) error {
 	if f.format == "text" {
 		p.Print(p.Faint(fmt.Sprintf("payload %s, %d tasks, %s; each scenario in its own process",
 			bytesize.Compact(f.payload), f.tasks, runtime.Version())))
+		if !scenarios.LeakProfileAvailable() {
+			p.Print(p.Faint(fmt.Sprintf("leak profile: n/a (Go 1.27+): %s has no goroutineleak profile, so which goroutines it proves leaked is not shown",
+				runtime.Version())))
+		}
 		if holdersSkipped {
 			p.Print(p.Faint(fmt.Sprintf("holders not named: payload above %s, each heap dump would take seconds (--holders to name them)",
 				bytesize.Compact(maxHolderPayload))))

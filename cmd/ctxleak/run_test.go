@@ -73,6 +73,10 @@ func TestRunList(t *testing.T) {
 			t.Errorf("--list lacks %s", s.Name)
 		}
 	}
+	// What the leak profile cannot see is said once.
+	if strings.Count(stdout, scenarios.LeakProfileLimit) != 1 {
+		t.Errorf("--list does not state the leak profile's limit once:\n%s", stdout)
+	}
 
 	// Listing runs nothing, so sync-pool is safe here even under -race,
 	// where sync.Pool drops Puts at random and its verdict may differ.
@@ -85,14 +89,16 @@ func TestRunList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := scenarios.Listing{Schema: "ctxleak.run-list/v1", Scenarios: []scenarios.ListedScenario{{
-		Name:        "sync-pool",
-		Description: l.Scenarios[0].Description,
-		Mechanism:   l.Scenarios[0].Mechanism,
-		Expect:      "freed after two GC cycles once the request returns",
+		Name:              "sync-pool",
+		Description:       l.Scenarios[0].Description,
+		Mechanism:         l.Scenarios[0].Mechanism,
+		Expect:            "freed after two GC cycles once the request returns",
+		ExpectLeakProfile: l.Scenarios[0].ExpectLeakProfile,
 		Phases: []scenarios.ListedPhase{
 			{Name: "request-running", ExpectAlive: true,
-				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \(scenarios/[a-z]+\.go:\d+\)$`},
-			{Name: "request-returned", ExpectAlive: false, ExpectGCCycles: 2},
+				ExpectHolder: `^goroutine \d+ frame scenarios\.syncPool\.func1 \(scenarios/[a-z]+\.go:\d+\)$`,
+				ExpectLeaked: "^none$"},
+			{Name: "request-returned", ExpectAlive: false, ExpectGCCycles: 2, ExpectLeaked: "^none$"},
 		},
 	}}}
 	if !reflect.DeepEqual(l, want) {
@@ -156,7 +162,7 @@ func TestRunJSON(t *testing.T) {
 	for _, s := range list {
 		hasKeys(t, "scenario", s, "name", "description", "expect", "verdict", "error", "phases")
 		for _, p := range s.(map[string]any)["phases"].([]any) {
-			hasKeys(t, "phase", p, "name", "alive", "heap_delta_bytes", "rss_delta_bytes", "release_gc_count")
+			hasKeys(t, "phase", p, "name", "alive", "heap_delta_bytes", "rss_delta_bytes", "release_gc_count", "leak_profile", "leaked_goroutines")
 			if p.(map[string]any)["alive"] != true {
 				continue
 			}
@@ -461,8 +467,16 @@ func TestRunKeep(t *testing.T) {
 			if p.Dump != "" {
 				kept = append(kept, filepath.Base(p.Dump))
 			}
+			if p.LeakProfileFile != "" {
+				kept = append(kept, filepath.Base(p.LeakProfileFile))
+			}
 		}
 		want := []string{"01-request-running.pb.gz", "01-request-running.heapdump", "02-request-returned.pb.gz"}
+		if scenarios.LeakProfileAvailable() {
+			// Go 1.27: the goroutineleak profile of each phase too.
+			want = []string{"01-request-running.pb.gz", "01-request-running.heapdump", "01-request-running.goroutineleak.pb.gz",
+				"02-request-returned.pb.gz", "02-request-returned.goroutineleak.pb.gz"}
+		}
 		if !reflect.DeepEqual(kept, want) {
 			t.Errorf("phase profiles and dumps %v, want %v", kept, want)
 		}
@@ -498,8 +512,14 @@ func TestRunKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files != 5 { // the baseline's and two phases' profiles, a dump, the executable
-		t.Errorf("%d files kept, want 5", files)
+	// The baseline's and two phases' profiles, a dump, the executable, and
+	// on Go 1.27 two goroutineleak profiles.
+	want := 5
+	if scenarios.LeakProfileAvailable() {
+		want = 7
+	}
+	if files != want {
+		t.Errorf("%d files kept, want %d", files, want)
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "mine" {
 		t.Errorf("the user's file changed: %q, %v", b, err)
@@ -602,7 +622,7 @@ func TestReleaseLacksTestScenarios(t *testing.T) {
 
 // runVarying matches what differs between runs of "ctxleak run --format
 // json": the measured figures, durations, addresses, goroutine ids, the Go
-// version, and where the sources are.
+// version, where the sources are, and the leak profile (Go 1.27+ only).
 var runVarying = []struct {
 	re   *regexp.Regexp
 	with string
@@ -614,6 +634,9 @@ var runVarying = []struct {
 	{regexp.MustCompile(`("go_version": )"[^"]*"`), `${1}"GOVERSION"`},
 	{regexp.MustCompile(`("file": )"[^"]*/([^/"]+/[^/"]+)"`), `${1}"${2}"`},
 	{regexp.MustCompile(`\.go:\d+\)`), ".go:N)"},
+	// The leak profile is taken on Go 1.27 and later only.
+	{regexp.MustCompile(`("leak_profile": )"[^"]*"`), `${1}"LEAK_PROFILE"`},
+	{regexp.MustCompile(`\n\s*"(?:expect_leaked|leaked)": "[^"]*",`), ""},
 }
 
 // TestRunGolden pins the JSON schemas of "ctxleak run" and of "ctxleak run
