@@ -112,12 +112,18 @@ func leak(n, size int) {
 	for range n {
 		ch := make(chan int)
 		go func() {
-			b := make([]byte, size)
+			b := payload(size)
 			ch <- len(b)
 			runtime.KeepAlive(b)
 		}()
 	}
 }
+
+// payload returns n bytes on the heap: a make of a size the compiler
+// knows could be on the goroutine's stack, which no heap dump counts.
+//
+//go:noinline
+func payload(n int) []byte { return make([]byte, n) }
 
 // waitBlocked waits, with back-off, until n goroutines are blocked in
 // chan send.
