@@ -127,6 +127,28 @@
 // reported alive, and a bubble timer shorter than the timeout fires during
 // the wait.
 //
+// # Leaked goroutines
+//
+// With [CheckGoroutines] (Go 1.27 and later), AssertReleased also fails the
+// test when goroutines started since New are proven leaked by the
+// goroutineleak profile of runtime/pprof: blocked for ever on a channel or
+// lock that nothing runnable can reach. It takes one heap dump first, then
+// the profile (the other order kills the test binary), and names each group
+// of leaked goroutines with what their frames alone retain in the dump:
+//
+//	retain: 5 goroutines started during the test proven leaked by the goroutineleak profile (...)
+//	  they retain 80.0 KiB in the heap dump taken just before the profile
+//
+//	5 goroutines in example.com/shop/upload.audit.func1 [chan send]
+//	    created by example.com/shop/upload.audit at upload/upload.go:30
+//	    goroutine ids 23, 24, 25, 26, 27
+//	    retain 80.0 KiB (what their own frames alone keep alive)
+//
+// A profile that finds leaked goroutines ends the heap dumps of the test
+// binary: later failures say why they have none. testing/synctest catches
+// goroutines blocked for ever inside a bubble (the bubble deadlocks), but
+// not what they keep alive, nor goroutines outside a bubble.
+//
 // # Allocation sites
 //
 // Heap dumps link objects to the stack that allocated them only for objects

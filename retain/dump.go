@@ -26,17 +26,9 @@ type dumpFile struct {
 // file is new (never an existing one) and has mode 0600.
 func writeDump(dir, name string) (dumpFile, error) {
 	base := fileName(name)
-	if dir == "" {
-		dir = os.Getenv(DumpDirEnv)
-	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "ctxleak-"+base+"-*")
-		if err != nil {
-			return dumpFile{}, fmt.Errorf("making a directory for the heap dump: %w", err)
-		}
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return dumpFile{}, fmt.Errorf("making the heap dump directory: %w", err)
+	dir, _, err := dumpDir(dir, base)
+	if err != nil {
+		return dumpFile{}, err
 	}
 	sd, err := selfdump.Write(dir, base+"-*.heapdump")
 	d := dumpFile{path: sd.Path, size: sd.Size, took: sd.Took}
@@ -45,6 +37,50 @@ func writeDump(dir, name string) (dumpFile, error) {
 	}
 	d.binary = keepBinary(dir)
 	return d, nil
+}
+
+// writeDumpThenProfile is writeDump followed by Go 1.27's goroutineleak
+// profile, in that order (a dump after the profile is fatal, see
+// selfdump.WriteThenProfileLeaks). The dump's path is empty when it was not
+// written, with err saying why; the profile is taken unless err is
+// selfdump.ErrNoLeakProfile or no directory could be made. remove deletes
+// the dump, and the directory when it made it, for a check that passes.
+func writeDumpThenProfile(dir, name string) (d dumpFile, remove func(), err error) {
+	base := fileName(name)
+	dir, made, err := dumpDir(dir, base)
+	if err != nil {
+		return dumpFile{}, func() {}, err
+	}
+	sd, _, err := selfdump.WriteThenProfileLeaks(dir, base+"-*.heapdump", io.Discard)
+	d = dumpFile{path: sd.Path, size: sd.Size, took: sd.Took}
+	remove = func() {
+		if made {
+			os.RemoveAll(dir)
+		} else if d.path != "" {
+			os.Remove(d.path)
+		}
+	}
+	return d, remove, err
+}
+
+// dumpDir returns the directory for a dump: dir, made (0700) when missing,
+// or $CTXLEAK_DUMP_DIR, or a new directory under os.TempDir named after
+// base, and whether it made a new one.
+func dumpDir(dir, base string) (string, bool, error) {
+	if dir == "" {
+		dir = os.Getenv(DumpDirEnv)
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ctxleak-"+base+"-*")
+		if err != nil {
+			return "", false, fmt.Errorf("making a directory for the heap dump: %w", err)
+		}
+		return d, true, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", false, fmt.Errorf("making the heap dump directory: %w", err)
+	}
+	return dir, false, nil
 }
 
 // fileName turns a test name into something safe in a file name.

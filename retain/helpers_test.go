@@ -12,6 +12,19 @@ type recordingTB struct {
 	name string
 	mu   sync.Mutex
 	errs []string
+	logs []string
+}
+
+func (r *recordingTB) Logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+
+func (r *recordingTB) logText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.logs, "\n")
 }
 
 func (r *recordingTB) Helper()      {}

@@ -42,13 +42,7 @@ var failures sync.Mutex
 // for a terminal and for a CI log alike.
 func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	var b strings.Builder
-	switch {
-	case st.total > 0:
-		fmt.Fprintf(&b, "retain: %d of %d tracked values still alive after %s (%s)\n",
-			len(alive), st.total, roundDuration(st.waited), english.Plural(st.gcs, "GC"))
-	default:
-		fmt.Fprintf(&b, "retain: %s still alive\n", english.Plural(len(alive), "tracked value"))
-	}
+	writeHead(&b, alive, st)
 	if tr.opts.noDump {
 		listAlive(&b, alive, nil)
 		b.WriteString("\nno heap dump (NoDump): holders not known\n")
@@ -60,15 +54,42 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 	// times the size of the heap it describes.
 	failures.Lock()
 	defer failures.Unlock()
+	beforeDump()
+	d, err := writeDump(tr.opts.dumpDir, tr.name)
+	tr.explainDump(&b, alive, d, err)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeHead writes the first line of a failure: how many values are
+// still alive.
+func writeHead(b *strings.Builder, alive []Tracked, st waitStats) {
+	switch {
+	case st.total > 0:
+		fmt.Fprintf(b, "retain: %d of %d tracked values still alive after %s (%s)\n",
+			len(alive), st.total, roundDuration(st.waited), english.Plural(st.gcs, "GC"))
+	default:
+		fmt.Fprintf(b, "retain: %s still alive\n", english.Plural(len(alive), "tracked value"))
+	}
+}
+
+// beforeDump loads what explain keeps for the process and collects the
+// garbage of the last analysis, before a failure's dump; the caller holds
+// failures.
+func beforeDump() {
 	if explain != nil && prepareExplain != nil {
 		prepareExplain()
 	}
 	runtime.GC()
-	d, err := writeDump(tr.opts.dumpDir, tr.name)
+}
+
+// explainDump writes the entries of the values still alive, explained
+// from the dump d, or listed with why there is no dump (err), and where
+// the dump is.
+func (tr *Tracker) explainDump(b *strings.Builder, alive []Tracked, d dumpFile, err error) {
 	if err != nil {
-		listAlive(&b, alive, nil)
-		fmt.Fprintf(&b, "\nno heap dump: %v\n", err)
-		return strings.TrimSuffix(b.String(), "\n")
+		listAlive(b, alive, nil)
+		fmt.Fprintf(b, "\nno heap dump: %v\n", err)
+		return
 	}
 	var ex *explanation
 	var exErr error
@@ -78,26 +99,25 @@ func (tr *Tracker) report(alive []Tracked, st waitStats) string {
 			ex = nil
 		}
 	}
-	listAlive(&b, alive, ex)
+	listAlive(b, alive, ex)
 	b.WriteString("\n")
 	if exErr != nil {
-		fmt.Fprintf(&b, "holders not found: %v\n", exErr)
+		fmt.Fprintf(b, "holders not found: %v\n", exErr)
 	}
 	if ex != nil {
 		for _, n := range ex.notes {
-			fmt.Fprintf(&b, "note: %s\n", n)
+			fmt.Fprintf(b, "note: %s\n", n)
 		}
 	}
-	fmt.Fprintf(&b, "heap dump: %s\n", d.path)
-	fmt.Fprintf(&b, "  %s, mode 0600, holds all process memory: delete it when done\n",
+	fmt.Fprintf(b, "heap dump: %s\n", d.path)
+	fmt.Fprintf(b, "  %s, mode 0600, holds all process memory: delete it when done\n",
 		bytesize.Format(d.size))
 	if d.binary != "" {
-		fmt.Fprintf(&b, "run: ctxleak holders %s \\\n    --binary %s\n", d.path, d.binary)
+		fmt.Fprintf(b, "run: ctxleak holders %s \\\n    --binary %s\n", d.path, d.binary)
 	} else {
-		fmt.Fprintf(&b, "run: ctxleak holders %s\n", d.path)
+		fmt.Fprintf(b, "run: ctxleak holders %s\n", d.path)
 		b.WriteString("  (the test binary could not be kept: functions will be unnamed)\n")
 	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // listAlive writes an entry per value, after a blank line: the explained

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/internal/heapobj"
+	"github.com/ctxleak/ctxleak/internal/leakedg"
 )
 
 // TB is the part of testing.TB a Tracker uses; *testing.T and *testing.B
@@ -48,6 +49,10 @@ type Tracker struct {
 
 	mu   sync.Mutex
 	objs []*object
+
+	// before are the ids of the goroutines running at New, with
+	// CheckGoroutines.
+	before map[uint64]bool
 }
 
 type object struct {
@@ -60,7 +65,11 @@ type object struct {
 // at AssertReleased fail t.
 func New(t TB, opts ...Option) *Tracker {
 	t.Helper()
-	return &Tracker{tb: t, name: t.Name(), opts: buildOptions(opts)}
+	tr := &Tracker{tb: t, name: t.Name(), opts: buildOptions(opts)}
+	if tr.opts.checkGoroutines {
+		tr.before = leakedg.IDs()
+	}
+	return tr
 }
 
 // NewTracker returns a Tracker for a program that is not a test: Track only
@@ -122,13 +131,17 @@ func (tr *Tracker) Released(ctx context.Context) (alive []Tracked, err error) {
 
 // AssertReleased is Released for tests: it fails the test, with a report and
 // a heap dump, if any tracked value is still alive after the timeout. It
-// reports whether everything was freed.
+// reports whether everything was freed. With [CheckGoroutines] it also
+// fails the test for goroutines proven leaked.
 func (tr *Tracker) AssertReleased() bool {
 	if tr.tb == nil {
 		panic("retain: AssertReleased needs a Tracker made by New; use Released")
 	}
 	tr.tb.Helper()
 	alive, st, _ := tr.wait(context.Background())
+	if tr.opts.checkGoroutines {
+		return tr.assertGoroutines(alive, st)
+	}
 	if len(alive) == 0 {
 		return true
 	}

@@ -35,14 +35,22 @@ func (w *Watcher) run() {
 	defer close(w.done)
 	t := time.NewTicker(w.opts.checkInterval())
 	defer t.Stop()
+	var leakTick <-chan time.Time
+	if w.opts.LeakInterval > 0 && leakProfile() != nil {
+		lt := time.NewTicker(w.opts.LeakInterval)
+		defer lt.Stop()
+		leakTick = lt.C
+	}
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-t.C:
-		}
-		if w.check(time.Now()) {
-			w.report()
+			if w.check(time.Now()) {
+				w.report()
+			}
+		case <-leakTick:
+			w.CheckLeaks()
 		}
 	}
 }

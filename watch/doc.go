@@ -43,8 +43,21 @@
 // endpoints that dump answer 409 Conflict with the reason, and reports carry
 // it as their error, for the rest of the process's life.
 //
+// With Options.LeakInterval the watcher takes that profile itself, on its
+// own schedule and just after each report's dump (CheckLeaks takes it at
+// once): the goroutines the runtime proves leaked, blocked for ever on
+// channels or locks nothing runnable reaches, are counted in Stats, the
+// expvar variable, watchprom's metrics, reports and a log line, grouped by
+// function and creation site. Each profile costs one extra GC cycle. With
+// Options.LeakDump a check dumps the heap first, while the process may be
+// dumped, and says what the leaked goroutines alone retain, matched by
+// goroutine id; the first check that finds leaks is the process's last
+// dump. On a Go before 1.27 the watcher logs once that the profile is not
+// available and goes on.
+//
 // The files: options.go (Options, defaults and limits), watch.go (the
 // Watcher, Track, Stats), middleware.go (the middleware and its labels),
-// check.go (the checking goroutine), report.go (reports), handler.go (the
-// HTTP endpoints), expvar.go (the expvar variable).
+// check.go (the checking goroutine), report.go (reports), leaks.go (leak
+// checks), handler.go (the HTTP endpoints), expvar.go (the expvar
+// variable).
 package watch

@@ -9,6 +9,7 @@ import (
 // counts of the open Watchers of the process:
 //
 //	{"watched_count": 1200, "outlived_count": 3, "alive_count": 3, "reports_count": 1,
+//	 "leaked_goroutine_count": 20, "leaked_retained_bytes": 327680,
 //	 "labels": {"GET /leak": {"watched_count": 3, "outlived_count": 3, "alive_count": 3}}}
 const expvarName = "ctxleak"
 
@@ -20,11 +21,15 @@ var watchers struct {
 
 // expvarStats is the value of the expvar variable.
 type expvarStats struct {
-	Watched  uint64                 `json:"watched_count"`
-	Outlived uint64                 `json:"outlived_count"`
-	Alive    int                    `json:"alive_count"`
-	Reports  int                    `json:"reports_count"`
-	Labels   map[string]*LabelStats `json:"labels"`
+	Watched  uint64 `json:"watched_count"`
+	Outlived uint64 `json:"outlived_count"`
+	Alive    int    `json:"alive_count"`
+	Reports  int    `json:"reports_count"`
+	// The watchers of a process share its goroutines: the largest of
+	// their last leak checks' counts and bytes.
+	LeakedGoroutines    int                    `json:"leaked_goroutine_count"`
+	LeakedRetainedBytes uint64                 `json:"leaked_retained_bytes"`
+	Labels              map[string]*LabelStats `json:"labels"`
 }
 
 func publish(w *Watcher) {
@@ -61,6 +66,8 @@ func expvarValue() any {
 		v.Outlived += st.Outlived
 		v.Alive += st.Alive
 		v.Reports += st.Reports
+		v.LeakedGoroutines = max(v.LeakedGoroutines, st.LeakedGoroutines)
+		v.LeakedRetainedBytes = max(v.LeakedRetainedBytes, st.LeakedRetainedBytes)
 		for _, l := range st.Labels {
 			sum := v.Labels[l.Label]
 			if sum == nil {

@@ -97,6 +97,9 @@ type Status struct {
 	AliveValues []Value `json:"alive_values"`
 	// Reports are the last reports, newest first.
 	Reports []Report `json:"reports"`
+	// LeakCheck is the last goroutineleak profile's check, nil before
+	// the first.
+	LeakCheck *LeakCheck `json:"leak_check"`
 }
 
 // status returns the status now.
@@ -109,6 +112,10 @@ func (w *Watcher) status() Status {
 	}
 	for i := len(w.reports) - 1; i >= 0; i-- {
 		st.Reports = append(st.Reports, w.reports[i])
+	}
+	if w.lastLeak != nil {
+		c := *w.lastLeak
+		st.LeakCheck = &c
 	}
 	return st
 }
@@ -130,6 +137,7 @@ var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <table><tr><th>label</th><th>watched</th><th>outlived</th><th>alive</th></tr>
 {{range .Labels}}<tr><td>{{.Label}}</td><td>{{.Watched}}</td><td>{{.Outlived}}</td><td>{{.Alive}}</td></tr>
 {{end}}</table>
+{{with .LeakCheck}}<h2>Leaked goroutines</h2><p>{{.Summary}} ({{.Time.Format "2006-01-02T15:04:05Z07:00"}})</p>{{end}}
 {{with .AliveValues}}<h2>Alive now</h2><ul>{{range .}}<li>{{.Label}}: {{.Type}} at {{.Addr}}</li>{{end}}</ul>{{end}}
 <h2>Last reports</h2>
 {{range .Texts}}<pre>{{.}}</pre>{{else}}<p>none</p>{{end}}
@@ -187,7 +195,7 @@ func (w *Watcher) serveHolders(rw http.ResponseWriter, r *http.Request) {
 	}
 	defer func() { <-w.busy }()
 	var rep *heap.Report
-	err := w.withDump(func(_ selfdump.Dump, a *heap.Analysis) error {
+	_, err := w.withDump(false, func(_ selfdump.Dump, a *heap.Analysis) error {
 		var err error
 		rep, err = a.Holders(heap.MinSize(minSize))
 		return err

@@ -33,6 +33,19 @@ type Options struct {
 	// AllowHeapDump enables the Handler's raw dump endpoint, heapdump.
 	// Off by default.
 	AllowHeapDump bool
+	// LeakInterval, when set, is how often the watcher takes Go 1.27's
+	// goroutineleak profile (runtime/pprof) to count the goroutines the
+	// runtime proves leaked (see CheckLeaks); each report's dump is then
+	// followed by the profile too. A profile runs one extra GC cycle. Off
+	// by default. On a Go before 1.27 the watcher logs once that the
+	// profile is not available and goes on.
+	LeakInterval time.Duration
+	// LeakDump makes each leak check take a heap dump just before the
+	// profile, while the process may be dumped, to say what the leaked
+	// goroutines retain: a dump stops the world (about 0.3 s per 100 MiB
+	// of heap). The first profile that finds leaked goroutines ends the
+	// dumps of the process (see CheckLeaks).
+	LeakDump bool
 }
 
 // Defaults of Options.

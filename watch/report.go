@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/internal/english"
 	"github.com/ctxleak/ctxleak/internal/selfdump"
 	"github.com/ctxleak/ctxleak/internal/textsafe"
 )
@@ -38,6 +39,11 @@ type Report struct {
 	// be made, when it could not.
 	Unknown []heap.Unknown `json:"unknown"`
 	Err     string         `json:"error,omitempty"`
+	// LeakedGoroutines is the count of goroutines proven leaked by the
+	// last goroutineleak profile (see LeakCheck), taken just after this
+	// report's dump when Options.LeakInterval is set; 0 when none was
+	// taken.
+	LeakedGoroutines int `json:"leaked_goroutine_count"`
 }
 
 // Value is a value that outlived its grace.
@@ -59,6 +65,14 @@ type Value struct {
 // `3 *context.cancelCtx "GET /leak" are held by 3 goroutines (22, 23 and
 // 24) frame main.hold, created by main.handle (main.go:145)`.
 func (r Report) Summary() string {
+	s := r.summary()
+	if r.LeakedGoroutines > 0 {
+		s += fmt.Sprintf("; %s proven leaked", english.Plural(r.LeakedGoroutines, "goroutine"))
+	}
+	return s
+}
+
+func (r Report) summary() string {
 	if r.Err != "" {
 		return fmt.Sprintf("%s; no report: %s", outlived(r.OutlivedCount), textsafe.Escape(r.Err))
 	}
@@ -206,7 +220,7 @@ func (w *Watcher) explain(rep *Report, vals []expectation) {
 		addrs[i] = uint64(e.addr)
 	}
 	rep.Unknown = []heap.Unknown{}
-	err := w.withDump(func(d selfdump.Dump, a *heap.Analysis) error {
+	c, err := w.withDump(w.opts.LeakInterval > 0, func(d selfdump.Dump, a *heap.Analysis) error {
 		rep.DumpBytes, rep.DumpMS = d.Size, d.Took.Milliseconds()
 		if w.opts.DumpDir != "" {
 			rep.Dump = d.Path
@@ -234,34 +248,78 @@ func (w *Watcher) explain(rep *Report, vals []expectation) {
 	if err != nil {
 		rep.Err = err.Error()
 	}
+	if c != nil {
+		w.keepLeakCheck(c)
+	}
+	w.mu.Lock()
+	if w.lastLeak != nil {
+		rep.LeakedGoroutines = w.lastLeak.Count
+	}
+	w.mu.Unlock()
 }
 
 // withDump writes a heap dump of the process, analyses it with the running
-// executable for names and calls f with it; then deletes the dump unless
-// Options.DumpDir keeps it. The caller holds the busy token.
-func (w *Watcher) withDump(f func(selfdump.Dump, *heap.Analysis) error) error {
+// executable for names and calls f (when not nil) with it; then deletes the
+// dump unless Options.DumpDir keeps it. With leaks set, on a Go with the
+// goroutineleak profile, it takes the profile just after the dump and
+// returns the check, its bytes from the same dump (nil otherwise). The
+// caller holds the busy token.
+func (w *Watcher) withDump(leaks bool, f func(selfdump.Dump, *heap.Analysis) error) (*LeakCheck, error) {
+	leaks = leaks && leakProfile() != nil
+	var c *LeakCheck
 	dir := w.opts.DumpDir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "ctxleak-watch-*")
 		if err != nil {
-			return fmt.Errorf("making a directory for the heap dump: %w", err)
+			err = fmt.Errorf("making a directory for the heap dump: %w", err)
+			return leakFailed(leaks, err), err
 		}
 		dir = d
 		defer os.RemoveAll(dir)
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("making the heap dump directory: %w", err)
+		err = fmt.Errorf("making the heap dump directory: %w", err)
+		return leakFailed(leaks, err), err
 	}
-	d, err := selfdump.Write(dir, "ctxleak-watch-*.heapdump")
+	const pattern = "ctxleak-watch-*.heapdump"
+	var d selfdump.Dump
+	var err error
+	if leaks {
+		d, c, err = profileAfterDump(dir, pattern)
+	} else {
+		d, err = selfdump.Write(dir, pattern)
+	}
 	if err != nil {
-		return err
+		return c, err
 	}
 	bin := w.binary()
 	a, err := heap.Analyze(d.Path, bin)
 	if err != nil {
-		return fmt.Errorf("analysing the heap dump: %w", err)
+		err = fmt.Errorf("analysing the heap dump: %w", err)
+		if c != nil {
+			c.DumpErr = err.Error()
+			c.mark(nil)
+		}
+		return c, err
 	}
 	defer a.Close()
-	return f(d, a)
+	if c != nil {
+		c.mark(a)
+	}
+	if f == nil {
+		return c, nil
+	}
+	return c, f(d, a)
+}
+
+// leakFailed is the check when no dump could be started: the profile is
+// taken alone, and the check says why it has no bytes.
+func leakFailed(leaks bool, err error) *LeakCheck {
+	if !leaks {
+		return nil
+	}
+	c := profileLeaks()
+	c.DumpErr = err.Error()
+	return c
 }
 
 // binary returns the running executable, opened once, or nil when it cannot

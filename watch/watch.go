@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -37,6 +38,11 @@ type Watcher struct {
 	cycles   uint64        // GC cycles seen at the last check
 	forced   int           // GCs the watcher forced
 
+	leakState  string     // Stats.LeakProfile
+	leakChecks int        // goroutineleak profiles taken
+	lastLeak   *LeakCheck // the last of them, or nil
+	leakBytes  uint64     // RetainedBytes of the last with a dump
+
 	busy chan struct{} // holds a token while a dump is written or analysed
 	// bin is the running executable, opened on first use, with the busy token.
 	bin     *binsym.Binary
@@ -72,6 +78,9 @@ func New(o Options) *Watcher {
 		done:   make(chan struct{}),
 	}
 	w.cycles = gcCycles()
+	if o.LeakInterval > 0 && leakProfile() == nil {
+		w.noLeakProfile()
+	}
 	publish(w)
 	go w.run()
 	return w
@@ -163,6 +172,17 @@ type Stats struct {
 	// the cycles the watcher started itself.
 	GCCycles  uint64 `json:"gc_count"`
 	ForcedGCs int    `json:"forced_gc_count"`
+	// LeakProfile is LeakProfileOff until a leak check is asked for
+	// (Options.LeakInterval, CheckLeaks), then LeakProfileOn, or
+	// LeakProfileUnavailable on a Go before 1.27. LeakChecks counts the
+	// goroutineleak profiles taken; LeakedGoroutines is the last one's
+	// count of goroutines proven leaked, LeakedRetainedBytes what they
+	// retained at the last check that had a heap dump (0 before one: after
+	// the first profile that finds leaks, the process cannot be dumped).
+	LeakProfile         string `json:"leak_profile"`
+	LeakChecks          int    `json:"leak_check_count"`
+	LeakedGoroutines    int    `json:"leaked_goroutine_count"`
+	LeakedRetainedBytes uint64 `json:"leaked_retained_bytes"`
 	// Labels are the counts per label, in order of first use.
 	Labels []LabelStats `json:"labels"`
 }
@@ -185,7 +205,13 @@ func (w *Watcher) Stats() Stats {
 		Reports:   w.nreports,
 		GCCycles:  w.cycles,
 		ForcedGCs: w.forced,
-		Labels:    make([]LabelStats, 0, len(w.order)),
+
+		LeakProfile: cmp.Or(w.leakState, LeakProfileOff),
+		LeakChecks:  w.leakChecks,
+		Labels:      make([]LabelStats, 0, len(w.order)),
+	}
+	if w.lastLeak != nil {
+		st.LeakedGoroutines, st.LeakedRetainedBytes = w.lastLeak.Count, w.leakBytes
 	}
 	alive := make(map[*label]int)
 	for _, e := range w.outlived {

@@ -10,8 +10,12 @@
 //	ctxleak_outlived_total  counter  values found alive after their grace
 //	ctxleak_alive           gauge    outlived values still alive
 //
-// and without labels ctxleak_reports_total (counter) and
-// ctxleak_forced_gcs_total (counter).
+// and without labels ctxleak_reports_total (counter),
+// ctxleak_forced_gcs_total (counter), and from Go 1.27's goroutineleak
+// profile (watch.Options.LeakInterval) ctxleak_leak_checks_total (counter),
+// ctxleak_leaked_goroutines (gauge: goroutines proven leaked at the last
+// check) and ctxleak_leaked_retained_bytes (gauge: what they retained at
+// the last check with a heap dump, 0 before one).
 package watchprom
 
 import (
@@ -31,6 +35,12 @@ var (
 		"Reports made (heap dumps taken and analysed).", nil, nil)
 	forcedDesc = prometheus.NewDesc("ctxleak_forced_gcs_total",
 		"Garbage collections the watcher started because none ran while values waited.", nil, nil)
+	leakChecksDesc = prometheus.NewDesc("ctxleak_leak_checks_total",
+		"Goroutineleak profiles taken (Go 1.27 and later).", nil, nil)
+	leakedDesc = prometheus.NewDesc("ctxleak_leaked_goroutines",
+		"Goroutines the last goroutineleak profile proved leaked.", nil, nil)
+	leakedBytesDesc = prometheus.NewDesc("ctxleak_leaked_retained_bytes",
+		"Bytes the goroutines proven leaked alone kept alive at the last leak check with a heap dump; 0 before one.", nil, nil)
 )
 
 // Collector is a prometheus.Collector of a Watcher's counts, read at each
@@ -44,7 +54,8 @@ func NewCollector(w *watch.Watcher) *Collector { return &Collector{w: w} }
 
 // Describe sends the descriptions of the metrics.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{watchedDesc, outlivedDesc, aliveDesc, reportsDesc, forcedDesc} {
+	for _, d := range []*prometheus.Desc{watchedDesc, outlivedDesc, aliveDesc, reportsDesc, forcedDesc,
+		leakChecksDesc, leakedDesc, leakedBytesDesc} {
 		ch <- d
 	}
 }
@@ -59,4 +70,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(reportsDesc, prometheus.CounterValue, float64(st.Reports))
 	ch <- prometheus.MustNewConstMetric(forcedDesc, prometheus.CounterValue, float64(st.ForcedGCs))
+	ch <- prometheus.MustNewConstMetric(leakChecksDesc, prometheus.CounterValue, float64(st.LeakChecks))
+	ch <- prometheus.MustNewConstMetric(leakedDesc, prometheus.GaugeValue, float64(st.LeakedGoroutines))
+	ch <- prometheus.MustNewConstMetric(leakedBytesDesc, prometheus.GaugeValue, float64(st.LeakedRetainedBytes))
 }

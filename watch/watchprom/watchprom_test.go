@@ -53,6 +53,19 @@ ctxleak_outlived_total{label="GET /hello"} 0
 	if err := testutil.ScrapeAndCompare(base+"/metrics", strings.NewReader(want), "ctxleak_watched_total", "ctxleak_outlived_total"); err != nil {
 		t.Error(err)
 	}
+	// No leak check was asked for: the leak metrics are there, at zero.
+	// watch's TestLeakCheck covers them on Go 1.27.
+	wantLeaks := `
+# HELP ctxleak_leak_checks_total Goroutineleak profiles taken (Go 1.27 and later).
+# TYPE ctxleak_leak_checks_total counter
+ctxleak_leak_checks_total 0
+# HELP ctxleak_leaked_goroutines Goroutines the last goroutineleak profile proved leaked.
+# TYPE ctxleak_leaked_goroutines gauge
+ctxleak_leaked_goroutines 0
+`
+	if err := testutil.ScrapeAndCompare(base+"/metrics", strings.NewReader(wantLeaks), "ctxleak_leak_checks_total", "ctxleak_leaked_goroutines"); err != nil {
+		t.Error(err)
+	}
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
