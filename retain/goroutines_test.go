@@ -2,7 +2,6 @@ package retain_test
 
 import (
 	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxleak/ctxleak/internal/leakedg"
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/retain"
 )
 
@@ -33,27 +33,13 @@ func TestCheckGoroutinesUnavailable(t *testing.T) {
 	}
 }
 
-// checkChildEnv marks the child test process of TestCheckGoroutines: the
-// profile marks goroutines for the life of the process, and this
-// package's other tests leak goroutines on purpose.
-const checkChildEnv = "CTXLEAK_RETAIN_CHECK_CHILD"
-
 // TestCheckGoroutines checks, in order: a test that leaks no goroutine
 // passes and leaves no dump; one that leaks 5 goroutines holding 16 KiB
 // each fails naming them with 80 KiB, but not the goroutine leaked
 // before New, with its value still alive explained from the same dump; a
 // test after it passes, the process unable to dump.
 func TestCheckGoroutines(t *testing.T) {
-	if pprof.Lookup("goroutineleak") == nil {
-		t.Skipf("needs Go 1.27's goroutineleak profile (runtime/pprof), absent in %s; CI runs it with GOTOOLCHAIN=go1.27.3", runtime.Version())
-	}
-	if os.Getenv(checkChildEnv) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCheckGoroutines$", "-test.v")
-		cmd.Env = append(os.Environ(), checkChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestCheckGoroutines") {
-			t.Fatalf("child test process: %v\n%s", err, out)
-		}
+	if !leaktest.InChild(t) {
 		return
 	}
 

@@ -3,39 +3,25 @@ package retain_test
 import (
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/retain"
 )
-
-// leakChildEnv marks the child test process of TestFailureAfterLeakProfile:
-// the goroutineleak profile marks goroutines for the life of the process,
-// so it is taken in a child.
-const leakChildEnv = "CTXLEAK_RETAIN_LEAK_CHILD"
 
 // TestFailureAfterLeakProfile fails a tracker after Go 1.27's goroutineleak
 // profile has marked goroutines leaked, where a heap dump is fatal: the
 // failure says why it has no dump, writes no file, and the test binary
 // lives on.
 func TestFailureAfterLeakProfile(t *testing.T) {
-	p := pprof.Lookup("goroutineleak")
-	if p == nil {
-		t.Skipf("needs Go 1.27's goroutineleak profile (runtime/pprof), absent in %s; CI runs it with GOTOOLCHAIN=go1.27.3, and internal/selfdump's test builds a 1.27 child", runtime.Version())
-	}
-	if os.Getenv(leakChildEnv) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFailureAfterLeakProfile$", "-test.v")
-		cmd.Env = append(os.Environ(), leakChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestFailureAfterLeakProfile") {
-			t.Fatalf("child test process: %v\n%s", err, out)
-		}
+	if !leaktest.InChild(t) {
 		return
 	}
+	p := pprof.Lookup("goroutineleak")
 
 	const n = 20
 	for range n {

@@ -5,8 +5,6 @@ import (
 	"expvar"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -18,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ctxleak/ctxleak/internal/leakedg"
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/watch"
 	"github.com/ctxleak/ctxleak/watch/watchprom"
 )
@@ -50,10 +49,6 @@ func TestLeakCheckUnavailable(t *testing.T) {
 
 func hasLeakProfile() bool { return leakProfileNow() }
 
-// leakCheckChildEnv marks the child test process of TestLeakCheck: the
-// profile marks goroutines for the life of the process.
-const leakCheckChildEnv = "CTXLEAK_WATCH_LEAKCHECK_CHILD"
-
 // TestLeakCheck serves handlers that leak goroutines, each blocked for
 // ever sending on a channel no one else has, holding 16 KiB: the
 // watcher's scheduled leak check dumps the heap, takes the profile, and
@@ -62,16 +57,7 @@ const leakCheckChildEnv = "CTXLEAK_WATCH_LEAKCHECK_CHILD"
 // after that has no dump (the process cannot be dumped any more) and says
 // how many goroutines were proven leaked.
 func TestLeakCheck(t *testing.T) {
-	if !hasLeakProfile() {
-		t.Skipf("needs Go 1.27's goroutineleak profile (runtime/pprof), absent in %s; CI runs it with GOTOOLCHAIN=go1.27.3", runtime.Version())
-	}
-	if os.Getenv(leakCheckChildEnv) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestLeakCheck$", "-test.v")
-		cmd.Env = append(os.Environ(), leakCheckChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestLeakCheck") {
-			t.Fatalf("child test process: %v\n%s", err, out)
-		}
+	if !leaktest.InChild(t) {
 		return
 	}
 	const n, each = 20, 16 << 10

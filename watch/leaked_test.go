@@ -3,40 +3,24 @@ package watch_test
 import (
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/watch"
 )
-
-// leakChildEnv marks the child test process of
-// TestHeapDumpRefusedAfterLeakProfile: the goroutineleak profile marks
-// goroutines for the life of the process, so it is taken in a child.
-const leakChildEnv = "CTXLEAK_WATCH_LEAK_CHILD"
 
 // TestHeapDumpRefusedAfterLeakProfile takes Go 1.27's goroutineleak
 // profile in a process with leaked goroutines, where a heap dump is fatal:
 // the endpoints that dump answer 409 with the reason, and the process
 // lives on. A dump taken before the profile is served as usual.
 func TestHeapDumpRefusedAfterLeakProfile(t *testing.T) {
-	p := pprof.Lookup("goroutineleak")
-	if p == nil {
-		t.Skipf("needs Go 1.27's goroutineleak profile (runtime/pprof), absent in %s; CI runs it with GOTOOLCHAIN=go1.27.3, and internal/selfdump's test builds a 1.27 child", runtime.Version())
-	}
-	if os.Getenv(leakChildEnv) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHeapDumpRefusedAfterLeakProfile$", "-test.v")
-		cmd.Env = append(os.Environ(), leakChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestHeapDumpRefusedAfterLeakProfile") {
-			t.Fatalf("child test process: %v\n%s", err, out)
-		}
+	if !leaktest.InChild(t) {
 		return
 	}
+	p := pprof.Lookup("goroutineleak")
 
 	w := watch.New(watch.Options{AllowHeapDump: true, Logger: quietLogger()})
 	defer w.Close()

@@ -3,15 +3,14 @@ package leakedg
 import (
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxleak/ctxleak/binsym"
 	"github.com/ctxleak/ctxleak/heap"
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/internal/selfdump"
 )
 
@@ -44,25 +43,11 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// leakChildEnv marks the child test process of TestRetained: the profile
-// marks goroutines for the life of the process.
-const leakChildEnv = "CTXLEAK_LEAKEDG_CHILD"
-
 // TestRetained leaks goroutines that each hold 16 KiB, takes a dump and
 // then the profile, and finds every one of them in the dump with its
 // bytes.
 func TestRetained(t *testing.T) {
-	p := pprof.Lookup("goroutineleak")
-	if p == nil {
-		t.Skipf("needs Go 1.27's goroutineleak profile (runtime/pprof), absent in %s; run with GOTOOLCHAIN=go1.27.3", runtime.Version())
-	}
-	if os.Getenv(leakChildEnv) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestRetained$", "-test.v")
-		cmd.Env = append(os.Environ(), leakChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRetained") {
-			t.Fatalf("child test process: %v\n%s", err, out)
-		}
+	if !leaktest.InChild(t) {
 		return
 	}
 	const n, each = 30, 16 << 10
