@@ -37,7 +37,7 @@ import (
 // unexported fields and methods of literals included ("struct { main.ctx
 // context.Context }"), with the "noalg." prefix of the compiler's internal
 // types (map groups, closure contexts). Checked against DWARF on every type
-// of cmd/go and of test programs built by Go 1.22 to 1.26, names differ
+// of cmd/go and of test programs built by Go 1.22 to 1.27, names differ
 // only (a type defined inside a function is "main.local" either way:
 // the reader of DWARF drops the "·1" its linker adds, see dropLocalSuffix):
 //   - for internal types whose parts have no equality function either,

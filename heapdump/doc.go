@@ -1,5 +1,5 @@
 // Package heapdump reads Go heap dumps, as written by
-// runtime/debug.WriteHeapDump in Go 1.22 to 1.26 (header "go1.7 heap dump"),
+// runtime/debug.WriteHeapDump in Go 1.22 to 1.27 (header "go1.7 heap dump"),
 // and builds their object graph.
 //
 // Load (or Read) reads a dump in one pass. It keeps every record but the

@@ -23,7 +23,7 @@ const versionsGolden = "holders-min-size-128KiB.golden"
 // Every report must name the three holders the fixture program sets up: a
 // blocked goroutine's frame, a global and a timer. -update rewrites the
 // goldens from the stored dumps (after the same checks). Every go1.*
-// directory is tested, those of Go 1.22 to 1.26 at least. The stored
+// directory is tested, those of Go 1.22 to 1.27 at least. The stored
 // binaries carry DWARF; each report is checked against the one from a copy
 // without it too (withoutDWARF): the same names, or less known.
 func TestGoVersions(t *testing.T) {
