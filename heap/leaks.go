@@ -17,10 +17,12 @@ import (
 // must come from the process that wrote the dump, taken after it: a dump
 // after the profile kills the process.
 type Leaks struct {
-	// IDs are the leaked goroutines by id, each with its wait reason
-	// ("chan send"), as the runtime's traceback of all goroutines
-	// (/debug/pprof/goroutineleak?debug=2) marks them "(leaked)".
-	IDs map[uint64]string
+	// IDs are the leaked goroutines by id, each with its stack (Count
+	// unused), as the runtime's traceback of all goroutines
+	// (/debug/pprof/goroutineleak?debug=2) marks them "(leaked)". A
+	// goroutine of the dump with the id matches when it has the stack's
+	// functions too: ids of another process or run name other goroutines.
+	IDs map[uint64]LeakedStack
 	// Stacks are the profile's stacks, for a profile without ids (its
 	// proto and debug=1 forms): the goroutines of the dump with the same
 	// functions and wait reason are the leaked ones, at most Count each.
@@ -61,7 +63,7 @@ type GroupLeak struct {
 }
 
 // LeakMatch says how the leaked goroutines of a profile matched the dump:
-// Total is InGroups + NotShown + HoldNothing + NotInDump.
+// Total is InGroups + NotShown + HoldNothing + NotInDump + OtherStack.
 type LeakMatch struct {
 	// By is "goroutine_id" or "stack".
 	By    string `json:"matched_by"`
@@ -80,6 +82,9 @@ type LeakMatch struct {
 	// the dump: the profile was taken in another process, or before the
 	// dump, or they ended between the two.
 	NotInDump int `json:"not_in_dump_count"`
+	// OtherStack are ids found in the dump on goroutines with other
+	// functions: the profile is of another process or run (matched by id).
+	OtherStack int `json:"other_stack_count"`
 	// Unmarked counts goroutines of the dump with a leaked stack past the
 	// profile's count for it, not marked (matched by stack only).
 	Unmarked int `json:"unmarked_count"`
@@ -90,14 +95,24 @@ type LeakMatch struct {
 func (a *Analysis) matchLeaks(l *Leaks) (map[uint64]string, *LeakMatch) {
 	d := a.d
 	leaked := make(map[uint64]string)
+	var funcs []string
 	if l.Stacks == nil {
 		m := &LeakMatch{By: "goroutine_id", Total: len(l.IDs)}
+		found := 0
 		for i, g := range d.Goroutines {
-			if wait, ok := l.IDs[g.ID]; ok {
-				leaked[g.ID] = cmp.Or(wait, d.WaitReason(i))
+			s, ok := l.IDs[g.ID]
+			if !ok {
+				continue
 			}
+			found++
+			funcs = a.goroutineFuncs(funcs[:0], i)
+			if stackKey(funcs, "") != stackKey(s.Functions, "") {
+				m.OtherStack++
+				continue
+			}
+			leaked[g.ID] = cmp.Or(s.Wait, d.WaitReason(i))
 		}
-		m.NotInDump = m.Total - len(leaked)
+		m.NotInDump = m.Total - found
 		return leaked, m
 	}
 	m := &LeakMatch{By: "stack"}
@@ -116,13 +131,9 @@ func (a *Analysis) matchLeaks(l *Leaks) (map[uint64]string, *LeakMatch) {
 		}
 	}
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(d.Goroutines[x].ID, d.Goroutines[y].ID) })
-	var funcs []string
 	for _, i := range order {
 		g := d.Goroutines[i]
-		funcs = funcs[:0]
-		for f := g.FirstFrame; f < g.FirstFrame+g.NumFrames && f < len(d.Frames); f++ {
-			funcs = a.logicalFuncs(funcs, f)
-		}
+		funcs = a.goroutineFuncs(funcs[:0], i)
 		wait := d.WaitReason(i)
 		for _, k := range []string{stackKey(funcs, wait), stackKey(funcs, "")} {
 			n, ok := left[k]
@@ -142,6 +153,16 @@ func (a *Analysis) matchLeaks(l *Leaks) (map[uint64]string, *LeakMatch) {
 		m.NotInDump += n
 	}
 	return leaked, m
+}
+
+// goroutineFuncs appends the functions of goroutine i of the dump to
+// funcs, innermost first (logicalFuncs).
+func (a *Analysis) goroutineFuncs(funcs []string, i int) []string {
+	g := a.d.Goroutines[i]
+	for f := g.FirstFrame; f < g.FirstFrame+g.NumFrames && f < len(a.d.Frames); f++ {
+		funcs = a.logicalFuncs(funcs, f)
+	}
+	return funcs
 }
 
 // logicalFuncs appends the functions of frame f of the dump to funcs:
@@ -271,7 +292,7 @@ func countLeaks(m *LeakMatch, ps []*pending, number map[*pending]int, leaked map
 		delete(out, id)
 	}
 	m.InGroups, m.NotShown = len(in), len(out)
-	m.HoldNothing = len(leaked) - m.InGroups - m.NotShown
+	m.HoldNothing = len(leaked) - m.InGroups - m.NotShown // leaked has the goroutines found in the dump
 }
 
 // order says how the report's groups are ordered.
@@ -300,6 +321,7 @@ func (r *Report) writeLeaks(b *strings.Builder, st Style) {
 		{m.NotShown, "in groups not shown (--top, --focus)"},
 		{m.HoldNothing, fmt.Sprintf("hold nothing of %s or more", min)},
 		{m.NotInDump, notInDump(m, r.Binary == "", st)},
+		{m.OtherStack, "have ids of goroutines of the dump with other stacks: the profile is of another process or run"},
 		{m.Unmarked, "more goroutines of the dump have a leaked stack than the profile counts for it: not marked"},
 	} {
 		if l.n > 0 {

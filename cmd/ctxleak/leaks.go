@@ -112,9 +112,9 @@ func leaksFromTraceback(source string, data []byte) (*heap.Leaks, error) {
 	if len(all) == 0 {
 		return nil, usageErrorf("--leaks %s: starts as a goroutine traceback but has no goroutine header (\"goroutine 7 [chan send (leaked)]:\")", source)
 	}
-	l := &heap.Leaks{IDs: make(map[uint64]string)}
+	l := &heap.Leaks{IDs: make(map[uint64]heap.LeakedStack)}
 	for _, g := range leakedg.Parse(data, true) {
-		l.IDs[g.ID] = g.Wait
+		l.IDs[g.ID] = heap.LeakedStack{Functions: g.Functions, Wait: g.Wait, Count: 1}
 	}
 	return l, nil
 }
