@@ -186,8 +186,11 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		f.output = ""
 	}
 	if f.http != "" {
-		if f.output != "" || f.format != "text" || f.leaks != "" {
-			return usageErrorf("--http serves the web view: it takes no --format, -o or --leaks")
+		if f.output != "" || f.format != "text" {
+			return usageErrorf("--http serves the web view: it takes no --format or -o")
+		}
+		if f.leaks != "" {
+			return usageErrorf("--http serves the web view, which does not show --leaks: print the report instead")
 		}
 		if _, err := webAddr(f.http); err != nil {
 			return err
