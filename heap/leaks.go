@@ -137,7 +137,7 @@ func (a *Analysis) matchLeaks(l *Leaks) (map[uint64]string, *LeakMatch) {
 		wait := d.WaitReason(i)
 		for _, k := range []string{stackKey(funcs, wait), stackKey(funcs, "")} {
 			n, ok := left[k]
-			if !ok {
+			if !ok || k == "" {
 				continue
 			}
 			if n == 0 {
@@ -189,7 +189,7 @@ func (a *Analysis) logicalFuncs(funcs []string, f int) []string {
 
 // stackKey is the key a stack matches by: its functions outside package
 // runtime, innermost first, and its wait reason; "" for a stack with no
-// such function, which matches nothing.
+// such function, which matches no stack (but an id's, Leaks.IDs).
 func stackKey(funcs []string, wait string) string {
 	var b strings.Builder
 	for _, f := range funcs {
@@ -199,7 +199,7 @@ func stackKey(funcs []string, wait string) string {
 		}
 	}
 	if b.Len() == 0 {
-		return "\x01"
+		return ""
 	}
 	b.WriteByte(1)
 	b.WriteString(wait)
