@@ -236,6 +236,13 @@ func TestHoldersLeaksRefused(t *testing.T) {
 	if err := os.WriteFile(heapDump, []byte(heapDumpHeader+"rest"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	hugeDump := filepath.Join(tmp, "huge.dump") // the kind is told before the size
+	if err := os.WriteFile(hugeDump, []byte(heapDumpHeader), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(hugeDump, maxLeaksBytes+1); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		leaks, want string
 	}{
@@ -243,6 +250,7 @@ func TestHoldersLeaksRefused(t *testing.T) {
 		{huge, "--leaks " + huge + ": 83886081 bytes, more than a goroutineleak profile or traceback has"},
 		{garbage, "--leaks " + garbage + ": "},
 		{heapDump, "--leaks " + heapDump + ": a Go heap dump"},
+		{hugeDump, "--leaks " + hugeDump + ": a Go heap dump, not a goroutineleak profile: give it as DUMP"},
 		{filepath.Join(tmp, "none"), "--leaks " + filepath.Join(tmp, "none") + ": no such file"},
 		{tmp, "--leaks " + tmp + " is a directory"},
 		{"-", "--leaks - and DUMP - both read standard input"},

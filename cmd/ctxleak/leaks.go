@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -76,6 +77,12 @@ func readLeaksFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// The kind first, then the size: a heap dump of any size is one.
+	head := make([]byte, len(heapDumpHeader))
+	n, _ := f.ReadAt(head, 0)
+	if err := notHeapDump(head[:n]); err != nil {
+		return nil, err
+	}
 	if fi.Size() > maxLeaksBytes {
 		return nil, fmt.Errorf("%d bytes, more than a goroutineleak profile or traceback has (at most %d)", fi.Size(), maxLeaksBytes)
 	}
@@ -99,10 +106,23 @@ func fetchLeaks(ctx context.Context, url string, timeout time.Duration) ([]byte,
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("%s: %q", resp.Status, strings.TrimSpace(string(msg)))
 	}
+	body := bufio.NewReader(resp.Body)
+	head, _ := body.Peek(len(heapDumpHeader))
+	if err := notHeapDump(head); err != nil {
+		return nil, err
+	}
 	if resp.ContentLength > maxLeaksBytes {
 		return nil, fmt.Errorf("%d bytes, more than a goroutineleak profile or traceback has (at most %d)", resp.ContentLength, maxLeaksBytes)
 	}
-	return profiles.ReadLimited(resp.Body, "download", maxLeaksBytes, 0)
+	return profiles.ReadLimited(body, "download", maxLeaksBytes, 0)
+}
+
+// notHeapDump refuses an input whose first bytes are a heap dump's.
+func notHeapDump(head []byte) error {
+	if string(head) == heapDumpHeader {
+		return errors.New("a Go heap dump, not a goroutineleak profile: give it as DUMP, the profile to --leaks")
+	}
+	return nil
 }
 
 // leaksFromTraceback returns the goroutines a traceback of all goroutines
