@@ -100,8 +100,8 @@ finding retention exits 1.
 --leaks PROFILE marks the groups held by goroutines that Go 1.27's
 goroutineleak profile proved leaked (blocked for ever on a channel or lock
 nothing runnable reaches), with what they retain, and lists them first;
-the 200 goroutines blocked on a channel a global keeps are not proven
-leaked, however long they wait: the profile cannot see them. Take the
+groups of goroutines blocked on a channel a global keeps are marked not
+proven leaked, however long they wait: the profile cannot see them. Take the
 profile in the same process after the dump (a dump after it kills a
 Go 1.27 process): a file, "-" or a URL. Its debug=2 form
 (/debug/pprof/goroutineleak?debug=2, a traceback of all goroutines) names
