@@ -94,6 +94,9 @@ type Analysis struct {
 	shared [2]uint64
 	// maxSteps is the longest path a group shows (MaxPathSteps).
 	maxSteps int
+	// leaked are the goroutines of the report being built proven leaked,
+	// by id, with their wait reasons (LeakedGoroutines), or nil.
+	leaked map[uint64]string
 	// scanParts is how many parts of the nodes groupHoldings scans at
 	// once, 0 to choose by their number (scanHoldings); tests set it.
 	scanParts int

@@ -53,6 +53,10 @@ type pending struct {
 	// members are the members, when the analysis records them
 	// (recordMembers).
 	members []heapdump.NodeID
+	// leakedBytes is what the members held by goroutines of a.leaked
+	// retain, and leak the group's mark (markLeaked).
+	leakedBytes uint64
+	leak        *GroupLeak
 }
 
 // add counts member v, which retains r bytes and counts for b of them.
@@ -68,6 +72,9 @@ func (p *pending) add(a *Analysis, v heapdump.NodeID, b uint64, gid uint64, hasG
 	p.minEach, p.maxEach = min(p.minEach, r), max(p.maxEach, r)
 	if hasG {
 		p.goroutines = append(p.goroutines, gid)
+		if _, ok := a.leaked[gid]; ok {
+			p.leakedBytes += r
+		}
 	}
 	if a.recordMembers {
 		p.members = append(p.members, v)

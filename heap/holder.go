@@ -79,6 +79,10 @@ type Group struct {
 	// Mechanism is set when the group is one mechanism held by several
 	// roots, whose parts it adds up (see Mechanism).
 	Mechanism *Mechanism `json:"mechanism,omitempty"`
+	// Leaked is set when a goroutineleak profile proved some of the
+	// group's goroutines leaked (LeakedGoroutines): blocked for ever on
+	// something nothing runnable reaches.
+	Leaked *GroupLeak `json:"leaked,omitempty"`
 }
 
 // MaxGoroutineIDs is how many goroutine ids a Group lists.

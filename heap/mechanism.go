@@ -185,6 +185,7 @@ func (a *Analysis) unmarkMechanisms(out []*pending, folded map[*pending]bool) []
 		q.count += p.count
 		q.bytes += p.bytes
 		q.retained += p.retained
+		q.leakedBytes += p.leakedBytes
 		q.objects += p.objects
 		q.minEach, q.maxEach = min(q.minEach, p.minEach), max(q.maxEach, p.maxEach)
 		q.goroutines = append(q.goroutines, p.goroutines...)

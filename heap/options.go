@@ -35,6 +35,8 @@ type options struct {
 	memoryLimit int64
 	// returnMemory is set by ReturnMemory.
 	returnMemory bool
+	// leaks is LeakedGoroutines', nil for none.
+	leaks *Leaks
 }
 
 // newOptions applies opts to the defaults.

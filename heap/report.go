@@ -40,6 +40,10 @@ type Report struct {
 	// how much of which group is inside which, one entry per pair.
 	OverlapBytes uint64    `json:"overlap_bytes"`
 	Overlaps     []Overlap `json:"overlaps"`
+	// Leaks says how the goroutines a goroutineleak profile proved leaked
+	// matched the dump (LeakedGoroutines); nil without a profile. The
+	// groups they hold (Group.Leaked) come first.
+	Leaks *LeakMatch `json:"leaks,omitempty"`
 
 	// members are the members each group counts, by group, when the
 	// analysis records them (recordMembers).
@@ -80,9 +84,16 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 	if a.Binary != nil {
 		rep.Binary = textsafe.Escape(a.Binary.Path())
 	}
+	a.leaked = nil
+	if opt.leaks != nil {
+		a.leaked, rep.Leaks = a.matchLeaks(opt.leaks)
+	}
 	pend, nest, err := a.groupHoldings(opt, a.describeKeys)
 	if err != nil {
 		return nil, err
+	}
+	if a.leaked != nil {
+		markLeaked(pend, a.leaked)
 	}
 	rep.SharedBytes, rep.SharedObjects = a.shared[0], a.shared[1] // what no single root holds, added up by the scan
 	rep.GroupsTotal = len(pend)
@@ -108,6 +119,9 @@ func (a *Analysis) Holders(opts ...Option) (*Report, error) {
 			}
 		}
 		i += n
+	}
+	if rep.Leaks != nil {
+		countLeaks(rep.Leaks, pend, number, a.leaked)
 	}
 	rep.Overlaps = nest.overlaps(a, number)
 	for _, o := range rep.Overlaps {
@@ -149,6 +163,7 @@ func (a *Analysis) describePending(ps []*pending) ([]*held, error) {
 		h.RetainedBytes, h.Objects = p.retained, p.objects
 		h.EachMinBytes, h.EachMaxBytes = p.minEach, p.maxEach
 		h.Mechanism = p.mech
+		h.Leaked = p.leak
 		if len(p.goroutines) > 0 || h.GoroutineCount > 0 {
 			ids := p.goroutines
 			if len(ids) == 0 {

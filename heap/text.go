@@ -88,6 +88,9 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 		}
 		fmt.Fprintf(&b, "  %-9s %s\n", label, st.Warn(u.withInput(st.Input(u.Reason))))
 	}
+	if r.Leaks != nil {
+		r.writeLeaks(&b, st)
+	}
 	b.WriteString("\n")
 	min := bytesize.Format(int64(r.MinSize))
 	more := "or more"
@@ -100,9 +103,9 @@ func (r *Report) WriteText(w io.Writer, st Style) error {
 	case len(r.Groups) == 0:
 		fmt.Fprintf(&b, "No group matches (%s of %s or more in all).\n", english.Plural(r.GroupsTotal, "group"), min)
 	case len(r.Groups) < r.GroupsTotal:
-		fmt.Fprintf(&b, "%d of %s of %s %s, most retained first:\n", len(r.Groups), english.Plural(r.GroupsTotal, "group"), min, more)
+		fmt.Fprintf(&b, "%d of %s of %s %s, %s:\n", len(r.Groups), english.Plural(r.GroupsTotal, "group"), min, more, r.order())
 	default:
-		fmt.Fprintf(&b, "%s of %s %s, most retained first:\n", english.Plural(len(r.Groups), "group"), min, more)
+		fmt.Fprintf(&b, "%s of %s %s, %s:\n", english.Plural(len(r.Groups), "group"), min, more, r.order())
 	}
 	r.writeOverlaps(&b, st)
 	for i, g := range r.Groups {
@@ -124,6 +127,11 @@ func (g *Group) Text(title string, st Style) string {
 func (g *Group) writeText(b *strings.Builder, title string, st Style) {
 	g = g.Escaped()
 	fmt.Fprintf(b, "%s %s\n", st.Bold(title), g.headline(st))
+	if l := g.Leaked; l != nil && l.Count > 0 {
+		fmt.Fprintf(b, "    %s\n", st.Warn(l.text(g.goroutineCount())))
+	} else if l != nil {
+		fmt.Fprintf(b, "    %s\n", st.Faint(notProven))
+	}
 	if m := g.Mechanism; m != nil {
 		fmt.Fprintf(b, "    %s\n", m.parts(g))
 	}

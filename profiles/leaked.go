@@ -103,3 +103,8 @@ func blockedOn(locs []*profile.Location) string {
 	}
 	return ""
 }
+
+// BlockedOn returns the wait reason of a goroutineleak profile's stack,
+// leaf first, from the runtime function it is parked in ("chan send"), or
+// "" when its frames do not say.
+func BlockedOn(locs []*profile.Location) string { return blockedOn(locs) }

@@ -36,12 +36,13 @@ type holdersFlags struct {
 	force        bool
 	http         string // serve the web view on this [HOST]:PORT
 	noBrowser    bool
+	leaks        string // a goroutineleak profile of the same process, taken after the dump
 }
 
 func newHoldersCmd(a *app) *cobra.Command {
 	var f holdersFlags
 	cmd := &cobra.Command{
-		Use:   "holders DUMP|URL [--binary EXE]",
+		Use:   "holders DUMP|URL [--binary EXE] [--leaks PROFILE]",
 		Short: "Read a heap dump and say which goroutine frame, global or timer holds what",
 		Long: `Holders reads a Go heap dump (runtime/debug.WriteHeapDump) and reports who
 keeps memory alive. It groups first and applies --min-size second: objects
@@ -96,6 +97,19 @@ retained (after --focus), 1 when something is, 2 for bad flags or an
 unreadable dump or executable. Chain a viewer with ";", not "&&", since
 finding retention exits 1.
 
+--leaks PROFILE marks the groups held by goroutines that Go 1.27's
+goroutineleak profile proved leaked (blocked for ever on a channel or lock
+nothing runnable reaches), with what they retain, and lists them first;
+groups of goroutines blocked on a channel a global keeps are marked not
+proven leaked, however long they wait: the profile cannot see them. Take the
+profile in the same process after the dump (a dump after it kills a
+Go 1.27 process): a file, "-" or a URL. Its debug=2 form
+(/debug/pprof/goroutineleak?debug=2, a traceback of all goroutines) names
+the leaked goroutines by id; the proto and debug=1 forms only by stack,
+matched against the dump's goroutines by functions and wait reason (give
+--binary: calls inlined into a frame need it). The report says how many
+leaked goroutines are in no group, and why.
+
 --http [HOST]:PORT serves a web view of the dump instead of printing the
 report, as "go tool pprof -http" does: the groups, the dominator tree, each
 object with the paths from the roots that hold it, the roots and a treemap,
@@ -105,6 +119,7 @@ Ctrl-C stops the server (exit 130).`,
 		Example: `  ctxleak holders app.heapdump --binary ./app
   ctxleak holders app.heapdump --binary ./app --focus 'main\.Upload' --top 3
   ctxleak holders http://localhost:6060/debug/ctxleak/heapdump --binary ./app
+  ctxleak holders app.heapdump --binary ./app --leaks leak.debug2.txt
   ctxleak holders app.heapdump --binary ./app --http :0
   ctxleak holders app.heapdump --binary ./app --format pprof -o holders.pb.gz --force; go tool pprof -http=: holders.pb.gz
   ssh host cat /tmp/app.heapdump | ctxleak holders - --binary ./app`,
@@ -128,6 +143,7 @@ Ctrl-C stops the server (exit 130).`,
 	fs.BoolVarP(&f.force, "force", "f", false, "let -o replace an existing file")
 	fs.StringVar(&f.http, "http", "", "serve a web view on `[HOST]:PORT` (host 127.0.0.1 unless given; :0 picks a port) instead of printing")
 	fs.BoolVar(&f.noBrowser, "no-browser", false, "with --http, do not open a browser")
+	fs.StringVar(&f.leaks, "leaks", "", "mark the groups of goroutines this goroutineleak `PROFILE` (Go 1.27; a file, - or URL; debug=2 for ids) proves leaked, and list them first")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
 		[]string{"text", "json", "pprof"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -139,6 +155,12 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	if err := checkInputs("binary", f.binary); err != nil {
 		return err
+	}
+	if err := checkInputs("leaks", f.leaks); err != nil {
+		return err
+	}
+	if f.leaks == stdinName && dump == stdinName {
+		return usageErrorf("--leaks - and DUMP - both read standard input: give one of them as a file")
 	}
 	if err := oneOf("format", f.format, "text", "json", "pprof"); err != nil {
 		return err
@@ -167,6 +189,9 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		if f.output != "" || f.format != "text" {
 			return usageErrorf("--http serves the web view: it takes no --format or -o")
 		}
+		if f.leaks != "" {
+			return usageErrorf("--http serves the web view, which does not show --leaks: print the report instead")
+		}
 		if _, err := webAddr(f.http); err != nil {
 			return err
 		}
@@ -175,6 +200,15 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		return usageErrorf("--format pprof writes a binary profile: give -o FILE or redirect stdout")
 	}
 
+	ctx := cmd.Context()
+	var leaks *heap.Leaks
+	if f.leaks != "" {
+		l, err := a.readLeaks(ctx, f.leaks, f.httpTimeout)
+		if err != nil {
+			return err
+		}
+		leaks = l
+	}
 	source := dump
 	if isURL(dump) {
 		if f.httpTimeout <= 0 {
@@ -187,7 +221,6 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		defer cleanup()
 		dump = path
 	}
-	ctx := cmd.Context()
 	if dump == stdinName {
 		path, remove, err := a.spoolStdin(ctx, int64(f.maxDumpSize))
 		if err != nil {
@@ -242,7 +275,11 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 		}
 		defer an.Close()
 		prog.show("ctxleak: finding the holders in "+source, true)
-		rep, err = an.Holders(heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus), heap.MaxPathSteps(f.maxPathSteps))
+		hopts := []heap.Option{heap.MinSize(uint64(f.minSize)), heap.Top(f.top), heap.Focus(focus), heap.MaxPathSteps(f.maxPathSteps)}
+		if leaks != nil {
+			hopts = append(hopts, heap.LeakedGoroutines(leaks))
+		}
+		rep, err = an.Holders(hopts...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", source, err)
 		}
@@ -281,6 +318,11 @@ func (a *app) runHolders(cmd *cobra.Command, f holdersFlags, dump string) error 
 	}
 	if err := a.writeOutput(f.output, f.force, out.Bytes()); err != nil {
 		return err
+	}
+	if m := rep.Leaks; m != nil && m.Groups > 0 {
+		return findingsErrorf("retention found: %s of %s or more; %s proven leaked retain %s in %s",
+			english.Plural(len(rep.Groups), "group"), bytesize.Format(int64(rep.MinSize)),
+			english.Plural(m.InGroups, "goroutine"), bytesize.Format(int64(m.RetainedBytes)), english.Plural(m.Groups, "group"))
 	}
 	if len(rep.Groups) > 0 {
 		g := rep.Groups[0]

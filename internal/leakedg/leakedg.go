@@ -37,6 +37,10 @@ type Goroutine struct {
 	// alive there: bytes another root reaches too are not counted.
 	InDump   bool   `json:"in_dump"`
 	Retained uint64 `json:"retained_bytes"`
+	// Functions are the functions of its frames the traceback shows,
+	// innermost first (inlined calls included, the runtime's and the
+	// wrappers of go statements left out, as tracebacks do).
+	Functions []string `json:"-"`
 }
 
 // maxStacks bounds the traceback read: past it the goroutines are those
@@ -103,6 +107,9 @@ func Parse(stacks []byte, leakedOnly bool) []Goroutine {
 		}
 		if loc, ok := strings.CutPrefix(s, "\t"); ok {
 			loc, _, _ = strings.Cut(loc, " +0x")
+			if prev != "" && !strings.HasPrefix(prev, "created by ") {
+				cur.Functions = append(cur.Functions, prev)
+			}
 			switch {
 			case strings.HasPrefix(prev, "created by "):
 				cur.CreatedAt = loc

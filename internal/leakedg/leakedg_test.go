@@ -3,6 +3,7 @@ package leakedg
 import (
 	"io"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -27,14 +28,15 @@ func TestParse(t *testing.T) {
 	got := Parse([]byte(stacks), true)
 	want := []Goroutine{
 		{ID: 21, Wait: "chan send", Function: "main.(*T).leak.func1", Location: "/m.go:12",
-			CreatedBy: "main.(*T).leak", CreatedAt: "/m.go:11"},
+			CreatedBy: "main.(*T).leak", CreatedAt: "/m.go:11",
+			Functions: []string{"runtime.gopark", "main.(*T).leak.func1"}},
 		{ID: 9, Wait: "sync.Mutex.Lock"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Parse: %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("goroutine %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
