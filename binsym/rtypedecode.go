@@ -250,35 +250,8 @@ func (x *descIndex) decode(a uint64, names bool, t *rawType) (*rawType, error) {
 	if a%8 != 0 { // abi.Type holds pointers
 		return nil, fmt.Errorf("no type descriptor at %#x: not aligned", a)
 	}
-	r.bytes(a, abiTypeSize)
-	if r.err != nil {
-		return nil, r.err
-	}
-	t.size = r.u64(a)
-	ptrBytes := r.u64(a + 8)
-	t.equal = r.ptr(a+24) != 0
-	tflag := r.u8(a + 20)
-	align, fieldAlign := r.u8(a+21), r.u8(a+22)
-	t.kind = reflect.Kind(r.u8(a+23) & kindMask)
-	pow2 := func(v uint8) bool { return v != 0 && v&(v-1) == 0 }
-	switch {
-	case t.kind == reflect.Invalid || t.kind > reflect.UnsafePointer:
-		return nil, fmt.Errorf("no type descriptor at %#x: kind %d", a, t.kind)
-	case t.size > maxTypeSize || ptrBytes > t.size || !pow2(align) || !pow2(fieldAlign):
-		return nil, fmt.Errorf("no type descriptor at %#x: size %d, pointer bytes %d, alignment %d, %d", a, t.size, ptrBytes, align, fieldAlign)
-	case fixedSize[t.kind] != 0 && t.size != fixedSize[t.kind]:
-		return nil, fmt.Errorf("no type descriptor at %#x: %v of %d bytes", a, t.kind, t.size)
-	}
-	t.str, _, _, _ = r.name(r.off(a + 40))
-	if tflag&tflagExtraStar != 0 && len(t.str) > 0 {
-		t.str = t.str[1:]
-	}
-	t.named = tflag&tflagNamed != 0
-	if tflag&tflagUncommon != 0 {
-		t.uncommon = a + x.kindSize(t.kind)
-		if t.named {
-			t.pkgPath, _, _, _ = r.name(r.off(t.uncommon))
-		}
+	if err := x.decodeCommon(r, a, t); err != nil {
+		return nil, err
 	}
 	switch t.kind {
 	case reflect.Pointer, reflect.Slice:
@@ -293,74 +266,128 @@ func (x *descIndex) decode(a uint64, names bool, t *rawType) (*rawType, error) {
 	case reflect.Map:
 		t.key, t.elem = r.typePtr(a+48), r.typePtr(a+56)
 	case reflect.Func:
-		in, out := uint64(r.u16(a+48)), uint64(r.u16(a+50))
-		t.variadic, out = out&(1<<15) != 0, out&(1<<15-1)
-		if !x.charge(in + out) {
-			r.fail("func type at %#x: more parameters decoded than the types section could hold", a)
-		}
-		p := a + 56
-		if t.uncommon != 0 {
-			p += uncommonSize
-		}
-		for i := range in + out {
-			if r.err != nil {
-				break
-			}
-			if i < in {
-				t.in = append(t.in, r.typePtr(p+8*i))
-			} else {
-				t.out = append(t.out, r.typePtr(p+8*i))
-			}
-		}
+		x.decodeFunc(r, a, t)
 	case reflect.Interface:
-		var pkg string
-		if p := r.ptr(a + 48); p != 0 && names {
-			pkg, _, _, _ = r.name(p)
-		}
-		p, n := r.slice(a+56, imethodSize)
-		for i := range n {
-			if r.err != nil {
-				break
-			}
-			m := p + imethodSize*i
-			var name, mpkg string
-			if names {
-				name, _, mpkg, _ = r.name(r.off(m))
-				if mpkg == "" {
-					mpkg = pkg
-				}
-			}
-			t.imethods = append(t.imethods, rawMethod{name: name, pkgPath: mpkg, typ: r.off(m + 4)})
-		}
+		r.decodeInterface(a, names, t)
 	case reflect.Struct:
-		var pkg string
-		if p := r.ptr(a + 48); p != 0 && names {
-			pkg, _, _, _ = r.name(p)
-		}
-		p, n := r.slice(a+56, structFieldSize)
-		for i := range n {
-			if r.err != nil {
-				break
-			}
-			f := p + structFieldSize*i
-			var rf rawField
-			if names {
-				rf.name, rf.tag, rf.pkgPath, rf.embedded = r.name(r.ptr(f))
-				if rf.pkgPath == "" {
-					rf.pkgPath = pkg
-				}
-			}
-			rf.typ, rf.offset = r.typePtr(f+8), r.u64(f+16)
-			if rf.offset > t.size {
-				r.fail("field %s of the type at %#x: offset %d past its size %d", rf.name, a, rf.offset, t.size)
-			}
-			t.fields = append(t.fields, rf)
-		}
+		r.decodeStruct(a, names, t)
 	}
 	if r.err != nil {
 		return nil, fmt.Errorf("corrupt type descriptor at %#x: %v", a, r.err)
 	}
 	return t, nil
+}
+
+// decodeCommon decodes the abi.Type at a, the part every descriptor
+// starts with, into t: its size, kind, name and uncommon data. It returns
+// an error if a holds no descriptor.
+func (x *descIndex) decodeCommon(r *descReader, a uint64, t *rawType) error {
+	r.bytes(a, abiTypeSize)
+	if r.err != nil {
+		return r.err
+	}
+	t.size = r.u64(a)
+	ptrBytes := r.u64(a + 8)
+	t.equal = r.ptr(a+24) != 0
+	tflag := r.u8(a + 20)
+	align, fieldAlign := r.u8(a+21), r.u8(a+22)
+	t.kind = reflect.Kind(r.u8(a+23) & kindMask)
+	pow2 := func(v uint8) bool { return v != 0 && v&(v-1) == 0 }
+	switch {
+	case t.kind == reflect.Invalid || t.kind > reflect.UnsafePointer:
+		return fmt.Errorf("no type descriptor at %#x: kind %d", a, t.kind)
+	case t.size > maxTypeSize || ptrBytes > t.size || !pow2(align) || !pow2(fieldAlign):
+		return fmt.Errorf("no type descriptor at %#x: size %d, pointer bytes %d, alignment %d, %d", a, t.size, ptrBytes, align, fieldAlign)
+	case fixedSize[t.kind] != 0 && t.size != fixedSize[t.kind]:
+		return fmt.Errorf("no type descriptor at %#x: %v of %d bytes", a, t.kind, t.size)
+	}
+	t.str, _, _, _ = r.name(r.off(a + 40))
+	if tflag&tflagExtraStar != 0 && len(t.str) > 0 {
+		t.str = t.str[1:]
+	}
+	t.named = tflag&tflagNamed != 0
+	if tflag&tflagUncommon != 0 {
+		t.uncommon = a + x.kindSize(t.kind)
+		if t.named {
+			t.pkgPath, _, _, _ = r.name(r.off(t.uncommon))
+		}
+	}
+	return nil
+}
+
+// decodeFunc decodes the parameters of the func type at a into t.
+func (x *descIndex) decodeFunc(r *descReader, a uint64, t *rawType) {
+	in, out := uint64(r.u16(a+48)), uint64(r.u16(a+50))
+	t.variadic, out = out&(1<<15) != 0, out&(1<<15-1)
+	if !x.charge(in + out) {
+		r.fail("func type at %#x: more parameters decoded than the types section could hold", a)
+	}
+	p := a + 56
+	if t.uncommon != 0 {
+		p += uncommonSize
+	}
+	for i := range in + out {
+		if r.err != nil {
+			break
+		}
+		if i < in {
+			t.in = append(t.in, r.typePtr(p+8*i))
+		} else {
+			t.out = append(t.out, r.typePtr(p+8*i))
+		}
+	}
+}
+
+// decodeInterface decodes the methods of the interface type at a into t,
+// with their names if names is set.
+func (r *descReader) decodeInterface(a uint64, names bool, t *rawType) {
+	var pkg string
+	if p := r.ptr(a + 48); p != 0 && names {
+		pkg, _, _, _ = r.name(p)
+	}
+	p, n := r.slice(a+56, imethodSize)
+	for i := range n {
+		if r.err != nil {
+			break
+		}
+		m := p + imethodSize*i
+		var name, mpkg string
+		if names {
+			name, _, mpkg, _ = r.name(r.off(m))
+			if mpkg == "" {
+				mpkg = pkg
+			}
+		}
+		t.imethods = append(t.imethods, rawMethod{name: name, pkgPath: mpkg, typ: r.off(m + 4)})
+	}
+}
+
+// decodeStruct decodes the fields of the struct type at a into t, with
+// their names if names is set.
+func (r *descReader) decodeStruct(a uint64, names bool, t *rawType) {
+	var pkg string
+	if p := r.ptr(a + 48); p != 0 && names {
+		pkg, _, _, _ = r.name(p)
+	}
+	p, n := r.slice(a+56, structFieldSize)
+	for i := range n {
+		if r.err != nil {
+			break
+		}
+		f := p + structFieldSize*i
+		var rf rawField
+		if names {
+			rf.name, rf.tag, rf.pkgPath, rf.embedded = r.name(r.ptr(f))
+			if rf.pkgPath == "" {
+				rf.pkgPath = pkg
+			}
+		}
+		rf.typ, rf.offset = r.typePtr(f+8), r.u64(f+16)
+		if rf.offset > t.size {
+			r.fail("field %s of the type at %#x: offset %d past its size %d", rf.name, a, rf.offset, t.size)
+		}
+		t.fields = append(t.fields, rf)
+	}
 }
 
 // methodTypes returns the types of the methods of the type at a, whose
