@@ -56,18 +56,7 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 	case reflect.Map:
 		sb.WriteString("map[" + nameOf(t.Key) + "]" + nameOf(t.Elem))
 	case reflect.Chan:
-		elem := nameOf(t.Elem)
-		switch r.chanDir {
-		case chanRecv:
-			sb.WriteString("<-chan " + elem)
-		case chanSend:
-			sb.WriteString("chan<- " + elem)
-		default:
-			if strings.HasPrefix(elem, "<-chan ") { // an unnamed receive-only channel
-				elem = "(" + elem + ")"
-			}
-			sb.WriteString("chan " + elem)
-		}
+		sb.WriteString(chanName(r.chanDir, nameOf(t.Elem)))
 	case reflect.Func:
 		sb.WriteString("func")
 		x.signature(&sb, r, nameAt, nameOf)
@@ -76,24 +65,7 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 			sb.WriteString("interface {}")
 			break
 		}
-		sb.WriteString("interface {")
-		for i, m := range r.imethods {
-			if sb.Len() > maxNameLen {
-				break // corrupt: the name is refused
-			}
-			if i > 0 {
-				sb.WriteByte(';')
-			}
-			sb.WriteString(" " + qualify(m.name, m.pkgPath))
-			if mt := x.built[m.typ]; mt != nil && mt.Kind == reflect.Func {
-				if q := byType[mt]; q != nil {
-					x.signature(&sb, q.r, nameAt, nameOf)
-				} else {
-					sb.WriteString(strings.TrimPrefix(mt.Name, "func"))
-				}
-			}
-		}
-		sb.WriteString(" }")
+		x.interfaceName(&sb, r, byType, nameAt, nameOf)
 	case reflect.Struct:
 		if len(r.fields) == 0 {
 			sb.WriteString("struct {}")
@@ -104,30 +76,7 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 			t.noalg = true
 			break
 		}
-		sb.WriteString("struct {")
-		for i, f := range r.fields {
-			if sb.Len() > maxNameLen {
-				break // corrupt: the name is refused
-			}
-			if i > 0 {
-				sb.WriteByte(';')
-			}
-			sb.WriteByte(' ')
-			ft := x.built[f.typ]
-			ftName := nameOf(ft)
-			switch {
-			case f.embedded && embeddedName(ft) == f.name:
-			case f.embedded:
-				sb.WriteString(qualify(f.name, f.pkgPath) + " = ")
-			default:
-				sb.WriteString(qualify(f.name, f.pkgPath) + " ")
-			}
-			sb.WriteString(ftName)
-			if f.tag != "" {
-				sb.WriteString(" " + strconv.Quote(f.tag))
-			}
-		}
-		sb.WriteString(" }")
+		x.structName(&sb, r, nameOf)
 	default:
 		return t.Name
 	}
@@ -140,6 +89,75 @@ func (x *descIndex) name(p *pendingType, byType map[*Type]*pendingType, depth in
 		t.Name = "noalg." + t.Name
 	}
 	return t.Name
+}
+
+// chanName names a channel type of direction dir whose element is named
+// elem.
+func chanName(dir uint64, elem string) string {
+	switch dir {
+	case chanRecv:
+		return "<-chan " + elem
+	case chanSend:
+		return "chan<- " + elem
+	default:
+		if strings.HasPrefix(elem, "<-chan ") { // an unnamed receive-only channel
+			elem = "(" + elem + ")"
+		}
+		return "chan " + elem
+	}
+}
+
+// interfaceName writes the name of the interface type r, which has
+// methods, to sb: "interface { M(int) string; main.m() }". Called with
+// x.mu held.
+func (x *descIndex) interfaceName(sb *strings.Builder, r *rawType, byType map[*Type]*pendingType, nameAt func(uint64) *Type, nameOf func(*Type) string) {
+	sb.WriteString("interface {")
+	for i, m := range r.imethods {
+		if sb.Len() > maxNameLen {
+			break // corrupt: the name is refused
+		}
+		if i > 0 {
+			sb.WriteByte(';')
+		}
+		sb.WriteString(" " + qualify(m.name, m.pkgPath))
+		if mt := x.built[m.typ]; mt != nil && mt.Kind == reflect.Func {
+			if q := byType[mt]; q != nil {
+				x.signature(sb, q.r, nameAt, nameOf)
+			} else {
+				sb.WriteString(strings.TrimPrefix(mt.Name, "func"))
+			}
+		}
+	}
+	sb.WriteString(" }")
+}
+
+// structName writes the name of the struct type r, which has fields, to
+// sb: "struct { main.a int \"tag\"; B *T }". Called with x.mu held.
+func (x *descIndex) structName(sb *strings.Builder, r *rawType, nameOf func(*Type) string) {
+	sb.WriteString("struct {")
+	for i, f := range r.fields {
+		if sb.Len() > maxNameLen {
+			break // corrupt: the name is refused
+		}
+		if i > 0 {
+			sb.WriteByte(';')
+		}
+		sb.WriteByte(' ')
+		ft := x.built[f.typ]
+		ftName := nameOf(ft)
+		switch {
+		case f.embedded && embeddedName(ft) == f.name:
+		case f.embedded:
+			sb.WriteString(qualify(f.name, f.pkgPath) + " = ")
+		default:
+			sb.WriteString(qualify(f.name, f.pkgPath) + " ")
+		}
+		sb.WriteString(ftName)
+		if f.tag != "" {
+			sb.WriteString(" " + strconv.Quote(f.tag))
+		}
+	}
+	sb.WriteString(" }")
 }
 
 // isNoalg reports whether the unnamed struct or array type t is one of the
