@@ -59,33 +59,8 @@ func (x *descIndex) build(roots []uint64) []*Type {
 	var maps, chans []*pendingType
 	for i := 0; i < len(pending); i++ {
 		p := pending[i]
-		t, r := p.t, p.r
-		switch t.Kind {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
-			t.Elem = get(r.elem)
-			t.Len = int64(r.arrayLen)
-		case reflect.Map:
-			t.Key, t.Elem = get(r.key), get(r.elem)
-		case reflect.Interface:
-			t.emptyIface = len(r.imethods) == 0
-		case reflect.Struct:
-			t.Fields = make([]Field, len(r.fields))
-			for j, f := range r.fields {
-				t.Fields[j] = Field{Name: f.name, Offset: int64(f.offset), Type: get(f.typ), Embedded: f.embedded}
-			}
-			slices.SortStableFunc(t.Fields, func(a, b Field) int { return cmp.Compare(a.Offset, b.Offset) })
-		}
-		// Parameter and method types are needed only for names.
-		for _, a := range r.in {
-			get(a)
-		}
-		for _, a := range r.out {
-			get(a)
-		}
-		for _, m := range r.imethods {
-			get(m.typ)
-		}
-		switch t.Kind {
+		linkParts(p, get)
+		switch p.t.Kind {
 		case reflect.Map:
 			maps = append(maps, p)
 		case reflect.Chan:
@@ -110,6 +85,38 @@ func (x *descIndex) build(roots []uint64) []*Type {
 		p.t.Header = x.header(p.t)
 	}
 	return out
+}
+
+// linkParts sets the elements, key and fields of the pending type p to
+// the types get returns for their descriptors, and gets its parameter and
+// method types too.
+func linkParts(p *pendingType, get func(uint64) *Type) {
+	t, r := p.t, p.r
+	switch t.Kind {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
+		t.Elem = get(r.elem)
+		t.Len = int64(r.arrayLen)
+	case reflect.Map:
+		t.Key, t.Elem = get(r.key), get(r.elem)
+	case reflect.Interface:
+		t.emptyIface = len(r.imethods) == 0
+	case reflect.Struct:
+		t.Fields = make([]Field, len(r.fields))
+		for j, f := range r.fields {
+			t.Fields[j] = Field{Name: f.name, Offset: int64(f.offset), Type: get(f.typ), Embedded: f.embedded}
+		}
+		slices.SortStableFunc(t.Fields, func(a, b Field) int { return cmp.Compare(a.Offset, b.Offset) })
+	}
+	// Parameter and method types are needed only for names.
+	for _, a := range r.in {
+		get(a)
+	}
+	for _, a := range r.out {
+		get(a)
+	}
+	for _, m := range r.imethods {
+		get(m.typ)
+	}
 }
 
 // finishDesc gives strings and slices the fields DWARF describes them
