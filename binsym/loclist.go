@@ -23,14 +23,6 @@ func locList5(data []byte, off, entry uint64, fn func(locEntry) bool) bool {
 		return false
 	}
 	p := data[off:]
-	uleb := func() (uint64, bool) {
-		v, n := binary.Uvarint(p)
-		if n <= 0 {
-			return 0, false
-		}
-		p = p[n:]
-		return v, true
-	}
 	base := entry
 	for range maxLocEntries {
 		if len(p) == 0 {
@@ -38,12 +30,12 @@ func locList5(data []byte, off, entry uint64, fn func(locEntry) bool) bool {
 		}
 		kind := p[0]
 		p = p[1:]
-		var e locEntry
 		switch kind {
 		case lleEnd:
 			return true
 		case lleBaseAddrx:
-			if _, ok := uleb(); !ok {
+			var ok bool
+			if _, p, ok = cutUvarint(p); !ok {
 				return false
 			}
 			base = entry
@@ -55,50 +47,76 @@ func locList5(data []byte, off, entry uint64, fn func(locEntry) bool) bool {
 			base = binary.LittleEndian.Uint64(p)
 			p = p[8:]
 			continue
-		case lleOffsetPair:
-			s, ok1 := uleb()
-			t, ok2 := uleb()
-			if !ok1 || !ok2 {
-				return false
-			}
-			e.lo, e.hi, e.known = base+s, base+t, true
-		case lleStartxEndx, lleStartxLen:
-			_, ok1 := uleb()
-			_, ok2 := uleb()
-			if !ok1 || !ok2 {
-				return false
-			}
-		case lleDefault:
-			e.lo, e.hi, e.known = 0, ^uint64(0), true
-		case lleStartEnd:
-			if len(p) < 16 {
-				return false
-			}
-			e.lo, e.hi, e.known = binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:]), true
-			p = p[16:]
-		case lleStartLen:
-			if len(p) < 8 {
-				return false
-			}
-			e.lo = binary.LittleEndian.Uint64(p)
-			p = p[8:]
-			n, ok := uleb()
-			if !ok {
-				return false
-			}
-			e.hi, e.known = e.lo+n, true
-		default:
+		}
+		e, rest, ok := locBounds(kind, p, base)
+		if !ok {
 			return false
 		}
-		n, ok := uleb()
-		if !ok || n > uint64(len(p)) {
+		n, rest, ok := cutUvarint(rest)
+		if !ok || n > uint64(len(rest)) {
 			return false
 		}
-		e.expr = p[:n]
-		p = p[n:]
+		e.expr = rest[:n]
+		p = rest[n:]
 		if !fn(e) {
 			return true
 		}
 	}
 	return false
+}
+
+// locBounds reads the addresses of a location list entry of the given
+// kind from the front of p, offsets relative to base, and returns the rest
+// of p. It reports false for a kind that is not a location or addresses
+// cut short.
+func locBounds(kind byte, p []byte, base uint64) (locEntry, []byte, bool) {
+	var e locEntry
+	switch kind {
+	case lleOffsetPair:
+		s, q, ok1 := cutUvarint(p)
+		t, q, ok2 := cutUvarint(q)
+		if !ok1 || !ok2 {
+			return e, nil, false
+		}
+		e.lo, e.hi, e.known = base+s, base+t, true
+		return e, q, true
+	case lleStartxEndx, lleStartxLen:
+		_, q, ok1 := cutUvarint(p)
+		_, q, ok2 := cutUvarint(q)
+		if !ok1 || !ok2 {
+			return e, nil, false
+		}
+		return e, q, true
+	case lleDefault:
+		e.lo, e.hi, e.known = 0, ^uint64(0), true
+		return e, p, true
+	case lleStartEnd:
+		if len(p) < 16 {
+			return e, nil, false
+		}
+		e.lo, e.hi, e.known = binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:]), true
+		return e, p[16:], true
+	case lleStartLen:
+		if len(p) < 8 {
+			return e, nil, false
+		}
+		e.lo = binary.LittleEndian.Uint64(p)
+		n, q, ok := cutUvarint(p[8:])
+		if !ok {
+			return e, nil, false
+		}
+		e.hi, e.known = e.lo+n, true
+		return e, q, true
+	}
+	return e, nil, false
+}
+
+// cutUvarint reads an unsigned LEB128 number from the front of p and
+// returns the rest of p, or false if p holds no complete number.
+func cutUvarint(p []byte) (uint64, []byte, bool) {
+	v, n := binary.Uvarint(p)
+	if n <= 0 {
+		return 0, p, false
+	}
+	return v, p[n:], true
 }
