@@ -1,0 +1,4 @@
+package profiles
+
+// DecodeProto exposes decodeProto to the benchmarks of profiles_test.
+var DecodeProto = decodeProto
