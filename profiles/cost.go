@@ -13,9 +13,7 @@ import (
 // costs below are what google/pprof's decoder and the analysis allocated
 // per element, rounded up; decodeCost adds them up from a scan that
 // allocates nothing, so a profile too large to decode is refused before it
-// is decoded. decodeProto, which replaced pprof's decoder, allocates less
-// for every kind (TestDecodeCostCoversAllocation logs both): the costs are
-// kept as they were, upper bounds, so that the caps refuse what they did.
+// is decoded.
 const (
 	costSample   = 176 // Sample struct, its pointer, slice growth, analysis
 	costID       = 32  // one location ID: locationIDX, Location and growth
@@ -181,41 +179,39 @@ func (e *LimitError) Error() string {
 // for profile.proto, more than maxBytes/2 + DecodePerByte × its size, or
 // when it is legacy text with more sample lines than legacyLinesLimit
 // allows for input bytes (raw's size before decompression). It returns the
-// memory decoding will take and, when raw is a profile.proto message, what
-// it repeats, which decodeProto makes its arrays for. stream, if not nil,
-// walked raw as it was decompressed: its result is taken when it walked
-// it all within the limit, and raw is walked again otherwise.
-func checkDecodeCost(raw []byte, input, maxBytes, earlier int64, stream *costStream) (int64, *protoCounts, error) {
+// memory decoding will take. stream, if not nil, walked raw as it was
+// decompressed: its result is taken when it walked it all within the
+// limit, and raw is walked again otherwise.
+func checkDecodeCost(raw []byte, input, maxBytes, earlier int64, stream *costStream) (int64, error) {
 	factor := int64(DecodeFactor)
 	limit := max(satMul(maxBytes, factor)-earlier, 0)
 	var relative int64 // the decompressed size, when it sets the limit
 	if r := maxBytes/2 + satMul(int64(len(raw)), DecodePerByte); r < limit {
 		limit, relative = r, int64(len(raw))
 	}
-	var n protoCounts
 	var cost int64
 	var ok bool
-	if c, counts, whole := stream.result(); whole && c <= limit {
-		cost, ok, n = c, true, *counts
+	if c, whole := stream.result(); whole && c <= limit {
+		cost, ok = c, true
 	} else {
-		cost, ok = protoCost(raw, limit, &n)
+		cost, ok = protoCost(raw, limit)
 	}
 	if ok && cost > limit {
-		return 0, nil, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
+		return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Input: relative, Earlier: earlier}
 	}
 	if ok {
-		return cost, &n, nil
+		return cost, nil
 	}
 	limit = legacyLinesLimit(input, maxBytes)
 	if n := legacyLines(raw, limit); n > limit {
-		return 0, nil, &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
+		return 0, &LimitError{Limit: LimitLegacyLines, What: "sample lines", Size: n, Max: limit, MaxBytes: maxBytes}
 	}
 	factor = LegacyDecodeFactor
 	limit = max(satMul(maxBytes, factor)-earlier, 0)
 	if cost = legacyCost(raw, limit); cost > limit {
-		return 0, nil, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Earlier: earlier}
+		return 0, &LimitError{Limit: LimitDecoded, What: "decoded profile", Size: cost, Max: limit, Factor: factor, MaxBytes: maxBytes, Earlier: earlier}
 	}
-	return cost, nil, nil
+	return cost, nil
 }
 
 func satMul(a, b int64) int64 {
@@ -226,19 +222,17 @@ func satMul(a, b int64) int64 {
 }
 
 // protoCost estimates the memory of decoding raw as a profile.proto
-// message, stopping once the estimate is over limit, and counts what the
-// message repeats in n, as decodeProto's first pass would for a
-// well-formed one. It reports false when raw is not well-formed protobuf
+// message, stopping once the estimate is over limit. It reports false when raw is not well-formed protobuf
 // at the top level (then it is no proto profile, and the text parsers get
 // it).
-func protoCost(raw []byte, limit int64, n *protoCounts) (int64, bool) {
+func protoCost(raw []byte, limit int64) (int64, bool) {
 	var cost int64
 	for len(raw) > 0 && cost <= limit {
 		f, ok := nextField(&raw)
 		if !ok {
 			return cost, false
 		}
-		c, ok := fieldCost(f, n)
+		c, ok := fieldCost(f)
 		cost += c
 		if !ok {
 			return cost, false
@@ -248,31 +242,26 @@ func protoCost(raw []byte, limit int64, n *protoCounts) (int64, bool) {
 }
 
 // fieldCost estimates the memory of decoding f, a field of a profile.proto
-// message's top level, and counts what it adds in n. It reports false when
+// message's top level. It reports false when
 // f's body is not well-formed protobuf where it must be.
-func fieldCost(f field, n *protoCounts) (int64, bool) {
+func fieldCost(f field) (int64, bool) {
 	cost := int64(costOther)
 	if f.num == 13 && f.wire == wireVarint { // a comment, not packed
-		n.comments++
 		cost += costValue
 	}
 	if f.wire != 2 {
 		return cost, true
 	}
 	switch f.num {
-	case 1:
-		n.sampleTypes++
 	case 2: // sample
-		c, ok := sampleCost(f.body, n)
+		c, ok := sampleCost(f.body)
 		if !ok {
 			return cost, false
 		}
 		cost += c
 	case 3:
-		n.mappings++
 		cost += costMapping
 	case 4: // location
-		n.locations++
 		cost += costLocation
 		lines := 0
 		for body := f.body; len(body) > 0; {
@@ -288,26 +277,18 @@ func fieldCost(f field, n *protoCounts) (int64, bool) {
 				}
 			}
 		}
-		n.lines += lines
 	case 5:
-		n.functions++
 		cost += costFunction
 	case 6:
-		n.strs++
-		n.strBytes += len(f.body)
 		cost += costString + int64(len(f.body))
 	case 13: // comments, packed
-		c := varints(f.wire, f.body)
-		n.comments += int(c)
-		cost += costValue * c
+		cost += costValue * varints(f.wire, f.body)
 	}
 	return cost, true
 }
 
-// sampleCost estimates the memory of one decoded Sample message, and
-// counts it and what it repeats in n.
-func sampleCost(body []byte, n *protoCounts) (int64, bool) {
-	n.samples++
+// sampleCost estimates the memory of one decoded Sample message.
+func sampleCost(body []byte) (int64, bool) {
 	cost := int64(costSample)
 	for len(body) > 0 {
 		f, ok := nextField(&body)
@@ -316,15 +297,10 @@ func sampleCost(body []byte, n *protoCounts) (int64, bool) {
 		}
 		switch f.num {
 		case 1:
-			c := varints(f.wire, f.body)
-			n.locIDs += int(c)
-			cost += costID * c
+			cost += costID * varints(f.wire, f.body)
 		case 2:
-			c := varints(f.wire, f.body)
-			n.values += int(c)
-			cost += costValue * c
+			cost += costValue * varints(f.wire, f.body)
 		case 3:
-			n.labels++
 			cost += costLabel
 		}
 	}

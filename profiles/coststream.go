@@ -29,7 +29,6 @@ type costStream struct {
 
 	// The walk's result, read once walked is closed.
 	cost  int64
-	n     protoCounts
 	whole bool // every byte was walked, each field well-formed, the cost within limit
 }
 
@@ -101,15 +100,15 @@ func (s *costStream) wait(i, have int) (piece []byte, whole, ok bool) {
 	}
 }
 
-// result waits for the walk to end and returns its cost and counts, and
+// result waits for the walk to end and returns its cost, and
 // whether it walked the whole message well-formed within its limit; a nil
 // stream walked nothing.
-func (s *costStream) result() (int64, *protoCounts, bool) {
+func (s *costStream) result() (int64, bool) {
 	if s == nil {
-		return 0, nil, false
+		return 0, false
 	}
 	<-s.walked
-	return s.cost, &s.n, s.whole
+	return s.cost, s.whole
 }
 
 // walk walks the message piece by piece; see costStream.
@@ -169,7 +168,7 @@ func (s *costStream) add(f field) bool {
 	if !validNum(f) { // as nextField
 		return false
 	}
-	c, ok := fieldCost(f, &s.n)
+	c, ok := fieldCost(f)
 	s.cost += c
 	return ok && s.cost <= s.limit
 }

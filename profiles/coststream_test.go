@@ -11,7 +11,7 @@ import (
 // streamCost feeds raw to a costStream as readLimited would, in pieces of
 // size bytes (the last shorter), each read in steps of random length,
 // and returns the stream's result.
-func streamCost(raw []byte, size int, limit int64, rng *rand.Rand) (int64, protoCounts, bool) {
+func streamCost(raw []byte, size int, limit int64, rng *rand.Rand) (int64, bool) {
 	s := startCostStream(limit)
 	for off := 0; off < len(raw) || off == 0; off += size {
 		piece := make([]byte, size)
@@ -23,8 +23,7 @@ func streamCost(raw []byte, size int, limit int64, rng *rand.Rand) (int64, proto
 		}
 	}
 	s.end(true)
-	c, n, whole := s.result()
-	return c, *n, whole
+	return s.result()
 }
 
 // checkStreamCost checks costStream on raw against protoCost, in pieces of
@@ -33,8 +32,7 @@ func streamCost(raw []byte, size int, limit int64, rng *rand.Rand) (int64, proto
 // that, must walk what protoCost takes whole within the limit.
 func checkStreamCost(t testing.TB, raw []byte, limit int64, rng *rand.Rand) {
 	t.Helper()
-	var want protoCounts
-	wantCost, wantOK := protoCost(raw, limit, &want)
+	wantCost, wantOK := protoCost(raw, limit)
 	wantWhole := wantOK && wantCost <= limit
 	longest := 1
 	for b := raw; len(b) > 0; {
@@ -46,10 +44,10 @@ func checkStreamCost(t testing.TB, raw []byte, limit int64, rng *rand.Rand) {
 		b = rest
 	}
 	for _, size := range []int{1 + rng.IntN(64), 1 + rng.IntN(4096), longest, longest + rng.IntN(64), carryMax, max(len(raw), 1)} {
-		cost, n, whole := streamCost(raw, size, limit, rng)
-		if whole && (!wantWhole || cost != wantCost || n != want) {
-			t.Fatalf("pieces of %d bytes: the stream walked it all, cost %d, counts %+v; protoCost: %d, %+v, ok %v (limit %d)",
-				size, cost, n, wantCost, want, wantOK, limit)
+		cost, whole := streamCost(raw, size, limit, rng)
+		if whole && (!wantWhole || cost != wantCost) {
+			t.Fatalf("pieces of %d bytes: the stream walked it all, cost %d; protoCost: %d, ok %v (limit %d)",
+				size, cost, wantCost, wantOK, limit)
 		}
 		if !whole && wantWhole && size >= longest && longest <= carryMax {
 			t.Fatalf("pieces of %d bytes: the stream gave up on a message protoCost walks (cost %d)", size, wantCost)
@@ -66,8 +64,7 @@ func TestCostStreamAgrees(t *testing.T) {
 	for name, raw := range inputs {
 		t.Run(name, func(t *testing.T) {
 			checkStreamCost(t, raw, 1<<62, rng)
-			var n protoCounts
-			cost, _ := protoCost(raw, 1<<62, &n)
+			cost, _ := protoCost(raw, 1<<62)
 			checkStreamCost(t, raw, cost-1, rng) // over the limit: given up
 			for range 20 {
 				checkStreamCost(t, raw[:rng.IntN(len(raw))], 1<<62, rng)
@@ -84,13 +81,13 @@ func TestCostStreamQuits(t *testing.T) {
 	s.begin(raw)
 	s.grew(len(raw))
 	s.end(false)
-	if _, _, whole := s.result(); whole {
+	if _, whole := s.result(); whole {
 		t.Error("the walk of a failed reading is taken as whole")
 	}
 }
 
 // gunzip walks a profile of several pieces (more than untrustedHint
-// bytes) as it decompresses it, to the cost and counts protoCost gives.
+// bytes) as it decompresses it, to the cost protoCost gives.
 func TestGunzipWalksAsItReads(t *testing.T) {
 	p := appendField(profileHead(), 4, []byte{0x08, 1}) // location 1
 	for i := 0; len(p) < untrustedHint+untrustedHint/4; i++ {
@@ -109,9 +106,8 @@ func TestGunzipWalksAsItReads(t *testing.T) {
 	if err != nil || !bytes.Equal(raw, p) {
 		t.Fatalf("gunzip: %v, or other bytes", err)
 	}
-	var want protoCounts
-	wantCost, _ := protoCost(p, 1<<62, &want)
-	if cost, n, whole := s.result(); !whole || cost != wantCost || *n != want {
-		t.Errorf("walked whole %v, cost %d, counts %+v; protoCost: %d, %+v", whole, cost, *n, wantCost, want)
+	wantCost, _ := protoCost(p, 1<<62)
+	if cost, whole := s.result(); !whole || cost != wantCost {
+		t.Errorf("walked whole %v, cost %d; protoCost: %d", whole, cost, wantCost)
 	}
 }

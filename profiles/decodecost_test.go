@@ -5,6 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 // appendField appends to b field num of a protobuf message, length
@@ -55,15 +57,14 @@ func TestDecodeCostCoversAllocation(t *testing.T) {
 	} {
 		p := appendField(profileHead(), 4, []byte{0x08, 1}) // location 1
 		p = append(p, tt.body...)
-		var counts protoCounts
-		cost, ok := protoCost(p, 1<<40, &counts)
+		cost, ok := protoCost(p, 1<<40)
 		if !ok {
 			t.Fatalf("%s: not a proto", tt.what)
 		}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		prof, err := decodeProto(p, &counts)
+		prof, err := profile.ParseUncompressed(p)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.what, err)
 		}
@@ -96,19 +97,19 @@ func TestDecodeCostLongLocation(t *testing.T) {
 		return p
 	}
 	one, spread := profile(1), profile(1000)
-	costOne, _ := protoCost(one, 1<<40, new(protoCounts))
-	costSpread, _ := protoCost(spread, 1<<40, new(protoCounts))
+	costOne, _ := protoCost(one, 1<<40)
+	costSpread, _ := protoCost(spread, 1<<40)
 	if want := int64(longLines*costLine + (lines-longLines)*costLongLine); costOne < want {
 		t.Errorf("one location of %d lines: estimate %d, want at least %d", lines, costOne, want)
 	}
 	if costSpread > lines*costLine+1000*(costLocation+costOther)+1<<10 {
 		t.Errorf("%d lines over 1,000 locations: estimate %d, more than their lines and locations", lines, costSpread)
 	}
-	if _, _, err := checkDecodeCost(spread, int64(len(spread)), DefaultMaxBytes, 0, nil); err != nil {
+	if _, err := checkDecodeCost(spread, int64(len(spread)), DefaultMaxBytes, 0, nil); err != nil {
 		t.Errorf("%d lines over 1,000 locations (%d bytes): %v", lines, len(spread), err)
 	}
 	var le *LimitError
-	if _, _, err := checkDecodeCost(one, int64(len(one)), DefaultMaxBytes, 0, nil); !errors.As(err, &le) || le.Limit != LimitDecoded {
+	if _, err := checkDecodeCost(one, int64(len(one)), DefaultMaxBytes, 0, nil); !errors.As(err, &le) || le.Limit != LimitDecoded {
 		t.Errorf("one location of %d lines (%d bytes): %v, want a %s limit error", lines, len(one), err, LimitDecoded)
 	}
 }

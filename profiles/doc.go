@@ -27,15 +27,10 @@
 // 200 ns a byte, are also capped by the input's size, so that parsing time
 // stays linear in it ([LimitLegacyLines]: 2 MiB plus 1/32 of the input at
 // the default MaxBytes). Past any cap the error is a [*LimitError].
-// This package decodes profile.proto itself, into the same
-// github.com/google/pprof/profile.Profile that pprof's decoder returns: it
-// counts the elements first and makes each array once at its size, where
-// pprof's decoder grows its arrays and maps one element at a time (2.6 s
-// on a million labels in one sample). The text formats go to pprof's
-// parsers.
-// Negative values and
-// sums over [MaxTotal], which no real heap or goroutine profile has, are
-// refused, so they cannot pass under a gate. Function and file names,
+// Within the caps, github.com/google/pprof/profile's parsers decode the
+// profile, proto or text, and a panic in them becomes an error. Negative
+// values and sums over [MaxTotal], which no real heap or goroutine profile
+// has, are refused, so they cannot pass under a gate. Function and file names,
 // label keys and values are escaped where they hold control characters or
 // invalid UTF-8 (as Go escapes: "\x1b"), so no renderer prints them raw.
 //

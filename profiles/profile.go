@@ -109,7 +109,7 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if decoded != nil {
 		earlier = decoded.Load()
 	}
-	cost, counts, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier, stream)
+	cost, err := checkDecodeCost(raw, int64(len(data)), maxBytes, earlier, stream)
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
@@ -119,7 +119,7 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	if progress != nil {
 		progress("parse", 0, -1)
 	}
-	prof, format, err := parseProfile(raw, counts)
+	prof, format, err := parseProfile(raw)
 	if err != nil {
 		return nil, sourceErrorf(source, "%v", err)
 	}
@@ -140,16 +140,16 @@ func parse(source string, data []byte, maxBytes int64, progress func(phase strin
 	return p, nil
 }
 
-// parseProfile parses uncompressed profile bytes, proto first (decodeProto),
-// then the legacy text formats (google/pprof's parsers). A panic in a parser
+// parseProfile parses uncompressed profile bytes, proto first, then the
+// legacy text formats, with google/pprof's parsers. A panic in a parser
 // becomes an error.
-func parseProfile(raw []byte, counts *protoCounts) (p *profile.Profile, format Format, err error) {
+func parseProfile(raw []byte) (p *profile.Profile, format Format, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("malformed profile (the parser failed: %v)", r)
 		}
 	}()
-	p, err = decodeProto(raw, counts)
+	p, err = profile.ParseUncompressed(raw)
 	if err == nil {
 		if err := p.CheckValid(); err != nil {
 			return nil, "", fmt.Errorf("malformed profile: %v", err)

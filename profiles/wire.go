@@ -6,16 +6,14 @@ import (
 	"fmt"
 )
 
-// The protobuf wire format, read as google/pprof's decoder reads it: the
-// same limits and the same errors, so that decodeProto refuses what
-// profile.ParseUncompressed refuses, with its words.
+// The protobuf wire format, read as google/pprof's decoder reads it (the
+// same limits), for the cost estimate that runs before pprof decodes.
 
 // Errors of the wire format, as google/pprof words them.
 var (
 	errBadVarint     = errors.New("bad varint")
 	errNotEnoughData = errors.New("not enough data")
 	errTooMuchData   = errors.New("too much data")
-	errTypeMismatch  = errors.New("type mismatch")
 )
 
 // Protobuf wire types.
@@ -82,66 +80,4 @@ func readField(data []byte) (field, []byte, error) {
 		return field{}, nil, fmt.Errorf("unknown wire type: %d", f.wire)
 	}
 	return f, data, nil
-}
-
-// walk calls visit for each field of message msg, in order, and stops at
-// the first error of the wire format or of visit.
-func walk(msg []byte, visit func(field) error) error {
-	for len(msg) > 0 {
-		f, rest, err := readField(msg)
-		if err != nil {
-			return err
-		}
-		msg = rest
-		if err := visit(f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// varintValue returns the value of f, which must be a varint.
-func varintValue(f field) (uint64, error) {
-	if f.wire != wireVarint {
-		return 0, errTypeMismatch
-	}
-	return f.u64, nil
-}
-
-// repeatedVarints calls add for each value of repeated varint field f,
-// packed or not.
-func repeatedVarints(f field, add func(uint64)) error {
-	if f.wire != wireBytes {
-		u, err := varintValue(f)
-		if err == nil {
-			add(u)
-		}
-		return err
-	}
-	for data := f.body; len(data) > 0; {
-		u, rest, err := protoVarint(data)
-		if err != nil {
-			return err
-		}
-		add(u)
-		data = rest
-	}
-	return nil
-}
-
-// messageBody returns the body of f, which must be a message or a string.
-func messageBody(f field) ([]byte, error) {
-	if f.wire != wireBytes {
-		return nil, errTypeMismatch
-	}
-	return f.body, nil
-}
-
-// walkMessage calls visit for each field of f, which must be a message.
-func walkMessage(f field, visit func(field) error) error {
-	body, err := messageBody(f)
-	if err != nil {
-		return err
-	}
-	return walk(body, visit)
 }
