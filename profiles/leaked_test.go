@@ -1,12 +1,11 @@
 package profiles_test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/internal/testbuild"
 	"github.com/ctxleak/ctxleak/profiles"
 )
@@ -34,14 +33,9 @@ func TestGoroutineLeakLive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a child program")
 	}
-	var env []string
-	if pprof.Lookup("goroutineleak") == nil {
-		env = []string{"GOTOOLCHAIN=go1.27.3"}
-		cmd := exec.Command("go", "version")
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("needs Go 1.27's goroutineleak profile; this Go has none and GOTOOLCHAIN=go1.27.3 is not available: %v: %s", err, out)
-		}
+	env, err := leaktest.BuildEnv()
+	if err != nil {
+		t.Skip(err)
 	}
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "leakprof")

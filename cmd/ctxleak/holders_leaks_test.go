@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/ctxleak/ctxleak/internal/dumptest"
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
@@ -39,15 +40,10 @@ func leaksDump(t *testing.T) (dir, exe string) {
 	}
 	f := &leaksFixture
 	f.once.Do(func() {
-		var env []string
-		if pprof.Lookup("goroutineleak") == nil {
-			env = []string{"GOTOOLCHAIN=go1.27.3"}
-			cmd := exec.Command("go", "version")
-			cmd.Env = append(os.Environ(), env...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				f.skip = "needs Go 1.27's goroutineleak profile; this is a Go before 1.27 and GOTOOLCHAIN=go1.27.3 is not available: " + err.Error() + ": " + string(out)
-				return
-			}
+		env, err := leaktest.BuildEnv()
+		if err != nil {
+			f.skip = err.Error()
+			return
 		}
 		root := dumptest.TempDir(t)
 		f.exe, f.dir = filepath.Join(root, "leakholders"), filepath.Join(root, "leakholders.out")

@@ -6,6 +6,7 @@
 package leaktest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -36,4 +37,26 @@ func InChild(t *testing.T) bool {
 		t.Fatalf("child test process: %v\n%s", err, out)
 	}
 	return false
+}
+
+// Toolchain is the Go release whose toolchain builds a child program that
+// takes the goroutineleak profile when the running Go has none.
+const Toolchain = "go1.27.3"
+
+// BuildEnv returns what to add to the environment of a go build of a
+// program that takes the goroutineleak profile: nothing when this Go has
+// the profile, else GOTOOLCHAIN=Toolchain, which the go command fetches
+// through the module proxy. It fails, saying why, when that toolchain
+// cannot be had.
+func BuildEnv() ([]string, error) {
+	if pprof.Lookup("goroutineleak") != nil {
+		return nil, nil
+	}
+	env := []string{"GOTOOLCHAIN=" + Toolchain}
+	cmd := exec.Command("go", "version")
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("needs Go 1.27's goroutineleak profile; %s has none and GOTOOLCHAIN=%s is not available: %v: %s", runtime.Version(), Toolchain, err, out)
+	}
+	return env, nil
 }

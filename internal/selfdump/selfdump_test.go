@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/pprof"
 	"strings"
 	"testing"
 
+	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/internal/testbuild"
 )
 
@@ -83,16 +83,9 @@ func TestSurvivesLeakProfile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a child program")
 	}
-	var env []string
-	if pprof.Lookup("goroutineleak") == nil {
-		// The runtime of this test has no leak profile (Go before 1.27):
-		// build the child with 1.27 when that toolchain is at hand.
-		env = []string{"GOTOOLCHAIN=go1.27.3"}
-		cmd := exec.Command("go", "version")
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("needs Go 1.27's goroutineleak profile; this is a Go before 1.27 and GOTOOLCHAIN=go1.27.3 is not available: %v: %s", err, out)
-		}
+	env, err := leaktest.BuildEnv()
+	if err != nil {
+		t.Skip(err)
 	}
 	exe := filepath.Join(t.TempDir(), "leakprog")
 	if out, err := testbuild.Build(exe, env, "./testdata/leakprog"); err != nil {
