@@ -11,12 +11,11 @@ package leakedg
 
 import (
 	"bytes"
-	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/heapdump"
+	"github.com/ctxleak/ctxleak/internal/traceback"
 )
 
 // Goroutine is a goroutine the runtime marked leaked.
@@ -50,31 +49,19 @@ const maxStacks = 64 << 20
 // Marked returns the goroutines marked leaked now, from a traceback of all
 // goroutines, and whether the traceback was cut at 64 MiB.
 func Marked() (gs []Goroutine, truncated bool) {
-	stacks, truncated := allStacks()
+	stacks, truncated := traceback.All(maxStacks)
 	return Parse(stacks, true), truncated
 }
 
 // IDs returns the ids of all the goroutines of the process now, from a
 // traceback of all goroutines (the first 64 MiB of it).
 func IDs() map[uint64]bool {
-	stacks, _ := allStacks()
+	stacks, _ := traceback.All(maxStacks)
 	ids := make(map[uint64]bool)
 	for _, g := range Parse(stacks, false) {
 		ids[g.ID] = true
 	}
 	return ids
-}
-
-// allStacks returns runtime.Stack of all goroutines, at most maxStacks
-// bytes, and whether it was cut.
-func allStacks() ([]byte, bool) {
-	for size := 1 << 20; ; size *= 4 {
-		buf := make([]byte, size)
-		n := runtime.Stack(buf, true)
-		if n < len(buf) || size >= maxStacks {
-			return buf[:n], n == len(buf)
-		}
-	}
 }
 
 // Parse reads the goroutines of a traceback in runtime.Stack's format:
@@ -93,7 +80,8 @@ func Parse(stacks []byte, leakedOnly bool) []Goroutine {
 			stacks = nil
 		}
 		s := string(line)
-		if g, leaked, ok := header(s); ok {
+		if id, wait, leaked, ok := traceback.Header(s); ok {
+			g := Goroutine{ID: id, Wait: wait}
 			cur = nil
 			if leaked || !leakedOnly {
 				gs = append(gs, g)
@@ -127,28 +115,6 @@ func Parse(stacks []byte, leakedOnly bool) []Goroutine {
 		prev = funcName(s)
 	}
 	return gs
-}
-
-// header parses "goroutine 21 [chan send (leaked), 3 minutes]:" (with
-// " gp=... m=..." after the id at high traceback levels).
-func header(s string) (g Goroutine, leaked, ok bool) {
-	rest, ok := strings.CutPrefix(s, "goroutine ")
-	if !ok || !strings.HasSuffix(rest, "]:") {
-		return g, false, false
-	}
-	i := strings.IndexByte(rest, '[')
-	if i < 0 {
-		return g, false, false
-	}
-	idText, _, _ := strings.Cut(rest[:i], " ")
-	id, err := strconv.ParseUint(idText, 10, 64)
-	if err != nil {
-		return g, false, false
-	}
-	status := rest[i+1 : len(rest)-2]
-	status, _, _ = strings.Cut(status, ", ")
-	wait, leaked := strings.CutSuffix(status, " (leaked)")
-	return Goroutine{ID: id, Wait: wait}, leaked, true
 }
 
 // funcName returns the function of a frame line "main.(*T).m(0x1, ...)",

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxleak/ctxleak/heap"
 	"github.com/ctxleak/ctxleak/internal/leaktest"
 	"github.com/ctxleak/ctxleak/internal/selfdump"
+	"github.com/ctxleak/ctxleak/internal/traceback"
 )
 
 // TestParse reads headers, frames and creation sites, and skips what fits
@@ -134,6 +135,6 @@ func waitBlocked(t *testing.T, n int) {
 }
 
 func mustStacks() []byte {
-	b, _ := allStacks()
+	b, _ := traceback.All(maxStacks)
 	return b
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/pprof"
+
+	"github.com/ctxleak/ctxleak/internal/traceback"
 )
 
 // ErrLeakedGoroutines is wrapped by the error Write and WriteFile return
@@ -73,14 +75,8 @@ const maxStacks = 64 << 20
 // traceback does not fit in maxStacks, true: it cannot tell, and a wrong
 // no would kill the process.
 func anyMarked() bool {
-	for size := 1 << 20; size <= maxStacks; size *= 4 {
-		buf := make([]byte, size)
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return marked(buf[:n])
-		}
-	}
-	return true
+	stacks, cut := traceback.All(maxStacks)
+	return cut || marked(stacks)
 }
 
 // marked reports whether a goroutine header line of the traceback stacks
@@ -88,18 +84,8 @@ func anyMarked() bool {
 // Only header lines count: a file path in a frame line could hold the
 // same words.
 func marked(stacks []byte) bool {
-	for len(stacks) > 0 {
-		line := stacks
-		if i := bytes.IndexByte(stacks, '\n'); i >= 0 {
-			line, stacks = stacks[:i], stacks[i+1:]
-		} else {
-			stacks = nil
-		}
-		if !bytes.HasPrefix(line, []byte("goroutine ")) || !bytes.HasSuffix(line, []byte("]:")) {
-			continue
-		}
-		i := bytes.IndexByte(line, '[')
-		if i >= 0 && bytes.Contains(line[i:], []byte(" (leaked)")) {
+	for line := range bytes.Lines(stacks) {
+		if _, _, leaked, _ := traceback.Header(string(bytes.TrimSuffix(line, []byte("\n")))); leaked {
 			return true
 		}
 	}
