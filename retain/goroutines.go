@@ -115,44 +115,30 @@ func (tr *Tracker) writeLeaked(b *strings.Builder, gs []leakedg.Goroutine, d dum
 	fmt.Fprintf(b, "retain: %s started during the test proven leaked by the goroutineleak profile "+
 		"(blocked for ever on channels or locks nothing runnable can reach)\n", english.Plural(len(gs), "goroutine"))
 	fmt.Fprintf(b, "  %s\n", retained)
-	type key struct{ fn, loc, wait, by, at string }
-	var order []key
-	groups := make(map[key][]leakedg.Goroutine)
-	for _, g := range gs {
-		k := key{g.Function, g.Location, g.Wait, g.CreatedBy, g.CreatedAt}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], g)
-	}
-	for i, k := range order {
+	groups := leakedg.Groups(gs)
+	for i, g := range groups {
 		if i == maxLeakLines {
-			fmt.Fprintf(b, "\n... and %d more groups\n", len(order)-i)
+			fmt.Fprintf(b, "\n... and %d more groups\n", len(groups)-i)
 			break
 		}
-		g := groups[k]
-		var bytes uint64
-		ids := make([]string, 0, min(len(g), 10))
-		for j, x := range g {
-			bytes += x.Retained
-			if j < 10 {
-				ids = append(ids, fmt.Sprint(x.ID))
-			}
+		ids := make([]string, len(g.IDs))
+		for j, id := range g.IDs {
+			ids[j] = fmt.Sprint(id)
 		}
-		fmt.Fprintf(b, "\n%s in %s [%s]\n", english.Plural(len(g), "goroutine"), textsafe.Escape(k.fn), textsafe.Escape(k.wait))
-		if k.loc != "" {
-			fmt.Fprintf(b, "    at %s\n", textsafe.Escape(k.loc))
+		fmt.Fprintf(b, "\n%s in %s [%s]\n", english.Plural(g.Count, "goroutine"), textsafe.Escape(g.Function), textsafe.Escape(g.Wait))
+		if g.Location != "" {
+			fmt.Fprintf(b, "    at %s\n", textsafe.Escape(g.Location))
 		}
-		if k.by != "" {
-			fmt.Fprintf(b, "    created by %s at %s\n", textsafe.Escape(k.by), textsafe.Escape(k.at))
+		if g.CreatedBy != "" {
+			fmt.Fprintf(b, "    created by %s at %s\n", textsafe.Escape(g.CreatedBy), textsafe.Escape(g.CreatedAt))
 		}
 		fmt.Fprintf(b, "    goroutine ids %s", strings.Join(ids, ", "))
-		if len(g) > len(ids) {
-			fmt.Fprintf(b, " and %d more", len(g)-len(ids))
+		if g.Count > len(ids) {
+			fmt.Fprintf(b, " and %d more", g.Count-len(ids))
 		}
 		b.WriteString("\n")
 		if d.path != "" {
-			fmt.Fprintf(b, "    retain %s (what their own frames alone keep alive)\n", bytesize.Format(int64(bytes)))
+			fmt.Fprintf(b, "    retain %s (what their own frames alone keep alive)\n", bytesize.Format(int64(g.RetainedBytes)))
 		}
 	}
 	if d.path != "" && !shown {

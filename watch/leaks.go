@@ -191,24 +191,9 @@ func (c *LeakCheck) mark(a *heap.Analysis) {
 
 // groupLeaked groups gs by function, wait and creation site.
 func groupLeaked(gs []leakedg.Goroutine) []LeakGroup {
-	type key struct{ fn, loc, wait, by, at string }
-	idx := make(map[key]int)
-	groups := []LeakGroup{}
-	for _, g := range gs {
-		k := key{g.Function, g.Location, g.Wait, g.CreatedBy, g.CreatedAt}
-		i, ok := idx[k]
-		if !ok {
-			i = len(groups)
-			idx[k] = i
-			groups = append(groups, LeakGroup{Function: g.Function, Location: g.Location, Wait: g.Wait,
-				CreatedBy: g.CreatedBy, CreatedAt: g.CreatedAt, IDs: []uint64{}})
-		}
-		gr := &groups[i]
-		gr.Count++
-		gr.RetainedBytes += g.Retained
-		if len(gr.IDs) < 10 {
-			gr.IDs = append(gr.IDs, g.ID)
-		}
+	groups := make([]LeakGroup, 0, len(gs))
+	for _, g := range leakedg.Groups(gs) {
+		groups = append(groups, LeakGroup(g))
 	}
 	slices.SortStableFunc(groups, func(a, b LeakGroup) int {
 		return cmp.Or(cmp.Compare(b.RetainedBytes, a.RetainedBytes), cmp.Compare(b.Count, a.Count))
